@@ -1,0 +1,83 @@
+/**
+ * The service, as a table of contents: common middleware, health, auth, rate limit,
+ * validation of requests and responses, resource routers, one error handler.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type Express } from 'express';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import type { Config } from './config';
+import { SecretBox } from './crypto/secrets';
+import { authenticate } from './http/auth';
+import { ApiError, errorHandler } from './http/errors';
+import { createLimiter, rateLimit } from './http/rate-limit';
+import { openApiValidator } from './http/validator';
+import { addressRouter, customerRouter } from './customers/customer-routes';
+import { paymentMethodRouter } from './payment-methods/payment-method-routes';
+
+export interface AppDeps {
+  config: Config;
+  db: Knex;
+  logger: Logger;
+  secrets: SecretBox;
+}
+
+export const API_BASE = '/api/v1';
+const BODY_LIMIT = '10mb';
+
+export function createApp(deps: AppDeps): Express {
+  const { config, db, logger } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => {
+        const id = randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Only method and path: never headers (the token) nor bodies (card numbers).
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  app.get('/health', async (_req, res, next) => {
+    try {
+      await db.raw('select 1');
+      res.json({ status: 'ok' });
+    } catch (error) {
+      next(new ApiError('internal_error', 'The database is not reachable.'));
+    }
+  });
+
+  const api = express.Router();
+  api.use(express.json({ limit: BODY_LIMIT }));
+  api.use(authenticate(db));
+  api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
+  api.use(openApiValidator());
+  api.use(customerRouter(deps), addressRouter(deps), paymentMethodRouter(deps));
+  app.use(API_BASE, api);
+
+  app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));
+  app.use(errorHandler(logger));
+  return app;
+}
+
+/** Listens on `port` (0: any free port); rejects with a clear error when the port is taken. */
+export function listen(app: Express, port: number, host?: string): Promise<Server> {
+  return new Promise((resolveServer, reject) => {
+    const server = app.listen(port, host ?? '0.0.0.0');
+    server.once('listening', () => resolveServer(server));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} is already in use; set PORT to another one.`) : error),
+    );
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * The operating interface: every environment variable the server reads, in one place.
+ * README's table lists the same names.
+ */
+import { resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  /** postgres://… ; unset: an embedded PostgreSQL under dataDir. */
+  databaseUrl: string | undefined;
+  dataDir: string;
+  rateLimitPerMinute: number;
+  webhookRetryDelaySeconds: number;
+  webhookTimeoutMs: number;
+  webhookAllowInsecureUrls: boolean;
+  portalUrl: string;
+  shortLinkBaseUrl: string;
+  /** base64 of 32 bytes; unset: a key kept in dataDir, made on first start. */
+  dataEncryptionKey: string | undefined;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, not "${raw}"`);
+  }
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(`${name} must be true or false, not "${raw}"`);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError(`${name} must be an absolute http(s) URL, not "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  return {
+    port,
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: resolve(env.DATA_DIR || '.data'),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 300, 1, 1_000_000),
+    webhookRetryDelaySeconds: integer(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 900, 0, 86_400),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),
+    portalUrl: url(env, 'PORTAL_URL', `http://127.0.0.1:${port}/portal`),
+    shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
+    dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

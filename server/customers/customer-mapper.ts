@@ -1,0 +1,61 @@
+/** The one place where customer-side rows become API objects. */
+import type { components } from '../../generated/schema';
+import type { AddressRow } from './address-repo';
+import type { CustomerRow } from './customer-repo';
+
+type Schemas = components['schemas'];
+
+export function metadataToApi(metadata: Record<string, string>): Schemas['MetadataItem'][] {
+  return Object.keys(metadata)
+    .sort()
+    .map((attribute) => ({ attribute, value: metadata[attribute]! }));
+}
+
+export function addressToApi(row: AddressRow): Schemas['Address'] {
+  return {
+    id: row.id,
+    name: row.name,
+    line1: row.line1,
+    line2: row.line2,
+    city: row.city,
+    state: row.state,
+    country: row.country,
+    postal_code: row.postal_code,
+    is_primary: row.is_primary,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export interface CustomerRelations {
+  include: Set<string>;
+  addresses: AddressRow[];
+  paymentMethods: Schemas['PaymentMethod'][];
+}
+
+export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods }: CustomerRelations): Schemas['Customer'] {
+  return {
+    id: row.id,
+    external_id: row.external_id,
+    name: row.name,
+    email: row.email,
+    phone: row.phone,
+    date_of_birth: row.date_of_birth,
+    ssn: row.ssn_last4,
+    ...(include.has('metadata') ? { metadata: metadataToApi(row.metadata) } : {}),
+    ...(include.has('addresses') ? { addresses: addresses.map(addressToApi) } : {}),
+    // Customer rules cannot be set through the API yet (see the document).
+    ...(include.has('rules') ? { rules: [] } : {}),
+    // Debt accounts arrive with their own module; until then a customer has none.
+    ...(include.has('debt_accounts') ? { debt_accounts: [] } : {}),
+    ...(include.has('payment_methods') ? { payment_methods: paymentMethods } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The create answer names the address list `address` (spec 2.2). */
+export function createdCustomerToApi(customer: Schemas['Customer']): Schemas['CustomerCreated'] {
+  const { addresses, ...rest } = customer;
+  return addresses === undefined ? rest : { ...rest, address: addresses };
+}

@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { scoped, tenantColumns, whereIdOrExternalId } from '../db/tenant';
+
+export const CUSTOMERS = 'customers';
+export const CUSTOMER_COLUMNS = [
+  'id',
+  'external_id',
+  'name',
+  'email',
+  'phone',
+  'date_of_birth',
+  'ssn_last4',
+  'metadata',
+  'created_at',
+  'updated_at',
+].map((column) => `${CUSTOMERS}.${column}`);
+
+export interface CustomerRow {
+  id: string;
+  external_id: string | null;
+  name: string;
+  email: string;
+  phone: string | null;
+  date_of_birth: string | null;
+  ssn_last4: string | null;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type CustomerValues = Partial<Omit<CustomerRow, 'id' | 'created_at' | 'updated_at'>>;
+
+export function customerRepo(db: Knex, tenant: Tenant) {
+  const customers = () => scoped(db, CUSTOMERS, tenant);
+  return {
+    query: customers,
+
+    /** By id or external_id; `forUpdate` locks the row for the rest of the transaction. */
+    async find(key: string, { forUpdate = false } = {}): Promise<CustomerRow | undefined> {
+      const query = whereIdOrExternalId(customers(), CUSTOMERS, key).first(CUSTOMER_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<CustomerRow | undefined>;
+    },
+
+    async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
+      const query = customers().where('external_id', externalId);
+      if (exceptId) query.whereNot('id', exceptId);
+      return (await query.first('id')) !== undefined;
+    },
+
+    async insert(values: CustomerValues): Promise<CustomerRow> {
+      const [row] = await db(CUSTOMERS)
+        .insert({ ...values, metadata: JSON.stringify(values.metadata ?? {}), ...tenantColumns(tenant) })
+        .returning(CUSTOMER_COLUMNS);
+      return row as CustomerRow;
+    },
+
+    async update(id: string, values: CustomerValues): Promise<CustomerRow> {
+      const changes = { ...values, updated_at: db.fn.now() } as Record<string, unknown>;
+      if (values.metadata) changes.metadata = JSON.stringify(values.metadata);
+      const [row] = await customers().where('id', id).update(changes).returning(CUSTOMER_COLUMNS);
+      return row as CustomerRow;
+    },
+
+    async delete(id: string): Promise<void> {
+      await customers().where('id', id).delete();
+    },
+  };
+}

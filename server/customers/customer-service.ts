@@ -1,0 +1,154 @@
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { ApiError, type FieldErrors } from '../http/errors';
+import { isUniqueViolation } from '../db/tenant';
+import { mergeMetadata } from '../metadata';
+import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
+import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
+import { addressRepo, type AddressRow } from './address-repo';
+import { addAddress, changeAddress } from './address-service';
+import { customerToApi } from './customer-mapper';
+import { customerRepo, type CustomerRow, type CustomerValues } from './customer-repo';
+
+type Schemas = components['schemas'];
+type Customer = Schemas['Customer'];
+
+export const CUSTOMER_INCLUDES = [
+  'metadata',
+  'addresses',
+  'rules',
+  'debt_accounts',
+  'debt_accounts.metadata',
+  'debt_accounts.location',
+  'debt_accounts.locations',
+  'payment_methods',
+  'payment_methods.chargeable',
+  'payment_methods.billing_address',
+] as const;
+export const DEFAULT_CUSTOMER_INCLUDES = ['metadata', 'addresses'] as const;
+
+const TAKEN = 'has already been taken';
+
+function groupBy<T extends { customer_id: string }>(rows: T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) groups.set(row.customer_id, [...(groups.get(row.customer_id) ?? []), row]);
+  return groups;
+}
+
+/** Customers as API objects, with the included relations loaded in one query each. */
+export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>): Promise<Customer[]> {
+  const ids = rows.map((row) => row.id);
+  const billing = include.has('payment_methods.billing_address');
+  const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : []);
+  const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : []);
+  return rows.map((row) => {
+    const own: AddressRow[] = addresses.get(row.id) ?? [];
+    const primary = own.find((address) => address.is_primary) ?? null;
+    const paymentMethods = (methods.get(row.id) ?? []).map((method) =>
+      paymentMethodToApi(method, {
+        withChargeable: include.has('payment_methods.chargeable'),
+        ...(billing ? { billingAddress: primary } : {}),
+      }),
+    );
+    return customerToApi(row, { include, addresses: own, paymentMethods });
+  });
+}
+
+/** An integer keeps its leading zeros: 427 is 0427. */
+function ssnLast4(value: number | string | null | undefined): string | null | undefined {
+  return typeof value === 'number' ? String(value).padStart(4, '0') : value;
+}
+
+/** Rules the document states but a schema cannot check. */
+function checkRules(body: { date_of_birth?: string | null }): void {
+  const errors: FieldErrors = {};
+  if (body.date_of_birth && body.date_of_birth > new Date().toISOString().slice(0, 10)) {
+    errors.date_of_birth = ['must not be in the future'];
+  }
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+}
+
+/** Two writers racing for one external_id: the unique index decides, the loser gets a 422. */
+async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw ApiError.field('external_id', TAKEN);
+    throw error;
+  }
+}
+
+export async function findCustomer(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<Customer> {
+  const row = await customerRepo(db, tenant).find(key);
+  if (!row) throw ApiError.notFound('Customer');
+  return (await loadCustomers(db, tenant, [row], include))[0]!;
+}
+
+export async function createCustomer(db: Knex, tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
+  checkRules(body);
+  return externalIdUnique(() =>
+    db.transaction(async (trx) => {
+      const customers = customerRepo(trx, tenant);
+      if (body.external_id && (await customers.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
+      const row = await customers.insert({
+        name: body.name,
+        email: body.email,
+        external_id: body.external_id ?? null,
+        phone: body.phone ?? null,
+        date_of_birth: body.date_of_birth ?? null,
+        ssn_last4: ssnLast4(body.ssn_last4) ?? null,
+        metadata: body.metadata ?? {},
+      });
+      if (body.address) await addAddress(trx, tenant, row.id, body.address);
+      return (await loadCustomers(trx, tenant, [row], include))[0]!;
+    }),
+  );
+}
+
+export async function updateCustomer(
+  db: Knex,
+  tenant: Tenant,
+  key: string,
+  body: Schemas['CustomerUpdate'],
+  include: Set<string>,
+): Promise<Customer> {
+  checkRules(body);
+  return externalIdUnique(() =>
+    db.transaction(async (trx) => {
+      const customers = customerRepo(trx, tenant);
+      const row = await customers.find(key, { forUpdate: true });
+      if (!row) throw ApiError.notFound('Customer');
+      if (body.external_id && (await customers.externalIdTaken(body.external_id, row.id))) {
+        throw ApiError.field('external_id', TAKEN);
+      }
+      const changes: CustomerValues = {};
+      if (body.name !== undefined) changes.name = body.name;
+      if (body.email !== undefined) changes.email = body.email;
+      if (body.external_id !== undefined) changes.external_id = body.external_id;
+      if (body.phone !== undefined) changes.phone = body.phone;
+      if (body.date_of_birth !== undefined) changes.date_of_birth = body.date_of_birth;
+      if (body.ssn_last4 !== undefined) changes.ssn_last4 = ssnLast4(body.ssn_last4) ?? null;
+      if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
+
+      if (body.address?.id) {
+        const address = await addressRepo(trx, tenant).find(row.id, body.address.id);
+        if (!address) throw ApiError.field('address.id', 'is not an address of this customer');
+        await changeAddress(trx, tenant, address, body.address, 'address.');
+      } else if (body.address) {
+        await addAddress(trx, tenant, row.id, { ...body.address, postal_code: body.address.postal_code! });
+      }
+      const updated = await customers.update(row.id, changes);
+      return (await loadCustomers(trx, tenant, [updated], include))[0]!;
+    }),
+  );
+}
+
+export async function deleteCustomer(db: Knex, tenant: Tenant, key: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const customers = customerRepo(trx, tenant);
+    const row = await customers.find(key, { forUpdate: true });
+    if (!row) throw ApiError.notFound('Customer');
+    await customers.delete(row.id);
+  });
+}

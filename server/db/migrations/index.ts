@@ -1,0 +1,16 @@
+/**
+ * Migrations are listed here, in order, rather than found on disk, so that the same code
+ * runs under tsx, jest and a compiled build alike.
+ */
+import type { Knex } from 'knex';
+import * as initial from './001-initial';
+
+const migrations: Record<string, Knex.Migration> = {
+  '001-initial': initial,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};

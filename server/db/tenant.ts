@@ -1,0 +1,37 @@
+/**
+ * Tenancy, written once: every query of a tenant resource starts from `scoped`, which limits
+ * it to the token's organization and environment. Another tenant's row is therefore simply
+ * not found (404), exactly like a missing one.
+ */
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function scoped(db: Knex, table: string, tenant: Tenant): Knex.QueryBuilder {
+  return db(table)
+    .where(`${table}.organization_id`, tenant.organizationId)
+    .andWhere(`${table}.environment`, tenant.environment);
+}
+
+/** The columns that tie a new row to its tenant. */
+export function tenantColumns(tenant: Tenant): { organization_id: string; environment: string } {
+  return { organization_id: tenant.organizationId, environment: tenant.environment };
+}
+
+/**
+ * `{id|external_id}`: a UUID is tried as `id` first, then as `external_id`; any other value
+ * only as `external_id`. One query either way.
+ */
+export function whereIdOrExternalId(query: Knex.QueryBuilder, table: string, key: string): Knex.QueryBuilder {
+  if (!UUID.test(key)) return query.where(`${table}.external_id`, key);
+  return query
+    .where((q) => q.where(`${table}.id`, key).orWhere(`${table}.external_id`, key))
+    .orderByRaw(`(${table}.id = ?) DESC`, [key]);
+}
+
+/** PostgreSQL's unique_violation, raised when two writers race for one external_id. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return pgError?.code === '23505' && (constraint === undefined || pgError.constraint === constraint);
+}

@@ -1,0 +1,97 @@
+/**
+ * The paging envelope of spec 2.9, written once: page and limit in, data + meta + links out.
+ * Links keep every query parameter of the request and change only `page`.
+ */
+import type { Request } from 'express';
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+
+type Meta = components['schemas']['PaginationMeta'];
+type Links = components['schemas']['PaginationLinks'];
+
+export interface Page<T> {
+  data: T[];
+  meta: Meta;
+  links: Links;
+}
+
+export interface PageRequest {
+  page: number;
+  limit: number;
+}
+
+export function pageRequest(req: Request): PageRequest {
+  // The validator has already checked both against the document (page >= 1, limit 1..500).
+  return { page: Number(req.query.page ?? 1), limit: Number(req.query.limit ?? 10) };
+}
+
+function collectionUrl(req: Request): URL {
+  return new URL(`${req.protocol}://${req.get('host')}${req.baseUrl}${req.path}`);
+}
+
+function pageLink(req: Request, page: number): string {
+  const url = collectionUrl(req);
+  for (const [key, value] of Object.entries(req.query)) {
+    if (key === 'page') continue;
+    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(key, String(item));
+  }
+  url.searchParams.set('page', String(page));
+  return url.toString();
+}
+
+/**
+ * Builds the envelope for one page: `rows` as fetched (their created_at is the submitted
+ * date of the meta) and `data`, the same records as API objects.
+ */
+export function envelope<T>(
+  req: Request,
+  { page, limit }: PageRequest,
+  total: number,
+  rows: { created_at: Date }[],
+  data: T[],
+): Page<T> {
+  const lastPage = Math.max(1, Math.ceil(total / limit));
+  const from = rows.length > 0 ? (page - 1) * limit + 1 : null;
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  return {
+    data,
+    meta: {
+      current_page: page,
+      from,
+      to: from === null ? null : from + rows.length - 1,
+      last_page: lastPage,
+      per_page: limit,
+      total,
+      path: collectionUrl(req).toString(),
+      from_submitted_date: first ? first.created_at.toISOString() : null,
+      to_submitted_date: last ? last.created_at.toISOString() : null,
+    },
+    links: {
+      first: pageLink(req, 1),
+      last: pageLink(req, lastPage),
+      prev: page > 1 ? pageLink(req, Math.min(page - 1, lastPage)) : null,
+      next: page < lastPage ? pageLink(req, page + 1) : null,
+    },
+  };
+}
+
+/** Runs a filtered query twice: the count, and one page in a stable order (created_at, id). */
+export async function paginate<Row>(
+  query: Knex.QueryBuilder,
+  { page, limit }: PageRequest,
+  columns: string[],
+  table: string,
+): Promise<{ total: number; rows: Row[] }> {
+  const [countRow] = await query.clone().clearSelect().clearOrder().count<{ count: string }[]>({ count: '*' });
+  const rows = (await query
+    .clone()
+    .select(columns)
+    .orderBy([
+      { column: `${table}.created_at`, order: 'asc' },
+      { column: `${table}.id`, order: 'asc' },
+    ])
+    .limit(limit)
+    .offset((page - 1) * limit)) as Row[];
+  return { total: Number(countRow?.count ?? 0), rows };
+}

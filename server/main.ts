@@ -1,0 +1,50 @@
+/**
+ * `npm start`: opens the database (DATABASE_URL, or the embedded PostgreSQL under .data/),
+ * migrates, then serves on PORT. SIGTERM or SIGINT: stop accepting, finish the requests in
+ * flight, close the pool, stop the embedded database.
+ */
+import { createApp, listen } from './app';
+import { loadConfig } from './config';
+import { loadMasterKey, SecretBox } from './crypto/secrets';
+import { migrate, openDatabase } from './db/database';
+import { createLogger } from './logging';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const database = await openDatabase(config, (line) => logger.debug({ postgres: line.trim() }, 'postgres'));
+  try {
+    await migrate(database.knex);
+    const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
+    const app = createApp({ config, db: database.knex, logger, secrets });
+    const server = await listen(app, config.port);
+    logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
+
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'stopping: finishing requests in flight');
+      server.close(() => {
+        database
+          .close()
+          .then(() => process.exit(0))
+          .catch((error: unknown) => {
+            logger.error({ err: error }, 'could not close the database');
+            process.exit(1);
+          });
+      });
+      server.closeIdleConnections();
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}
+
+main().catch((error: Error) => {
+  console.error(`Could not start: ${error.message}`);
+  process.exit(1);
+});

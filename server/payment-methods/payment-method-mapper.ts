@@ -1,0 +1,52 @@
+import type { components } from '../../generated/schema';
+import { addressToApi } from '../customers/customer-mapper';
+import type { AddressRow } from '../customers/address-repo';
+import { isExpired, type CardBrand } from './card';
+import type { PaymentMethodRow } from './payment-method-repo';
+
+type PaymentMethod = components['schemas']['PaymentMethod'];
+
+export interface PaymentMethodExtras {
+  withChargeable?: boolean;
+  /** The customer's primary address, or null; given only when asked for. */
+  billingAddress?: AddressRow | null;
+}
+
+export function isChargeable(row: PaymentMethodRow, now: Date = new Date()): boolean {
+  return row.type === 'ach' || !isExpired(row.card_exp_month!, row.card_exp_year!, now);
+}
+
+export function paymentMethodToApi(row: PaymentMethodRow, extras: PaymentMethodExtras = {}): PaymentMethod {
+  return {
+    id: row.id,
+    type: row.type,
+    card_token:
+      row.type === 'card'
+        ? {
+            card_holder: row.card_holder!,
+            card_number: row.card_last4!,
+            expiration_month: row.card_exp_month!,
+            expiration_year: row.card_exp_year!,
+            card_type: row.card_brand as CardBrand,
+            card_zip: row.card_zip,
+          }
+        : null,
+    bank_account:
+      row.type === 'ach'
+        ? {
+            account_holder: row.account_holder!,
+            account_type: row.account_type!,
+            ownership_type: 'personal',
+            routing_number: row.routing_number_masked!,
+            account_number: row.account_number_masked!,
+            account_zip: row.account_zip!,
+            account_state: row.account_state!,
+          }
+        : null,
+    is_primary: row.is_primary,
+    ...(extras.withChargeable ? { chargeable: isChargeable(row) } : {}),
+    ...(extras.billingAddress !== undefined ? { billing_address: extras.billingAddress && addressToApi(extras.billingAddress) } : {}),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,79 @@
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { scoped, tenantColumns } from '../db/tenant';
+
+export const PAYMENT_METHODS = 'payment_methods';
+export const PAYMENT_METHOD_COLUMNS = [
+  'id',
+  'customer_id',
+  'type',
+  'card_holder',
+  'card_last4',
+  'card_brand',
+  'card_exp_month',
+  'card_exp_year',
+  'card_zip',
+  'account_holder',
+  'account_type',
+  'routing_number_masked',
+  'account_number_masked',
+  'account_zip',
+  'account_state',
+  'is_primary',
+  'created_at',
+  'updated_at',
+];
+
+export interface PaymentMethodRow {
+  id: string;
+  customer_id: string;
+  type: 'card' | 'ach';
+  card_holder: string | null;
+  card_last4: string | null;
+  card_brand: string | null;
+  card_exp_month: number | null;
+  card_exp_year: number | null;
+  card_zip: string | null;
+  account_holder: string | null;
+  account_type: 'checking' | 'savings' | null;
+  routing_number_masked: string | null;
+  account_number_masked: string | null;
+  account_zip: string | null;
+  account_state: string | null;
+  is_primary: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PaymentMethodValues extends Partial<Omit<PaymentMethodRow, 'id' | 'customer_id' | 'created_at' | 'updated_at'>> {
+  card_fingerprint?: string;
+  routing_number_sealed?: string;
+  account_number_sealed?: string;
+}
+
+export function paymentMethodRepo(db: Knex, tenant: Tenant) {
+  const methods = () => scoped(db, PAYMENT_METHODS, tenant);
+  return {
+    async forCustomers(customerIds: string[]): Promise<PaymentMethodRow[]> {
+      if (customerIds.length === 0) return [];
+      return methods()
+        .whereIn('customer_id', customerIds)
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ])
+        .select(PAYMENT_METHOD_COLUMNS);
+    },
+
+    async hasAny(customerId: string): Promise<boolean> {
+      return (await methods().where({ customer_id: customerId }).first('id')) !== undefined;
+    },
+
+    async insert(customerId: string, values: PaymentMethodValues): Promise<PaymentMethodRow> {
+      const [row] = await db(PAYMENT_METHODS)
+        .insert({ ...values, customer_id: customerId, ...tenantColumns(tenant) })
+        .returning(PAYMENT_METHOD_COLUMNS);
+      return row as PaymentMethodRow;
+    },
+  };
+}

@@ -1,0 +1,72 @@
+/**
+ * A new payment method. A card is kept as brand, last four, expiry and a keyed fingerprint:
+ * the number and the security code go no further than this function. ACH numbers are sealed
+ * with the data key and shown masked. The customer's first method is primary.
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { SecretBox } from '../crypto/secrets';
+import type { Tenant } from '../http/auth';
+import { ApiError, type FieldErrors } from '../http/errors';
+import { customerRepo } from '../customers/customer-repo';
+import { isValidRoutingNumber, mask, US_STATES } from './ach';
+import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
+import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
+
+type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
+type CardInput = components['schemas']['CardInput'];
+type AchInput = components['schemas']['AchInput'];
+
+function cardValues(card: CardInput, secrets: SecretBox): PaymentMethodValues {
+  const errors: FieldErrors = {};
+  if (!passesLuhn(card.card_number)) errors['card.card_number'] = ['is not a valid card number (Luhn check failed)'];
+  const month = Number(card.card_expiration_month);
+  const year = expiryYear(Number(card.card_expiration_year));
+  if (isExpired(month, year)) errors['card.card_expiration_year'] = ['the card has expired'];
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+  return {
+    type: 'card',
+    card_holder: card.card_holder,
+    card_last4: card.card_number.slice(-4),
+    card_brand: cardBrand(card.card_number),
+    card_exp_month: month,
+    card_exp_year: year,
+    card_zip: card.card_postal_code ?? null,
+    card_fingerprint: secrets.fingerprint(card.card_number),
+  };
+}
+
+function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
+  const errors: FieldErrors = {};
+  if (!isValidRoutingNumber(ach.routing_number)) errors['ach.routing_number'] = ['is not a valid ABA routing number'];
+  if (!US_STATES.has(ach.account_state)) errors['ach.account_state'] = ['is not a US state or territory code'];
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+  return {
+    type: 'ach',
+    account_holder: ach.account_holder,
+    account_type: ach.account_type,
+    routing_number_sealed: secrets.encrypt(ach.routing_number),
+    routing_number_masked: mask(ach.routing_number),
+    account_number_sealed: secrets.encrypt(ach.account_number),
+    account_number_masked: mask(ach.account_number),
+    account_zip: ach.account_zip,
+    account_state: ach.account_state,
+  };
+}
+
+export async function createPaymentMethod(
+  db: Knex,
+  tenant: Tenant,
+  secrets: SecretBox,
+  customerKey: string,
+  body: PaymentMethodCreate,
+): Promise<PaymentMethodRow> {
+  const values = body.card ? cardValues(body.card, secrets) : achValues(body.ach!, secrets);
+  return db.transaction(async (trx) => {
+    const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
+    if (!customer) throw ApiError.notFound('Customer');
+    const methods = paymentMethodRepo(trx, tenant);
+    const first = !(await methods.hasAny(customer.id));
+    return methods.insert(customer.id, { ...values, is_primary: first });
+  });
+}

@@ -1,0 +1,36 @@
+/**
+ * Once per `jest` run: a PostgreSQL server (DATABASE_URL, or an embedded one under
+ * .data/test), and a template database migrated once. Each test file clones the template
+ * (CREATE DATABASE … TEMPLATE), so files run in parallel without touching each other.
+ */
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { connect, migrate } from '../../server/db/database';
+import { startEmbedded } from '../../server/db/embedded';
+
+declare global {
+  // eslint-disable-next-line no-var
+  var stopTestDatabase: (() => Promise<void>) | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  let adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) {
+    const embedded = await startEmbedded(resolve(__dirname, '../../.data/test'), () => {});
+    adminUrl = embedded.url;
+    globalThis.stopTestDatabase = embedded.stop;
+  }
+  const template = `dcs_template_${randomBytes(4).toString('hex')}`;
+  const admin = connect(adminUrl, 1);
+  await admin.raw(`CREATE DATABASE ${template}`);
+  await admin.destroy();
+
+  const url = new URL(adminUrl);
+  url.pathname = `/${template}`;
+  const db = connect(url.toString(), 1);
+  await migrate(db);
+  await db.destroy();
+
+  process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
+  process.env.TEST_TEMPLATE_DATABASE = template;
+}

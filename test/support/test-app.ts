@@ -1,0 +1,89 @@
+/**
+ * One running service per test file: its own database cloned from the migrated template, the
+ * app in-process on a random port, and generated clients for three tenants.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { Writable } from 'node:stream';
+import type { Knex } from 'knex';
+import { createApiClient, type ApiClient } from '../../client';
+import { API_BASE, createApp, listen } from '../../server/app';
+import { loadConfig, type Config } from '../../server/config';
+import { SecretBox } from '../../server/crypto/secrets';
+import { connect } from '../../server/db/database';
+import { createLogger } from '../../server/logging';
+import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
+
+export interface TestApp {
+  baseUrl: string;
+  db: Knex;
+  /** Production token of the first organization. */
+  api: ApiClient;
+  /** Sandbox token of the same organization. */
+  sandbox: ApiClient;
+  /** Production token of a second organization. */
+  other: ApiClient;
+  organization: CreatedOrganization;
+  /** Every log line written so far, as text. */
+  logs: string[];
+  clientFor(token: string): ApiClient;
+  stop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
+  const template = process.env.TEST_TEMPLATE_DATABASE!;
+  const name = `${template}_${randomBytes(4).toString('hex')}`;
+  const admin = connect(adminUrl, 1);
+  await admin.raw(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+  await admin.destroy();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const again = connect(adminUrl, 1);
+      await again.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await again.destroy();
+    },
+  };
+}
+
+export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const db = connect(database.url);
+  // A high limit by default, so that only the rate-limit tests meet it.
+  const config: Config = { ...loadConfig({ PORT: '0' }), databaseUrl: database.url, logLevel: 'debug', rateLimitPerMinute: 100_000, ...overrides };
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  const logger = createLogger(config.logLevel, sink);
+  const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)) });
+  const server: Server = await listen(app, 0, '127.0.0.1');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `http://127.0.0.1:${port}${API_BASE}`;
+  const organization = await createOrganization(db, 'Acme Recovery LLC', 'ops@acme-recovery.example');
+  const second = await createOrganization(db, 'Northwind Credit', 'ops@northwind.example');
+  const clientFor = (token: string) => createApiClient({ baseUrl, token });
+  return {
+    baseUrl,
+    db,
+    api: clientFor(organization.production_token),
+    sandbox: clientFor(organization.sandbox_token),
+    other: clientFor(second.production_token),
+    organization,
+    logs,
+    clientFor,
+    stop: async () => {
+      await new Promise<void>((done) => server.close(() => done()));
+      server.closeAllConnections();
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
