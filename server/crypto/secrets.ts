@@ -63,10 +63,10 @@ export function loadMasterKey(configured: string | undefined, dataDir: string): 
   if (!existsSync(file)) {
     mkdirSync(dirname(file), { recursive: true });
     try {
-      writeFileSync(file, randomBytes(32).toString("base64") + "\n", { flag: "wx", mode: 0o600 });
+      writeFileSync(file, randomBytes(32).toString('base64') + '\n', { flag: 'wx', mode: 0o600 });
     } catch (error) {
       // Another process made it first: use theirs.
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
   chmodSync(file, 0o600);

@@ -17,6 +17,8 @@ import { createOrganization, type CreatedOrganization } from '../../server/organ
 export interface TestApp {
   baseUrl: string;
   db: Knex;
+  databaseUrl: string;
+  config: Config;
   /** Production token of the first organization. */
   api: ApiClient;
   /** Sandbox token of the same organization. */
@@ -73,6 +75,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   return {
     baseUrl,
     db,
+    databaseUrl: database.url,
+    config,
     api: clientFor(organization.production_token),
     sandbox: clientFor(organization.sandbox_token),
     other: clientFor(second.production_token),

@@ -1,0 +1,41 @@
+import { startTestApp, type TestApp } from '../support/test-app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.stop());
+
+const CARD = '4242424242424242';
+const CVC = '9731';
+const ACCOUNT = '000123456789';
+const ROUTING = '011000015';
+
+describe('logs', () => {
+  test('never contain a token, card number, security code, routing or account number, and every request line has its id', async () => {
+    const { data } = await app.api.POST('/customers', { body: { name: 'Maria Gonzalez', email: 'maria@mail.debt-collection.example' } });
+    const id = data!.data.id;
+    const card = { card_holder: 'Maria Gonzalez', card_number: CARD, card_expiration_month: 12, card_expiration_year: 40, card_security_code: CVC };
+    const ach = { account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: ROUTING, account_number: ACCOUNT, account_zip: '78704', account_state: 'TX' };
+    await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id } }, body: { card } });
+    await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id } }, body: { ach } });
+    // Rejected requests, whose error paths log too.
+    await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id } }, body: { card, ach } as never });
+    await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: 'missing' } }, body: { card } });
+    await fetch(`${app.baseUrl}/customers/${id}/payment-methods`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${app.organization.production_token}`, 'content-type': 'application/json' },
+      body: `{"card": {"card_number": "${CARD}", "card_security_code": "${CVC}"`,
+    });
+    await fetch(`${app.baseUrl}/customers?token=${app.organization.production_token}`, {
+      headers: { authorization: `Bearer ${app.organization.production_token}x` },
+    });
+
+    const text = app.logs.join('');
+    expect(app.logs.length).toBeGreaterThan(5);
+    for (const secret of [app.organization.production_token, CARD, CVC, ACCOUNT, ROUTING]) expect(text).not.toContain(secret);
+    const requestLines = app.logs.map((line) => JSON.parse(line) as { req?: { id?: string } }).filter((line) => line.req);
+    expect(requestLines.length).toBeGreaterThanOrEqual(6);
+    for (const line of requestLines) expect(line.req!.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import { createApiClient } from '../../client';
+import { API_BASE, createApp, listen } from '../../server/app';
+import { SecretBox } from '../../server/crypto/secrets';
+import { createLogger } from '../../server/logging';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+const LIMIT = 5;
+let app: TestApp;
+let second: Server;
+let secondBaseUrl: string;
+
+beforeAll(async () => {
+  app = await startTestApp({ rateLimitPerMinute: LIMIT });
+  // A second server process over the same database, as operators run them.
+  second = await listen(
+    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)) }),
+    0,
+    '127.0.0.1',
+  );
+  const address = second.address();
+  secondBaseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;
+});
+afterAll(async () => {
+  await new Promise((done) => second?.close(done));
+  await app?.stop();
+});
+
+describe('rate limit', () => {
+  test(`allows ${LIMIT} requests a minute per token, then answers 429 with Retry-After and RateLimit headers`, async () => {
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    let lastError: unknown;
+    for (let i = 0; i <= LIMIT; i++) {
+      const { response, error } = await app.api.GET('/customers');
+      statuses.push(response.status);
+      last = response;
+      lastError = error;
+      if (i === 0) {
+        expect(response.headers.get('ratelimit-limit')).toBe(String(LIMIT));
+        expect(response.headers.get('ratelimit-remaining')).toBe(String(LIMIT - 1));
+      }
+    }
+    expect(statuses).toEqual([...Array(LIMIT).fill(200), 429]);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(last!.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(last!.headers.get('ratelimit-remaining')).toBe('0');
+    expect(lastError).toEqual({ error: expect.stringMatching(/Try again in \d+ seconds/), errorCode: 'rate_limited' });
+  });
+
+  test('another token has its own count', async () => {
+    const { response } = await app.other.GET('/customers');
+    expect(response.status).toBe(200);
+  });
+
+  test('the count is shared by every server process on the database', async () => {
+    const token = app.organization.sandbox_token;
+    const first = createApiClient({ baseUrl: app.baseUrl, token });
+    const other = createApiClient({ baseUrl: secondBaseUrl, token });
+    const statuses: number[] = [];
+    for (let i = 0; i <= LIMIT; i++) statuses.push((await (i % 2 === 0 ? first : other).GET('/customers')).response.status);
+    expect(statuses).toEqual([...Array(LIMIT).fill(200), 429]);
+  });
+
+  test('a refused request changes nothing', async () => {
+    const { response } = await app.api.POST('/customers', { body: { name: 'Late', email: 'late@mail.debt-collection.example' } });
+    expect(response.status).toBe(429);
+    const rows = await app.db('customers').where({ name: 'Late' });
+    expect(rows).toEqual([]);
+  });
+});

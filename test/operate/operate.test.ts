@@ -1,0 +1,104 @@
+/**
+ * The operating interface of DESIGN.md, driven as an operator drives it: the server process
+ * on an embedded PostgreSQL of its own, and the org commands beside it.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+
+const root = resolve(__dirname, '../..');
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const run = promisify(execFile);
+const dataDir = join(root, '.data', `operate-${process.pid}`);
+
+function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function startServer(port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  const child = spawn(tsx, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  throw new Error(`no healthy answer from ${url}`);
+}
+
+async function org(...args: string[]): Promise<Record<string, string>> {
+  const env = { ...process.env, DATA_DIR: dataDir };
+  delete env.DATABASE_URL;
+  const { stdout } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env });
+  return JSON.parse(stdout) as Record<string, string>;
+}
+
+beforeAll(() => mkdirSync(dataDir, { recursive: true, mode: 0o755 }));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('npm start on the embedded database, with the org commands beside it', () => {
+  test('serves, accepts an organization created while it runs, rotates tokens, and stops cleanly on SIGTERM', async () => {
+    const port = await freePort();
+    const server = startServer(port);
+    try {
+      await waitForHealth(`http://127.0.0.1:${port}/health`);
+      const created = await org('create', '--name', 'Acme Recovery LLC', '--email', 'ops@acme-recovery.example');
+      expect(Object.keys(created).sort()).toEqual(['organization_id', 'production_token', 'sandbox_token']);
+
+      const api = `http://127.0.0.1:${port}/api/v1/customers`;
+      const call = (token: string) => fetch(api, { headers: { authorization: `Bearer ${token}` } });
+      expect((await call(created.production_token!)).status).toBe(200);
+      expect((await call(created.sandbox_token!)).status).toBe(200);
+
+      const rotated = await org('rotate-token', '--organization', created.organization_id!, '--environment', 'production');
+      expect(rotated.token).not.toBe(created.production_token);
+      expect((await call(created.production_token!)).status).toBe(401);
+      expect((await call(rotated.token!)).status).toBe(200);
+      expect((await call(created.sandbox_token!)).status).toBe(200);
+
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  test('a port already in use is a clear error and a non-zero exit', async () => {
+    const blocker: Server = createServer();
+    const port = await freePort();
+    await new Promise<void>((done) => blocker.listen(port, '0.0.0.0', done));
+    try {
+      const server = startServer(port);
+      expect(await server.exited).not.toBe(0);
+      expect(server.output()).toContain(`Port ${port} is already in use`);
+      expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+    } finally {
+      blocker.close();
+    }
+  }, 120_000);
+
+  test('org:create without --name fails with usage and a non-zero exit', async () => {
+    await expect(org('create')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name is required') });
+  });
+});
