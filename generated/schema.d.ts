@@ -21,7 +21,9 @@ export interface paths {
          *       required fields, lengths, formats such as the phone number, at most 1000 rows, at most
          *       100 accounts in each of a row's `parent_debt_accounts` and `debt_accounts` (our
          *       limit), `location` present when the row has any debt account and `date_of_birth` not in
-         *       the future (server rules)). Any failure refuses the request as a whole with 422 and
+         *       the future (server rules)). Spec 4.6 gives no requiredness for `debt_accounts` and
+         *       `location`; our decisions: `debt_accounts` is optional, and `location` is required when
+         *       the row has any debt account. Any failure refuses the request as a whole with 422 and
          *       nothing is queued; the keys of `errors` name the row by its 0-based index, for example
          *       `[12].customer.email` or `[3].debt_accounts[0].balance`; errors about the array itself
          *       are keyed `body`.
@@ -143,7 +145,8 @@ export interface paths {
          *       name a debt account of that customer, else 422 on `debt_account_id`.
          *       `debt_account_dispute_id` must name a dispute of one of that customer's accounts, else
          *       422 on `debt_account_dispute_id`. At most one of `debt_account_id` and
-         *       `debt_account_dispute_id` may be given.
+         *       `debt_account_dispute_id` may be given (our decision; the spec does not say whether they
+         *       combine).
          *     - `destination` must fit the ids: only `customer_id`: `accounts_list`; with
          *       `debt_account_id`: `accounts_list`, `account_checkout`, `account_detail` or
          *       `account_documents`; with `debt_account_dispute_id`: `account_disputes_detail`. Anything
@@ -186,8 +189,9 @@ export interface paths {
          *     parameters, so none are accepted.
          *
          *     `include` chooses the embedded relations of every customer exactly as for get; by default
-         *     `metadata` and `addresses`. Given, it replaces the default set. An unknown value, or a
-         *     `page` or `limit` out of range, is a 422.
+         *     `metadata` and `addresses`. Given, it replaces the default set. An unknown value is a 422
+         *     on `query.include`; a `page` or `limit` out of range is a 422 on `query.page` or
+         *     `query.limit`.
          */
         get: operations["listCustomers"];
         put?: never;
@@ -207,8 +211,10 @@ export interface paths {
          *     - `date_of_birth` is `YYYY-MM-DD` and must not be in the future (server rule).
          *     - `ssn_last4` is an integer 0 to 9999 or a 4-digit string (use the string for a leading
          *       zero); it is read back as the 4-character string `ssn`.
-         *     - `address`: `postal_code` (5 digits) is required when an address is given. The customer's
-         *       first address is primary regardless of `is_primary`.
+         *     - `address`: Spec 2.2 lists every address field of customer create as optional while 2.3
+         *       requires postal_code; we require postal_code (5 digits) whenever an address is given
+         *       (our decision). `is_primary` is a JSON boolean only (our decision; the spec documents it
+         *       as a string). The customer's first address is primary regardless of `is_primary`.
          *     - Unknown fields are a 422; every failing field is listed in `errors`.
          *     - The response names the address list `address` (as the spec's create response does), not
          *       `addresses` as get and list do. `include` chooses the embedded relations of the response
@@ -253,7 +259,7 @@ export interface paths {
          *       not expired) to each method; `payment_methods.billing_address` adds `billing_address`
          *       (the customer's primary address, or null).
          *     - `rules` is always empty: customer rules cannot be set through this API yet.
-         *     - An unknown value is a 422 on `include`.
+         *     - An unknown value is a 422 on `query.include`.
          */
         get: operations["getCustomer"];
         /**
@@ -267,6 +273,7 @@ export interface paths {
          *       (server rule). A new `external_id` already used by another customer is a 422.
          *     - `metadata`: a different value replaces a key's value; `""` or `null` on a key deletes
          *       that key; `{}` or `null` as the whole deletes all metadata; keys not named are kept.
+         *       **Warning: `metadata: {}` deletes ALL metadata**; omit `metadata` to keep it.
          *     - `address` with `id` changes that address of the customer (an `id` that is not one of
          *       the customer's addresses is a 422 on `address.id`); without `id` it adds a new address,
          *       and `postal_code` (5 digits) is then required. `is_primary: true` makes the address
@@ -339,8 +346,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The UUID of one address of the customer named by `{id}`. An address of another customer, or
-                 *     a value that is not a UUID, answers 404.
+                 * @description The UUID of one address of the customer named by `{id}`; a value that is not a UUID answers
+                 *     422. An address of another customer, or one that does not exist, answers 404.
                  * @example 4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60
                  */
                 addressId: components["parameters"]["AddressId"];
@@ -356,10 +363,14 @@ export interface paths {
         /**
          * Update a customer's address
          * @description Changes one address of a customer (spec 2.3, 4.3). The customer is addressed by its UUID or
-         *     `external_id`, the address by its UUID; an address of another customer answers 404.
+         *     `external_id`, the address by its UUID; an address of another customer answers 404, an
+         *     `addressId` that is not a UUID answers 422.
          *
          *     - A partial update: every field is optional and only the fields given change. Text fields
-         *       accept `null` to clear them; `postal_code`, when given, must be exactly 5 digits.
+         *       accept `null` to clear them.
+         *     - `postal_code` (our decision): Spec 2.3 marks postal_code required; on update we treat it
+         *       as optional (partial update: omitted fields are kept); when given it must be exactly 5
+         *       digits.
          *     - `is_primary: true` makes this address primary and demotes the customer's other addresses
          *       in the same transaction.
          *     - `is_primary: false` on the current primary address is a 422 on `is_primary`: make
@@ -371,9 +382,9 @@ export interface paths {
         /**
          * Delete a customer's address
          * @description Deletes one address of a customer (spec 4.3) and answers `{success: true}`. An address of
-         *     another customer answers 404. Deleting the primary address promotes the oldest remaining
-         *     address of the customer to primary in the same transaction; deleting the last address
-         *     leaves the customer without addresses.
+         *     another customer answers 404; an `addressId` that is not a UUID answers 422. Deleting the
+         *     primary address promotes the oldest remaining address of the customer to primary in the
+         *     same transaction; deleting the last address leaves the customer without addresses.
          */
         delete: operations["deleteCustomerAddress"];
         options?: never;
@@ -410,13 +421,16 @@ export interface paths {
          *     digits of the year, integer or string) are required; `card_security_code` (3 or 4 digits)
          *     and `card_postal_code` (5 digits) are optional. Server rules: the number must pass the Luhn
          *     check, and the card must not be expired (it is valid through the end of its expiry month).
-         *     The full number is never stored, only its last four digits (`card_token.card_number`);
-         *     the security code is used for the check only and never stored. The network (`card_type`)
-         *     is recognised from the number.
+         *     The network (`card_type`) is recognised from the number. Only the last four digits
+         *     (`card_token.card_number`), the brand, the expiry and a keyed one-way fingerprint (never
+         *     returned) are kept; the full number and the security code never are. `card_security_code`
+         *     is optional. Checked for format only (3 or 4 digits), then discarded: never stored, logged
+         *     or sent anywhere.
          *
          *     **ach**: `account_holder`, `account_type` (`checking` or `savings`), `routing_number`
-         *     (9 digits), `account_number` (4 to 17 digits), `account_zip` (5 digits) and
-         *     `account_state` (two-letter US state code) are all required. Server rule: the routing
+         *     (9 digits), `account_number` (4 to 17 digits; the spec says 4 to 17 characters, digits
+         *     only is our decision), `account_zip` (5 digits) and `account_state` (two-letter US state
+         *     code) are all required. Server rule: the routing
          *     number must pass the ABA checksum and not be all zeros. Both numbers are answered masked,
          *     with only the last four digits visible; `ownership_type` is always `personal`.
          */
@@ -442,7 +456,8 @@ export interface paths {
          *     The spec defines no filters or sorting; accounts come oldest first (by `created_at`, then
          *     `id`), parents and children alike, each child naming its parent in `parent_external_id`.
          *     `include` chooses the relations embedded in each account (default: all four). An invalid
-         *     `page`, `limit` or `include` is a `422`.
+         *     `page`, `limit` or `include` is a `422` (keyed `query.page`, `query.limit`,
+         *     `query.include`).
          */
         get: operations["listDebtAccounts"];
         put?: never;
@@ -462,7 +477,8 @@ export interface paths {
          *       `locations` attaches additional locations, each reused by `external_id` or created.
          *     - **Nesting.** `parent_external_id` must equal the `external_id` of an existing debt
          *       account of the same customer that is not itself a child (one level of nesting, no
-         *       cycles); otherwise `422` on `parent_external_id`. Attaching a child recalculates the
+         *       cycles); otherwise `422` on `parent_external_id`. `null` or omitted makes a top-level
+         *       account, as in bulk. Attaching a child recalculates the
          *       parent: a parent created before its first child keeps its own amounts until the first
          *       child attaches; from then on its `balance` and `current_balance` are the sums of its
          *       children's.
@@ -470,9 +486,10 @@ export interface paths {
          *       integer cents from 0 to 100000000000 (one billion dollars).
          *     - **Payment options.** `billing_type` chooses which options the Portal shows; omitted, it
          *       means all three and reads back with all three values.
-         *     - **Payment plan** (create only). Omitted or null terms are completed by the customer in
-         *       the Portal; `frequency` requires `start_date`. The plan is stored as the account's
-         *       `payment_plan`.
+         *     - **Payment plan** (create only). `payment_plan` omitted or `null` means no plan. Omitted
+         *       or null terms are completed by the customer in the Portal; a non-null `frequency`
+         *       requires a non-null `start_date` (with `frequency` null or omitted, `start_date` is
+         *       optional; our decision). The plan is stored as the account's `payment_plan`.
          *     - **Status** defaults to `active`. **Rules** accept only `min_payment_amount` (at least 100
          *       cents); another key is a `422`. `external_id` must be unique among the organization's
          *       debt accounts.
@@ -534,7 +551,8 @@ export interface paths {
          *       recalculated. When a parent loses its last child, its amounts become 0, the sum of no
          *       children, and can be set again.
          *     - **Metadata** (`MetadataUpdate`): a different value replaces a key, `""` or `null`
-         *       deletes it, `{}` or `null` as the whole deletes all. **Rules** (`DebtAccountRulesUpdate`):
+         *       deletes it, `{}` or `null` as the whole deletes all. **Warning: `metadata: {}` deletes
+         *       ALL metadata**; omit `metadata` to keep it. **Rules** (`DebtAccountRulesUpdate`):
          *       a different value replaces, `null` on a key deletes it, `rules: null` deletes all.
          *     - `external_account_number` and `external_status` can be cleared with `null`;
          *       `external_id` cannot. **Status** may change to any value; the spec shows no transitions.
@@ -579,13 +597,15 @@ export interface paths {
          *     | `first_name_last_name_date_of_birth` | `first_name`, `last_name`, `date_of_birth` |
          *
          *     A missing required field answers `422`, naming each missing one (`query.phone`, ...).
-         *     Fields the flow does not use are ignored, even when invalid. A customer matches when all
+         *     Fields the flow does not use are ignored, but every given parameter must still be
+         *     well-formed (a malformed one is a 422). A customer matches when all
          *     the flow's fields match:
          *     - `phone` by its digits: the last 10 digits of both numbers are compared, so a leading
          *       `+1`, spaces and punctuation do not matter;
          *     - `first_name` against the first word and `last_name` against the last word of the
          *       customer's `name`, whole words, case-insensitively;
-         *     - `date_of_birth` and `ssn_last4` exactly;
+         *     - `date_of_birth` exactly, and `ssn_last4` exactly after left-padding it with zeros to 4
+         *       digits (`427` means `0427`), as on customer create;
          *     - `postal_code` against any of the customer's addresses.
          *
          *     The spec does not show the answer; ours is a paged list like List debt accounts,
@@ -625,6 +645,10 @@ export interface paths {
          *     `X-Service-Event-Name`, `X-Service-Webhook-ID` and `X-Service-Signature-256` (HMAC-SHA256
          *     of the body keyed with `secret`); a 2XX answer acknowledges it, anything else (a redirect
          *     included) is retried 3 times, 900 seconds apart.
+         *
+         *     **Timeout (our decision).** Each delivery waits up to 10 seconds for an answer. The spec
+         *     states both 5 s and 10 s; we take 10 s. No answer in time counts as a failure and is
+         *     retried (3 retries, 900 seconds apart).
          *
          *     Rules:
          *     - `url` is required, at most 2048 characters. Server rules, each answering 422 on `url`:
@@ -705,8 +729,9 @@ export interface paths {
          * Send test deliveries to all webhooks
          * @description Sends test deliveries (spec 4.7): for every webhook of the organization and environment
          *     and every requested event it subscribes to, one delivery of generated fake data built from
-         *     that event's payload schema. Every `id` and `uuid` property, at any depth, is null; the
-         *     data is stored nowhere and changes nothing. The deliveries go through the normal signed
+         *     that event's payload schema. Every `id`, `uuid` and `*_uuid` property, at any depth, is
+         *     null (the payload schemas allow that null); the data is stored nowhere and changes
+         *     nothing. The deliveries go through the normal signed
          *     delivery: the usual headers and signature, encryption for `external-charge.create`, and
          *     the usual retries.
          *
@@ -742,7 +767,8 @@ export interface paths {
          * Send test deliveries to one webhook
          * @description Sends test deliveries to one webhook (spec 4.7): for every requested event the webhook
          *     subscribes to, one delivery of generated fake data built from that event's payload schema,
-         *     with every `id` and `uuid` property null, stored nowhere, through the normal signed
+         *     with every `id`, `uuid` and `*_uuid` property null (the payload schemas allow that null),
+         *     stored nowhere, through the normal signed
          *     delivery (usual headers, signature, encryption and retries).
          *
          *     The spec does not show the answer; our decision is the same `WebhookTriggerResult` as
@@ -789,8 +815,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeFailed"];
         delete?: never;
@@ -828,8 +855,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeSucceeded"];
         delete?: never;
@@ -867,8 +895,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalActionButtonClicked"];
         delete?: never;
@@ -905,8 +934,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalClosed"];
         delete?: never;
@@ -944,8 +974,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalDisplayed"];
         delete?: never;
@@ -983,8 +1014,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutAutopayCustomSuccess"];
         delete?: never;
@@ -1022,8 +1054,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountFailed"];
         delete?: never;
@@ -1061,8 +1094,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountScheduledSuccess"];
         delete?: never;
@@ -1100,8 +1134,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountSuccess"];
         delete?: never;
@@ -1139,8 +1174,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -1178,8 +1214,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountScheduledSuccess"];
         delete?: never;
@@ -1217,8 +1254,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -1256,8 +1294,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanCustomSuccess"];
         delete?: never;
@@ -1294,8 +1333,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanFailed"];
         delete?: never;
@@ -1332,8 +1372,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuccess"];
         delete?: never;
@@ -1371,8 +1412,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuggestedSuccess"];
         delete?: never;
@@ -1410,8 +1452,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPolicyAccepted"];
         delete?: never;
@@ -1449,8 +1492,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -1488,8 +1532,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountScheduledSuccess"];
         delete?: never;
@@ -1527,8 +1572,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -1566,8 +1612,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferPaymentPlanSuccess"];
         delete?: never;
@@ -1603,8 +1650,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCreate"];
         delete?: never;
@@ -1641,8 +1689,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDelete"];
         delete?: never;
@@ -1680,8 +1729,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDisputeCreated"];
         delete?: never;
@@ -1719,8 +1769,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDocumentSigned"];
         delete?: never;
@@ -1757,8 +1808,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginFailed"];
         delete?: never;
@@ -1795,8 +1847,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginSuccess"];
         delete?: never;
@@ -1834,8 +1887,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerPaymentPlanUpdated"];
         delete?: never;
@@ -1873,8 +1927,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationFailed"];
         delete?: never;
@@ -1912,8 +1967,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationSuccess"];
         delete?: never;
@@ -1949,8 +2005,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerUpdate"];
         delete?: never;
@@ -1986,8 +2043,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeCreate"];
         delete?: never;
@@ -2024,8 +2082,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeUpdate"];
         delete?: never;
@@ -2061,8 +2120,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferCreate"];
         delete?: never;
@@ -2098,8 +2158,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferUpdate"];
         delete?: never;
@@ -2135,8 +2196,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountCreate"];
         delete?: never;
@@ -2173,8 +2235,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDelete"];
         delete?: never;
@@ -2210,8 +2273,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountUpdate"];
         delete?: never;
@@ -2277,8 +2341,9 @@ export interface webhooks {
          *     content of the data object.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyExternalChargeCreate"];
         delete?: never;
@@ -2316,8 +2381,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -2354,8 +2420,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -2393,8 +2460,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationFailed"];
         delete?: never;
@@ -2432,8 +2500,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationSuccess"];
         delete?: never;
@@ -2471,8 +2540,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationFailed"];
         delete?: never;
@@ -2510,8 +2580,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationSuccess"];
         delete?: never;
@@ -2549,8 +2620,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFailed"];
         delete?: never;
@@ -2587,8 +2659,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -2625,8 +2698,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -2663,8 +2737,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentSuccess"];
         delete?: never;
@@ -2702,8 +2777,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeCreated"];
         delete?: never;
@@ -2741,8 +2817,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationFailed"];
         delete?: never;
@@ -2780,8 +2857,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationSuccess"];
         delete?: never;
@@ -2818,8 +2896,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationFailed"];
         delete?: never;
@@ -2856,8 +2935,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationSuccess"];
         delete?: never;
@@ -2895,8 +2975,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationFailed"];
         delete?: never;
@@ -2934,8 +3015,9 @@ export interface webhooks {
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationSuccess"];
         delete?: never;
@@ -2972,8 +3054,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyImportComplete"];
         delete?: never;
@@ -3010,8 +3093,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationCreate"];
         delete?: never;
@@ -3048,8 +3132,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationDelete"];
         delete?: never;
@@ -3085,8 +3170,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationUpdate"];
         delete?: never;
@@ -3122,8 +3208,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanCreate"];
         delete?: never;
@@ -3159,8 +3246,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanDelete"];
         delete?: never;
@@ -3195,8 +3283,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanUpdate"];
         delete?: never;
@@ -3232,8 +3321,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyRefundSucceeded"];
         delete?: never;
@@ -3269,8 +3359,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeCreate"];
         delete?: never;
@@ -3306,8 +3397,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeDelete"];
         delete?: never;
@@ -3343,8 +3435,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeUpdate"];
         delete?: never;
@@ -3381,8 +3474,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifySignatureDocumentSigned"];
         delete?: never;
@@ -3417,8 +3511,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketCreate"];
         delete?: never;
@@ -3454,8 +3549,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketUpdate"];
         delete?: never;
@@ -3491,8 +3587,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionReturnedAch"];
         delete?: never;
@@ -3528,8 +3625,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionSettledAch"];
         delete?: never;
@@ -3565,8 +3663,9 @@ export interface webhooks {
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id` property null; only there may an `id` be null although the schema
-         *     does not allow it.
+         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
+         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
+         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyVoidSucceeded"];
         delete?: never;
@@ -3597,7 +3696,8 @@ export interface components {
              */
             account_holder: string;
             /**
-             * @description The account number, 4 to 17 digits. Read back masked, with only the last four digits shown.
+             * @description The account number, 4 to 17 digits. The spec says 4 to 17 characters; we accept digits
+             *     only (our decision). Read back masked, with only the last four digits shown.
              * @example 000123456789
              */
             account_number: string;
@@ -3720,7 +3820,9 @@ export interface components {
             country?: string;
             /**
              * @description `true` makes the new address primary and demotes the others. Defaults to false; the
-             *     customer's first address is primary whatever this says.
+             *     customer's first address is primary whatever this says. The spec documents is_primary
+             *     as a string; we accept a JSON boolean only (the strings "true"/"false" are a 422; our
+             *     decision).
              * @default false
              * @example false
              */
@@ -3754,8 +3856,10 @@ export interface components {
         /**
          * AddressUpdate
          * @description Changes to one address of a customer (spec 2.3). Every field is optional; only the fields
-         *     given change, and an empty object changes nothing. Text fields accept `null` to clear them;
-         *     `postal_code`, when given, must be 5 digits. `is_primary: true` makes the address primary
+         *     given change, and an empty object changes nothing. Text fields accept `null` to clear them.
+         *     Spec 2.3 marks postal_code required; on update we treat it as optional (partial update:
+         *     omitted fields are kept); when given it must be exactly 5 digits (our decision).
+         *     `is_primary: true` makes the address primary
          *     and demotes the customer's other addresses in the same transaction; `is_primary: false` on
          *     the current primary address is a 422 (make another address primary instead), so that a
          *     customer with addresses always has exactly one primary address.
@@ -3777,7 +3881,9 @@ export interface components {
             country?: string | null;
             /**
              * @description `true` makes this address primary and demotes the others; `true` on the primary address
-             *     changes nothing. `false` on the current primary address is a 422.
+             *     changes nothing. `false` on the current primary address is a 422. The spec documents
+             *     is_primary as a string; we accept a JSON boolean only (the strings "true"/"false" are a
+             *     422; our decision).
              * @example true
              */
             is_primary?: boolean;
@@ -3797,7 +3903,9 @@ export interface components {
              */
             name?: string | null;
             /**
-             * @description ZIP code, exactly 5 digits.
+             * @description ZIP code. Spec 2.3 marks postal_code required; on update we treat it as optional
+             *     (partial update: omitted fields are kept); when given it must be exactly 5 digits (our
+             *     decision).
              * @example 78701
              */
             postal_code?: string;
@@ -3819,8 +3927,9 @@ export interface components {
              */
             account_holder: string;
             /**
-             * @description The account number, masked: one asterisk for each hidden digit, then the last four
-             *     digits (so the masked value has the length of the original number).
+             * @description The account number, masked: one asterisk for each hidden digit (0 to 13), then the last
+             *     four digits, so the masked value has the length of the original number (4 to 17). A
+             *     4-digit account number masks to just its 4 digits.
              * @example ********6789
              */
             account_number: string;
@@ -3929,16 +4038,16 @@ export interface components {
          *     environment is not created (nor updated): the row fails with
          *     `external_id: ["has already been taken"]` in `errors.customer`.
          * @example {
-         *       "name": "Maria Gonzalez",
-         *       "email": "maria.gonzalez@example.com",
+         *       "name": "Rosa Delgado",
+         *       "email": "rosa.delgado@debt-collection.example",
          *       "external_id": "CUST-100233",
-         *       "phone": "(512) 555-0143",
+         *       "phone": "(512) 555-0162",
          *       "date_of_birth": "1984-03-17",
          *       "ssn_last4": "0427",
          *       "address": {
          *         "name": "Home",
-         *         "line1": "1208 Oak Hollow Dr",
-         *         "line2": "Apt 4B",
+         *         "line1": "2210 Barton Hills Dr",
+         *         "line2": "Unit 12",
          *         "city": "Austin",
          *         "state": "TX",
          *         "country": "US",
@@ -3951,7 +4060,11 @@ export interface components {
          *     }
          */
         BulkCustomer: {
-            /** @description The customer's address; it becomes the primary address. */
+            /**
+             * @description The customer's address; it becomes the primary address. Spec 2.2 lists every address
+             *     field of customer create as optional while 2.3 requires postal_code; we require
+             *     postal_code whenever an address is given (our decision).
+             */
             address?: components["schemas"]["CustomerAddressInput"];
             /**
              * Format: date
@@ -3962,7 +4075,7 @@ export interface components {
             /**
              * Format: email
              * @description The customer's e-mail address.
-             * @example maria.gonzalez@example.com
+             * @example rosa.delgado@debt-collection.example
              */
             email: string;
             /**
@@ -3974,14 +4087,14 @@ export interface components {
             metadata?: components["schemas"]["Metadata"];
             /**
              * @description First and last name, or company name.
-             * @example Maria Gonzalez
+             * @example Rosa Delgado
              */
             name: string;
             /**
              * @description A US phone number, with the rules of customer creation: 10 digits, optionally prefixed
              *     by `+1` or `1`, with a space, dot or dash between the groups and optional parentheses
-             *     around the area code, for example `(512) 555-0143`. Stored exactly as given.
-             * @example (512) 555-0143
+             *     around the area code, for example `(512) 555-0162`. Stored exactly as given.
+             * @example (512) 555-0162
              */
             phone?: string;
             /**
@@ -4012,7 +4125,7 @@ export interface components {
             debt_account_dispute_id: string | null;
             /**
              * @description The `debt_account_id` of the request item, as supplied; null when it was not given.
-             * @example ACC-2026-004417
+             * @example ACC-2026-006417
              */
             debt_account_id: string | null;
             /**
@@ -4030,7 +4143,7 @@ export interface components {
             /**
              * Format: uri
              * @description The link to give the customer, as in `CustomerSession.portal_url`. Treat it as opaque.
-             * @example https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=sms&utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f
+             * @example https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=sms&utm_source=00000000-0000-4000-8000-000000000000
              */
             portal_url: string;
             /**
@@ -4070,8 +4183,8 @@ export interface components {
          *       "external_account_number": "4417-2290-0032",
          *       "balance": 98000,
          *       "current_balance": 81250,
-         *       "external_id": "ACC-2026-004417",
-         *       "parent_external_id": "ACC-2026-004400",
+         *       "external_id": "ACC-2026-006417",
+         *       "parent_external_id": "ACC-2026-006400",
          *       "metadata": {
          *         "product": "credit-card"
          *       }
@@ -4079,7 +4192,7 @@ export interface components {
          */
         BulkDebtAccount: {
             /**
-             * @description The original (full) amount placed, in cents. For an implicit parent, recomputed as the sum of its children's.
+             * @description The original (full) amount placed, in cents, from 0 to 100000000000 (one billion dollars). For an implicit parent, recomputed as the sum of its children's.
              * @example 98000
              */
             balance: number;
@@ -4092,7 +4205,7 @@ export interface components {
              */
             billing_type?: components["schemas"]["BillingType"][];
             /**
-             * @description The outstanding amount, in cents; defaults to `balance` when absent.
+             * @description The outstanding amount, in cents, from 0 to 100000000000; defaults to `balance` when absent.
              * @example 81250
              */
             current_balance?: number;
@@ -4105,7 +4218,7 @@ export interface components {
              * @description The account's identifier in the client's system; optional, but required for an implicit
              *     parent. Unique per organization and environment: a duplicate is a row error
              *     `external_id: ["has already been taken"]`.
-             * @example ACC-2026-004417
+             * @example ACC-2026-006417
              */
             external_id?: string;
             /** @description Free key-value pairs for the account; keys and values at most 255 characters. */
@@ -4114,7 +4227,7 @@ export interface components {
              * @description The `external_id` of this account's parent, which must be one of the row's
              *     `parent_debt_accounts` or an implicit parent among the row's `debt_accounts`. Null or
              *     absent for a top-level account.
-             * @example ACC-2026-004400
+             * @example ACC-2026-006400
              */
             parent_external_id?: string | null;
         };
@@ -4128,19 +4241,21 @@ export interface components {
          *     Nesting: an entry of `debt_accounts` is a child when its `parent_external_id` equals the
          *     `external_id` of one of `parent_debt_accounts`; an entry of `debt_accounts` with an
          *     `external_id` and a null `parent_external_id` is an implicit parent of the entries that
-         *     name it. `location` is required when the row has any debt account (a server rule, 422 on
-         *     `[index].location`). Each of `parent_debt_accounts` and `debt_accounts` holds at most 100
-         *     accounts (our limit; the spec gives none).
+         *     name it. Spec 4.6 gives no requiredness for `debt_accounts` and `location`; our decisions:
+         *     `debt_accounts` is optional (a row may hold only a customer), and `location` is required
+         *     when the row has any debt account, in `parent_debt_accounts` or `debt_accounts` (a server
+         *     rule, 422 on `[index].location`). Each of `parent_debt_accounts` and `debt_accounts` holds
+         *     at most 100 accounts (our limit; the spec gives none).
          * @example {
          *       "customer": {
-         *         "name": "Maria Gonzalez",
-         *         "email": "maria.gonzalez@example.com",
+         *         "name": "Rosa Delgado",
+         *         "email": "rosa.delgado@debt-collection.example",
          *         "external_id": "CUST-100233",
-         *         "phone": "(512) 555-0143",
+         *         "phone": "(512) 555-0162",
          *         "date_of_birth": "1984-03-17",
          *         "ssn_last4": "0427",
          *         "address": {
-         *           "line1": "1208 Oak Hollow Dr",
+         *           "line1": "2210 Barton Hills Dr",
          *           "city": "Austin",
          *           "state": "TX",
          *           "country": "US",
@@ -4162,7 +4277,7 @@ export interface components {
          *           ],
          *           "external_account_number": "4417-2290-0031",
          *           "balance": 184500,
-         *           "external_id": "ACC-2026-004400"
+         *           "external_id": "ACC-2026-006400"
          *         }
          *       ],
          *       "debt_accounts": [
@@ -4170,14 +4285,14 @@ export interface components {
          *           "external_account_number": "4417-2290-0032",
          *           "balance": 98000,
          *           "current_balance": 81250,
-         *           "external_id": "ACC-2026-004417",
-         *           "parent_external_id": "ACC-2026-004400"
+         *           "external_id": "ACC-2026-006417",
+         *           "parent_external_id": "ACC-2026-006400"
          *         },
          *         {
          *           "external_account_number": "4417-2290-0033",
          *           "balance": 86500,
-         *           "external_id": "ACC-2026-004418",
-         *           "parent_external_id": "ACC-2026-004400"
+         *           "external_id": "ACC-2026-006418",
+         *           "parent_external_id": "ACC-2026-006400"
          *         }
          *       ]
          *     }
@@ -4185,9 +4300,15 @@ export interface components {
         BulkItem: {
             /** @description The customer to create. */
             customer: components["schemas"]["BulkCustomer"];
-            /** @description The customer's debt accounts, top-level, children or implicit parents; at most 100. */
+            /**
+             * @description The customer's debt accounts, top-level, children or implicit parents; at most 100.
+             *     Optional (our decision; spec 4.6 gives no requiredness): a row may hold only a customer.
+             */
             debt_accounts?: components["schemas"]["BulkDebtAccount"][];
-            /** @description The location the row's debt accounts are tied to; required when the row has any debt account. */
+            /**
+             * @description The location the row's debt accounts are tied to. Required when the row has any debt
+             *     account (our decision; spec 4.6 gives no requiredness); may be omitted otherwise.
+             */
             location?: components["schemas"]["BulkLocation"];
             /** @description Explicit parent accounts, named by the `parent_external_id` of entries of `debt_accounts`; at most 100. */
             parent_debt_accounts?: components["schemas"]["BulkParentDebtAccount"][];
@@ -4231,7 +4352,7 @@ export interface components {
          *       "external_account_number": "4417-2290-0031",
          *       "balance": 184500,
          *       "current_balance": 152075,
-         *       "external_id": "ACC-2026-004400",
+         *       "external_id": "ACC-2026-006400",
          *       "metadata": {
          *         "product": "credit-card"
          *       }
@@ -4239,7 +4360,7 @@ export interface components {
          */
         BulkParentDebtAccount: {
             /**
-             * @description The original (full) amount placed, in cents.
+             * @description The original (full) amount placed, in cents, from 0 to 100000000000 (one billion dollars).
              * @example 184500
              */
             balance: number;
@@ -4252,7 +4373,7 @@ export interface components {
              */
             billing_type?: components["schemas"]["BillingType"][];
             /**
-             * @description The outstanding amount, in cents; defaults to `balance` when absent.
+             * @description The outstanding amount, in cents, from 0 to 100000000000; defaults to `balance` when absent.
              * @example 152075
              */
             current_balance?: number;
@@ -4265,7 +4386,7 @@ export interface components {
              * @description The account's identifier in the client's system. Required for a parent, since children
              *     name it in their `parent_external_id`. Unique per organization and environment: a
              *     duplicate is a row error `external_id: ["has already been taken"]`.
-             * @example ACC-2026-004400
+             * @example ACC-2026-006400
              */
             external_id: string;
             /** @description Free key-value pairs for the account; keys and values at most 255 characters. */
@@ -4278,8 +4399,8 @@ export interface components {
          *       "data": {
          *         "external_account_number": "4417-2290-0032",
          *         "balance": 98000,
-         *         "external_id": "ACC-2026-004417",
-         *         "parent_external_id": "ACC-2026-004400"
+         *         "external_id": "ACC-2026-006417",
+         *         "parent_external_id": "ACC-2026-006400"
          *       },
          *       "messages": {
          *         "external_id": [
@@ -4294,8 +4415,8 @@ export interface components {
              * @example {
              *       "external_account_number": "4417-2290-0032",
              *       "balance": 98000,
-             *       "external_id": "ACC-2026-004417",
-             *       "parent_external_id": "ACC-2026-004400"
+             *       "external_id": "ACC-2026-006417",
+             *       "parent_external_id": "ACC-2026-006400"
              *     }
              */
             data: components["schemas"]["BulkCustomer"] | components["schemas"]["BulkLocation"] | components["schemas"]["BulkParentDebtAccount"] | components["schemas"]["BulkDebtAccount"];
@@ -4315,8 +4436,11 @@ export interface components {
         CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "unknown";
         /**
          * CardInput
-         * @description A card to add (spec 2.4). The full number is used to recognise the network and is reduced to
-         *     its last four digits; the security code is used for the check only. Neither is stored.
+         * @description A card to add (spec 2.4). The full number is used to recognise the network (the brand);
+         *     then only the last four digits, the brand, the expiry and a keyed one-way fingerprint (never
+         *     returned) are kept; the full number and the security code never are. `card_security_code`:
+         *     Optional. Checked for format only (3 or 4 digits), then discarded: never stored, logged or
+         *     sent anywhere.
          * @example {
          *       "card_holder": "Maria Gonzalez",
          *       "card_number": "4111111111111111",
@@ -4347,8 +4471,9 @@ export interface components {
             card_holder: string;
             /**
              * @description The full card number, 12 to 19 digits, digits only (no spaces or dashes). It must pass
-             *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Only
-             *     the last four digits are stored.
+             *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
+             *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
+             *     returned) are kept.
              * @example 4111111111111111
              */
             card_number: string;
@@ -4358,16 +4483,17 @@ export interface components {
              */
             card_postal_code?: string;
             /**
-             * @description The card security code (CVV/CVC), 3 or 4 digits. Optional; when given it is sent to the
-             *     card processor for verification when the method is created, and never stored.
+             * @description The card security code (CVV/CVC). Optional. Checked for format only (3 or 4 digits),
+             *     then discarded: never stored, logged or sent anywhere.
              * @example 123
              */
             card_security_code?: string;
         };
         /**
          * CardToken
-         * @description The stored, non-sensitive part of a card. The full card number and the security code are
-         *     never stored: only the last four digits are kept.
+         * @description The stored, non-sensitive part of a card: only the last four digits, the brand, the expiry
+         *     and a keyed one-way fingerprint (never returned) are kept; the full number and the security
+         *     code never are.
          */
         CardToken: {
             /**
@@ -4488,9 +4614,11 @@ export interface components {
         /**
          * CustomerAddressInput
          * @description An address given inside a customer's create request (`address` of `CustomerCreate`; the
-         *     bulk loader reuses it for its `customer.address`). `postal_code` is required whenever an
-         *     address is given; every other field is optional. The customer's first address is always
-         *     primary, whatever `is_primary` says, so on a new customer this address becomes primary.
+         *     bulk loader reuses it for its `customer.address`). Spec 2.2 lists every address field of
+         *     customer create as optional while 2.3 requires postal_code; we require postal_code whenever
+         *     an address is given (our decision). Every other field is optional. The customer's first
+         *     address is always primary, whatever `is_primary` says, so on a new customer this address
+         *     becomes primary.
          * @example {
          *       "name": "Home",
          *       "line1": "1208 Oak Hollow Dr",
@@ -4515,7 +4643,8 @@ export interface components {
             country?: string;
             /**
              * @description Whether this address is to be the customer's primary address. A new customer's first
-             *     address is primary regardless of this value.
+             *     address is primary regardless of this value. The spec documents is_primary as a string;
+             *     we accept a JSON boolean only (the strings "true"/"false" are a 422; our decision).
              * @example true
              */
             is_primary?: boolean;
@@ -4535,7 +4664,9 @@ export interface components {
              */
             name?: string;
             /**
-             * @description ZIP code, exactly 5 digits. Required when an address is given.
+             * @description ZIP code, exactly 5 digits. Spec 2.2 lists every address field of customer create as
+             *     optional while 2.3 requires postal_code; we require postal_code whenever an address is
+             *     given (our decision).
              * @example 78704
              */
             postal_code: string;
@@ -4583,6 +4714,8 @@ export interface components {
             /**
              * @description `true` makes this address primary and demotes the others. `false` on the current primary
              *     address is a 422; on a new first address it is ignored (the first address is primary).
+             *     The spec documents is_primary as a string; we accept a JSON boolean only (the strings
+             *     "true"/"false" are a 422; our decision).
              * @example true
              */
             is_primary?: boolean;
@@ -4641,9 +4774,10 @@ export interface components {
          */
         CustomerCreate: {
             /**
-             * @description The customer's first address; `postal_code` is required when an address is given. It
-             *     becomes the primary address regardless of `is_primary`. More addresses are added with
-             *     the customer-address operations.
+             * @description The customer's first address. Spec 2.2 lists every address field of customer create as
+             *     optional while 2.3 requires postal_code; we require postal_code whenever an address is
+             *     given (our decision). It becomes the primary address regardless of `is_primary`. More
+             *     addresses are added with the customer-address operations.
              */
             address?: components["schemas"]["CustomerAddressInput"];
             /**
@@ -4830,7 +4964,7 @@ export interface components {
              *     unguessable session token, followed by the tags as URL-encoded query parameters and
              *     `utm_source`, which the service always adds with the organization's UUID as value.
              *     Treat it as opaque.
-             * @example https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=email&utm_campaign=fall-reminder-2026&utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f
+             * @example https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=email&utm_campaign=fall-reminder-2026&utm_source=00000000-0000-4000-8000-000000000000
              */
             portal_url: string;
             /**
@@ -4861,7 +4995,9 @@ export interface components {
          *     its debt accounts or to one dispute (spec 4.5).
          *
          *     Rules the schema states:
-         *     - at most one of `debt_account_id` and `debt_account_dispute_id` may be given;
+         *     - at most one of `debt_account_id` and `debt_account_dispute_id` may be given (our
+         *       decision: the spec lists both as optional without saying whether they combine; each
+         *       selects a different Portal page);
          *     - when `is_valid_forever` is true, `valid_until` must be absent;
          *     - `destination` must be one the given ids allow (see `SessionDestination`).
          *
@@ -4910,14 +5046,14 @@ export interface components {
              * Format: uuid
              * @description The UUID of a dispute of one of the customer's debt accounts; the link then opens the
              *     dispute's detail page. A dispute that is unknown or not the customer's answers 422 on
-             *     `debt_account_dispute_id`. Cannot be combined with `debt_account_id`.
+             *     `debt_account_dispute_id`. Cannot be combined with `debt_account_id` (our decision).
              * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
              */
             debt_account_dispute_id?: string;
             /**
              * @description The UUID or `external_id` of one of the customer's debt accounts; the link then opens that
              *     account's page. An account that is unknown or belongs to another customer answers 422 on
-             *     `debt_account_id`. Cannot be combined with `debt_account_dispute_id`.
+             *     `debt_account_id`. Cannot be combined with `debt_account_dispute_id` (our decision).
              * @example ACC-2026-004417
              */
             debt_account_id?: string;
@@ -5029,6 +5165,8 @@ export interface components {
             /**
              * @description Changes to metadata: a different value replaces a key's value, `""` or `null` deletes the
              *     key, `{}` or `null` as the whole deletes all metadata, keys not named are kept.
+             *     **Warning: `metadata: {}` deletes ALL metadata** (so does `metadata: null`); to change
+             *     nothing, omit `metadata`.
              */
             metadata?: components["schemas"]["MetadataUpdate"];
             /**
@@ -5060,7 +5198,15 @@ export interface components {
          *       "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
          *       "external_id": "ACC-2026-004417",
          *       "parent_external_id": null,
+         *       "customer": {
+         *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+         *         "external_id": "CUST-100482",
+         *         "name": "Maria Gonzalez",
+         *         "email": "maria.gonzalez@debt-collection.example",
+         *         "phone": "(512) 555-0147"
+         *       },
          *       "billing_type": [
+         *         "partial-payment",
          *         "full-amount-payment",
          *         "payment-plan"
          *       ],
@@ -5072,12 +5218,40 @@ export interface components {
          *       "rules": {
          *         "min_payment_amount": 2500
          *       },
+         *       "location": {
+         *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
+         *         "name": "Lakeside Medical Center",
+         *         "type": "original_creditor",
+         *         "external_id": "LOC-LAKESIDE-01",
+         *         "rules": {},
+         *         "card": true,
+         *         "ach": true,
+         *         "metadata": [],
+         *         "debt_accounts_count": 13,
+         *         "created_at": "2026-10-02T13:20:00.000Z",
+         *         "updated_at": "2026-10-02T13:20:00.000Z"
+         *       },
+         *       "locations": [],
          *       "transactions": [],
-         *       "payment_plan": null,
+         *       "payment_plan": {
+         *         "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
+         *         "frequency": "monthly",
+         *         "start_date": "2026-12-01",
+         *         "amount": 15000,
+         *         "status": "pending_enrollment",
+         *         "created_at": "2026-11-21T16:04:54.000Z",
+         *         "updated_at": "2026-11-21T16:04:54.000Z"
+         *       },
          *       "charges": [],
          *       "external_account_number": "4417-0093-2210",
          *       "external_status": "placed",
-         *       "status": "active"
+         *       "status": "active",
+         *       "metadata": [
+         *         {
+         *           "attribute": "portfolio",
+         *           "value": "spring-2026"
+         *         }
+         *       ]
          *     }
          */
         DebtAccount: {
@@ -5097,8 +5271,9 @@ export interface components {
              */
             billing_type: components["schemas"]["BillingType"][];
             /**
-             * @description Charges made on the account. Their API shape is not defined yet, so the list is always
-             *     empty until charge endpoints exist.
+             * @description Charges made on the account. The spec does not define the item shape for API reads, so
+             *     the array is empty for now. Payments made in the Portal are reported through the
+             *     `charge.*` and `transaction.*` webhooks.
              */
             charges: Record<string, never>[];
             /**
@@ -5160,8 +5335,9 @@ export interface components {
             /** @description The account's state. */
             status: components["schemas"]["DebtAccountStatus"];
             /**
-             * @description Transactions (payments, refunds, returns) on the account. Their API shape is not
-             *     defined yet, so the list is always empty until transaction endpoints exist.
+             * @description Transactions (payments, refunds, returns) on the account. The spec does not define the
+             *     item shape for API reads, so the array is empty for now. Payments made in the Portal
+             *     are reported through the `charge.*` and `transaction.*` webhooks.
              */
             transactions: Record<string, never>[];
             /**
@@ -5271,16 +5447,17 @@ export interface components {
             /** @description Key-value pairs from the client's system, each key and value at most 255 characters. Read back as a list of `{attribute, value}`. */
             metadata?: components["schemas"]["Metadata"];
             /**
-             * @description Makes the new account a child of the debt account with this `external_id`. The parent
-             *     must belong to the same customer and must not itself be a child (one level of nesting,
-             *     so no cycles); otherwise `422` on `parent_external_id`. From then on the parent's
+             * @description Makes the new account a child of the debt account with this `external_id`; `null` (or
+             *     omitted) creates a top-level account, as in bulk (our decision). The parent must belong
+             *     to the same customer and must not itself be a child (one level of nesting, so no
+             *     cycles); otherwise `422` on `parent_external_id`. From then on the parent's
              *     `balance` and `current_balance` are the sums of its children's.
              * @example ACC-2026-004400
              */
-            parent_external_id?: string;
+            parent_external_id?: string | null;
             /**
-             * @description A payment plan to propose; create only. Omitted means the account has no plan
-             *     (`payment_plan: null`) until the customer sets one up in the Portal.
+             * @description A payment plan to propose; create only. Omitted or `null` means no plan: the account
+             *     reads back with `payment_plan: null` until the customer sets one up in the Portal.
              */
             payment_plan?: components["schemas"]["PaymentPlanCreate"];
             /** @description Overrides of account-specific Portal logic; only `min_payment_amount` (at least 100 cents) is accepted. */
@@ -5299,18 +5476,18 @@ export interface components {
          * @example {
          *       "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
          *       "external_id": "CUST-100482",
-         *       "name": "Emily Johnson",
-         *       "email": "emily.johnson@debt-collection.example",
-         *       "phone": "+12025550143"
+         *       "name": "Maria Gonzalez",
+         *       "email": "maria.gonzalez@debt-collection.example",
+         *       "phone": "(512) 555-0147"
          *     }
          */
         DebtAccountCustomer: {
             /**
              * Format: email
-             * @description The customer's e-mail address; null when none is known.
-             * @example emily.johnson@debt-collection.example
+             * @description The customer's e-mail address; always present, since a customer cannot be created or updated without one.
+             * @example maria.gonzalez@debt-collection.example
              */
-            email: string | null;
+            email: string;
             /**
              * @description The customer's identifier in the client's system; null when it has none.
              * @example CUST-100482
@@ -5324,12 +5501,12 @@ export interface components {
             id: string;
             /**
              * @description First and last name, or company name.
-             * @example Emily Johnson
+             * @example Maria Gonzalez
              */
             name: string;
             /**
              * @description The customer's US phone number; null when none is known.
-             * @example +12025550143
+             * @example (512) 555-0147
              */
             phone: string | null;
         };
@@ -5473,7 +5650,11 @@ export interface components {
              *     omitting `locations` leaves them unchanged.
              */
             locations?: components["schemas"]["LocationInput"][];
-            /** @description Changes to metadata; a different value replaces a key, `""` or `null` deletes it, `{}` or `null` as the whole deletes all. */
+            /**
+             * @description Changes to metadata; a different value replaces a key, `""` or `null` deletes it, `{}` or
+             *     `null` as the whole deletes all. **Warning: `metadata: {}` deletes ALL metadata** (so
+             *     does `metadata: null`); to change nothing, omit `metadata`.
+             */
             metadata?: components["schemas"]["MetadataUpdate"];
             /**
              * @description Moves the account under the parent with this `external_id`, or detaches it with `null`.
@@ -5498,6 +5679,7 @@ export interface components {
              * @example Customer not found.
              */
             error: string;
+            /** @description A stable, machine-readable code for the error (always present; the spec marks it optional — our decision). */
             errorCode: components["schemas"]["ErrorCode"];
         };
         /**
@@ -5507,11 +5689,11 @@ export interface components {
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
-         *     - `method_not_allowed`: the path exists but not with this method (405).
+         *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
-         *     - `gone`: the resource existed but has expired (410).
-         *     - `payload_too_large`: the body is larger than the operation accepts (413).
-         *     - `unsupported_media_type`: the body is not `application/json` (415).
+         *     - `gone`: an expired customer-session link, on its short link or on the Portal entry (410).
+         *     - `payload_too_large`: a body over 10 MB (413; the limit is our decision, spec 8 leaves it open).
+         *     - `unsupported_media_type`: a body whose `Content-Type` is not `application/json` (415).
          *     - `validation_failed`: required parameters are missing or data is invalid; see `errors` (422).
          *     - `rate_limited`: too many requests; see `Retry-After` (429).
          *     - `internal_error`: an internal failure of the service (500).
@@ -5557,9 +5739,9 @@ export interface components {
             external_id: string | null;
             /**
              * Format: uuid
-             * @description The location's UUID.
+             * @description The location's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The record's metadata, one record per key; empty when none. */
             metadata: components["schemas"]["EventMetadataRecord"][];
             /** @description The location's name. */
@@ -5582,9 +5764,9 @@ export interface components {
             created_at: components["schemas"]["EventTimestamp"];
             /**
              * Format: uuid
-             * @description The address's UUID.
+             * @description The address's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Whether this is the customer's primary address. */
             is_primary: boolean;
             /** @description Street address; null when not given. */
@@ -5608,7 +5790,10 @@ export interface components {
         EventBankAccount: {
             /** @description Name of the account holder. */
             account_holder: string;
-            /** @description The account number, masked: one asterisk per hidden digit, then the last four digits. */
+            /**
+             * @description The account number, masked: one asterisk per hidden digit (0 to 13), then the last four
+             *     digits. A 4-digit account number masks to just its 4 digits.
+             */
             account_number: string;
             /** @description Two-letter USPS code of the state of the account. */
             account_state: string;
@@ -5727,9 +5912,9 @@ export interface components {
             fees: components["schemas"]["EventFee"][];
             /**
              * Format: uuid
-             * @description The charge's UUID.
+             * @description The charge's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The day of the payment, `MM/DD/YYYY` (spec 6.1), in UTC. */
             payment_date: string;
             /**
@@ -5744,12 +5929,12 @@ export interface components {
             payment_method_type: "card" | "ach";
             /**
              * Format: uuid
-             * @description The payment plan instalment the charge pays; null when none.
+             * @description The payment plan instalment the charge pays; null when none. Always null in test deliveries.
              */
             payment_plan_charge_uuid: string | null;
             /**
              * Format: uuid
-             * @description The payment plan the charge belongs to; null when none.
+             * @description The payment plan the charge belongs to; null when none. Always null in test deliveries.
              */
             payment_plan_uuid: string | null;
             /**
@@ -5759,7 +5944,7 @@ export interface components {
             reference_number: string | null;
             /**
              * Format: uuid
-             * @description The scheduled charge that ran as this charge; null when none.
+             * @description The scheduled charge that ran as this charge; null when none. Always null in test deliveries.
              */
             scheduled_charge_uuid: string | null;
             /**
@@ -5816,9 +6001,9 @@ export interface components {
             has_debt_accounts: boolean;
             /**
              * Format: uuid
-             * @description The customer's UUID.
+             * @description The customer's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description When the customer was last active in the Portal; null when never. */
             last_activity_at: components["schemas"]["EventNullableTimestamp"];
             /** @description Last name, taken from `name`; null for a company or when `name` has a single word. */
@@ -5874,9 +6059,9 @@ export interface components {
             first_name: string | null;
             /**
              * Format: uuid
-             * @description The customer's UUID.
+             * @description The customer's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Last name, taken from `name`; null for a company or when `name` has a single word. */
             last_name: string | null;
             /** @description First and last name, or company name, as given. */
@@ -5934,9 +6119,9 @@ export interface components {
             has_siblings: boolean;
             /**
              * Format: uuid
-             * @description The account's UUID.
+             * @description The account's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /**
              * @description Whether the account is the top of its group, that is, not the child of another account. A
              *     stand-alone account is its own parent; `has_children` says whether it has children.
@@ -6033,9 +6218,9 @@ export interface components {
             has_documents: boolean;
             /**
              * Format: uuid
-             * @description The dispute's UUID.
+             * @description The dispute's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Name of the person who filed it. */
             name: string;
             /** @description Phone number given; null when none. */
@@ -6079,9 +6264,9 @@ export interface components {
             files: components["schemas"]["EventDisputeFile"][];
             /**
              * Format: uuid
-             * @description The comment's UUID.
+             * @description The comment's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /**
              * @description Further data of the comment; null when none. The spec names this field without showing its
              *     fields.
@@ -6101,9 +6286,9 @@ export interface components {
             created_at: components["schemas"]["EventTimestamp"];
             /**
              * Format: uuid
-             * @description The file's UUID.
+             * @description The file's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The file's name. */
             name: string;
             /**
@@ -6129,9 +6314,9 @@ export interface components {
             created_at: components["schemas"]["EventTimestamp"];
             /**
              * Format: uuid
-             * @description The document's UUID.
+             * @description The document's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The document's name. */
             name: string;
         };
@@ -6162,9 +6347,9 @@ export interface components {
             first_name: string | null;
             /**
              * Format: uuid
-             * @description The customer's UUID.
+             * @description The customer's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description When the customer was last active in the Portal; null when never. */
             last_activity_at: components["schemas"]["EventNullableTimestamp"];
             /** @description Last name, taken from `name`; null for a company or when `name` has a single word. */
@@ -6235,9 +6420,9 @@ export interface components {
             has_siblings: boolean;
             /**
              * Format: uuid
-             * @description The account's UUID.
+             * @description The account's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /**
              * @description Whether the account is the top of its group, that is, not the child of another account. A
              *     stand-alone account is its own parent; `has_children` says whether it has children.
@@ -6364,9 +6549,9 @@ export interface components {
             external_id: string | null;
             /**
              * Format: uuid
-             * @description The location's UUID.
+             * @description The location's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The record's metadata, one record per key; empty when none. */
             metadata: components["schemas"]["EventMetadataRecord"][];
             /** @description The location's name. */
@@ -6440,9 +6625,9 @@ export interface components {
             has_active_settlement_offer: boolean;
             /**
              * Format: uuid
-             * @description The payment method's UUID.
+             * @description The payment method's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Whether this is the customer's primary payment method. */
             is_primary: boolean;
             /**
@@ -6459,8 +6644,8 @@ export interface components {
          *     plan as it was just before deletion.
          */
         EventPaymentPlan: {
-            /** @description The regular instalment, in cents. */
-            amount: number;
+            /** @description The regular instalment, in cents; null while the plan waits for the customer to configure it. */
+            amount: number | null;
             /** @description When the plan was canceled; null unless it was. */
             canceled_at: components["schemas"]["EventNullableTimestamp"];
             /** @description The instalments, in order of `charge_date`. */
@@ -6480,13 +6665,13 @@ export interface components {
             enrolled_at: components["schemas"]["EventNullableTimestamp"];
             /** @description Fees of the plan as a whole; empty when none. */
             fees: components["schemas"]["EventFee"][];
-            /** @description How often the plan charges. */
-            frequency: components["schemas"]["PaymentPlanFrequency"];
+            /** @description How often the plan charges; null while the plan waits for the customer to configure it in the Portal (status `pending_configuration`), as in the API. */
+            frequency: components["schemas"]["PaymentPlanFrequency"] | null;
             /**
              * Format: uuid
-             * @description The plan's UUID.
+             * @description The plan's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The most recent instalment that was charged; null before the first. */
             latest_charge: components["schemas"]["EventPaymentPlanCharge"] | null;
             /** @description The next instalment due; null when none is left. */
@@ -6515,14 +6700,14 @@ export interface components {
             source_name: string | null;
             /**
              * Format: date
-             * @description The day of the first instalment, `YYYY-MM-DD`.
+             * @description The day of the first instalment, `YYYY-MM-DD`; null while the plan waits for the customer to configure it.
              */
-            start_date: string;
+            start_date: string | null;
             /**
-             * @description The plan's status, for example `active`. The spec shows this value only by example; its
-             *     complete value set is not shown.
+             * @description The plan's status: the same closed set as the API's `PaymentPlan.status`. The spec shows
+             *     only the value `active`; the list is ours.
              */
-            status: string;
+            status: components["schemas"]["PaymentPlanStatus"];
             /** @description The fees over all instalments, in cents. */
             total_fees: number;
             /** @description The interest over all instalments, in cents. */
@@ -6550,9 +6735,9 @@ export interface components {
             fees: components["schemas"]["EventFee"][];
             /**
              * Format: uuid
-             * @description The instalment's UUID.
+             * @description The instalment's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Interest added to the instalment, in cents. */
             interest: number;
             /** @description Whether the instalment is scheduled to be charged automatically. */
@@ -6626,9 +6811,9 @@ export interface components {
             has_siblings: boolean;
             /**
              * Format: uuid
-             * @description The account's UUID.
+             * @description The account's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /**
              * @description Whether the account is the top of its group, that is, not the child of another account. A
              *     stand-alone account is its own parent; `has_children` says whether it has children.
@@ -6678,9 +6863,9 @@ export interface components {
         EventRule: {
             /**
              * Format: uuid
-             * @description The rule's UUID.
+             * @description The rule's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /**
              * @description The rule's name, for example `min_payment_amount`. The complete set of names is not shown
              *     by the spec.
@@ -6708,9 +6893,9 @@ export interface components {
             fees: components["schemas"]["EventFee"][];
             /**
              * Format: uuid
-             * @description The scheduled charge's UUID.
+             * @description The scheduled charge's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The stored payment method to charge; null when it was removed. */
             payment_method: components["schemas"]["EventPaymentMethod"] | null;
             /**
@@ -6762,9 +6947,9 @@ export interface components {
                 fees?: components["schemas"]["EventFee"][];
                 /**
                  * Format: uuid
-                 * @description The scheduled charge's UUID.
+                 * @description The scheduled charge's UUID. Null only in test deliveries.
                  */
-                id?: string;
+                id?: string | null;
                 /** @description The stored payment method to charge; null when it was removed. */
                 payment_method?: components["schemas"]["EventPaymentMethod"] | null;
                 /**
@@ -6821,9 +7006,9 @@ export interface components {
             has_payment_plan: boolean;
             /**
              * Format: uuid
-             * @description The accepted offer's UUID.
+             * @description The accepted offer's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Number of months over which the offer is paid; null when it is paid at once. */
             months_period: number | null;
             /** @description The offer's name as shown to the customer. */
@@ -6879,9 +7064,9 @@ export interface components {
                 has_payment_plan?: boolean;
                 /**
                  * Format: uuid
-                 * @description The accepted offer's UUID.
+                 * @description The accepted offer's UUID. Null only in test deliveries.
                  */
-                id?: string;
+                id?: string | null;
                 /** @description Number of months over which the offer is paid; null when it is paid at once. */
                 months_period?: number | null;
                 /** @description The offer's name as shown to the customer. */
@@ -6929,9 +7114,9 @@ export interface components {
                 external_id: string | null;
                 /**
                  * Format: uuid
-                 * @description The account's UUID.
+                 * @description The account's UUID. Null only in test deliveries.
                  */
-                id: string;
+                id: string | null;
             } | null;
             /** @description The document's description; null when none. */
             description: string | null;
@@ -6939,9 +7124,9 @@ export interface components {
             external_id: string | null;
             /**
              * Format: uuid
-             * @description The document's UUID.
+             * @description The document's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description The document's name. */
             name: string;
             /**
@@ -6999,9 +7184,9 @@ export interface components {
                 external_id: string | null;
                 /**
                  * Format: uuid
-                 * @description The customer's UUID.
+                 * @description The customer's UUID. Null only in test deliveries.
                  */
-                id: string;
+                id: string | null;
                 /** @description The customer's name. */
                 name: string;
             } | null;
@@ -7013,9 +7198,9 @@ export interface components {
                 external_id: string | null;
                 /**
                  * Format: uuid
-                 * @description The account's UUID.
+                 * @description The account's UUID. Null only in test deliveries.
                  */
-                id: string;
+                id: string | null;
                 /** @description The account's status. */
                 status: components["schemas"]["DebtAccountStatus"];
             } | null;
@@ -7025,9 +7210,9 @@ export interface components {
             has_attachments: boolean;
             /**
              * Format: uuid
-             * @description The ticket's UUID.
+             * @description The ticket's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Whether the customer has read the latest message. */
             is_read_by_customer: boolean;
             /** @description Whether the organization has read the latest message. */
@@ -7068,16 +7253,16 @@ export interface components {
             created_at: components["schemas"]["EventTimestamp"];
             /**
              * Format: uuid
-             * @description The message's UUID.
+             * @description The message's UUID. Null only in test deliveries.
              */
-            id: string;
+            id: string | null;
             /** @description Whether the message is shown only after the customer signs in. */
             is_secure: boolean;
             /** @description The sender. */
             sender: {
                 /**
                  * Format: uuid
-                 * @description The sender's UUID; null when unknown.
+                 * @description The sender's UUID; null when unknown. Always null in test deliveries.
                  */
                 id: string | null;
                 /** @description The sender's name. */
@@ -7148,9 +7333,9 @@ export interface components {
             customer_id: number;
             /**
              * Format: uuid
-             * @description The customer's UUID.
+             * @description The customer's UUID. Null only in test deliveries.
              */
-            customer_uuid: string;
+            customer_uuid: string | null;
             /** @description The account the transaction pays; null when it is not tied to an account. */
             debt_account: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /**
@@ -7164,18 +7349,18 @@ export interface components {
             gateway_code: string | null;
             /** @description Name of the payment gateway that processed the transaction. */
             gateway_name: string;
-            /** @description The transaction's numeric identifier. */
-            id: number;
+            /** @description The transaction's numeric identifier. Null only in test deliveries. */
+            id: number | null;
             /**
              * Format: uuid
-             * @description The payment plan the transaction belongs to; null when none.
+             * @description The payment plan the transaction belongs to; null when none. Always null in test deliveries.
              */
             payment_plan_uuid: string | null;
             /** @description The gateway's reference number; null when none. */
             reference_number: string | null;
             /**
              * Format: uuid
-             * @description The scheduled charge the transaction comes from; null when none.
+             * @description The scheduled charge the transaction comes from; null when none. Always null in test deliveries.
              */
             scheduled_charge_uuid: string | null;
             /** @description IP address of the server that submitted the transaction; null when unknown. */
@@ -7243,9 +7428,9 @@ export interface components {
                 customer_id?: number;
                 /**
                  * Format: uuid
-                 * @description The customer's UUID.
+                 * @description The customer's UUID. Null only in test deliveries.
                  */
-                customer_uuid?: string;
+                customer_uuid?: string | null;
                 /** @description The account the transaction pays; null when it is not tied to an account. */
                 debt_account?: components["schemas"]["EventEmbeddedDebtAccount"] | null;
                 /**
@@ -7259,18 +7444,18 @@ export interface components {
                 gateway_code?: string | null;
                 /** @description Name of the payment gateway that processed the transaction. */
                 gateway_name?: string;
-                /** @description The transaction's numeric identifier. */
-                id?: number;
+                /** @description The transaction's numeric identifier. Null only in test deliveries. */
+                id?: number | null;
                 /**
                  * Format: uuid
-                 * @description The payment plan the transaction belongs to; null when none.
+                 * @description The payment plan the transaction belongs to; null when none. Always null in test deliveries.
                  */
                 payment_plan_uuid?: string | null;
                 /** @description The gateway's reference number; null when none. */
                 reference_number?: string | null;
                 /**
                  * Format: uuid
-                 * @description The scheduled charge the transaction comes from; null when none.
+                 * @description The scheduled charge the transaction comes from; null when none. Always null in test deliveries.
                  */
                 scheduled_charge_uuid?: string | null;
                 /** @description IP address of the server that submitted the transaction; null when unknown. */
@@ -7702,15 +7887,17 @@ export interface components {
         };
         /**
          * PaymentPlanCreate
-         * @description A payment plan proposed for the new account (spec 2.1; create only). All fields are
-         *     optional. An omitted or `null` field is left for the customer to choose in the Portal
-         *     before checkout, and the plan then reads back with status `pending_configuration`; `{}`
-         *     leaves the whole plan to the customer. `frequency` must be accompanied by `start_date`: when
-         *     the key `frequency` is present, `start_date` must be present too, and a non-null
-         *     `frequency` needs a non-null `start_date` (`422` on `payment_plan.start_date` otherwise).
-         *     The plan is stored as the account's `payment_plan`. It is accepted only when `billing_type`
-         *     offers `payment-plan` (an omitted `billing_type` does), and not on an account created as a
-         *     child, since the customer deals with the parent (`422` on `payment_plan` otherwise).
+         * @description A payment plan proposed for the new account (spec 2.1; create only). `null` means no plan,
+         *     exactly like omitting `payment_plan`. All fields are optional. An omitted or `null` field is
+         *     left for the customer to choose in the Portal before checkout, and the plan then reads back
+         *     with status `pending_configuration`; `{}` leaves the whole plan to the customer.
+         *     "frequency must be accompanied by start_date" (spec 2.1) is read as: when `frequency` is a
+         *     value (not `null`), `start_date` is required and must be a date (`422` on
+         *     `payment_plan.start_date` otherwise); with `frequency` `null` or omitted, `start_date` is
+         *     optional (our decision). The plan is stored as the account's `payment_plan`. It is accepted
+         *     only when `billing_type` offers `payment-plan` (an omitted `billing_type` does), and not on
+         *     an account created as a child, since the customer deals with the parent (`422` on
+         *     `payment_plan` otherwise).
          * @example {
          *       "frequency": "monthly",
          *       "start_date": "2026-12-01",
@@ -7731,7 +7918,7 @@ export interface components {
              * @example 2026-12-01
              */
             start_date?: string | null;
-        };
+        } | null;
         /**
          * PaymentPlanFrequency
          * @description How often a payment plan charges (spec 2.1):
@@ -7847,9 +8034,9 @@ export interface components {
             external_id: string | null;
             /**
              * Format: uuid
-             * @description The resource's UUID.
+             * @description The resource's UUID. Null only in test deliveries.
              */
-            uuid: string;
+            uuid: string | null;
         };
         /**
          * ValidationError
@@ -7951,7 +8138,9 @@ export interface components {
         };
         /**
          * WebhookTriggerRequest
-         * @description The events to send test deliveries of (spec 4.7, `events[]`).
+         * @description The events to send test deliveries of (spec 4.7). The spec's `events[]` is form-field
+         *     notation; since bodies are JSON only, it is the JSON array `events` here
+         *     (`{"events": ["customer.create"]}`).
          * @example {
          *       "events": [
          *         "customer.create",
@@ -8207,8 +8396,8 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The UUID of one address of the customer named by `{id}`. An address of another customer, or
-         *     a value that is not a UUID, answers 404.
+         * @description The UUID of one address of the customer named by `{id}`; a value that is not a UUID answers
+         *     422. An address of another customer, or one that does not exist, answers 404.
          * @example 4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60
          */
         AddressId: string;
@@ -8232,7 +8421,7 @@ export interface components {
          *       expired) to each payment method; `payment_methods.billing_address` adds `billing_address`
          *       (the customer's primary address, or null) to each.
          *     - `rules` is always an empty list for now: customer rules cannot be set through this API yet.
-         *     - Any other value is a 422 on `include`.
+         *     - Any other value is a 422 on `query.include`.
          * @example metadata,addresses,payment_methods.chargeable
          */
         CustomerInclude: string;
@@ -8280,7 +8469,7 @@ export interface components {
          */
         WebhookUuid: string;
         /**
-         * @description The UUID of the webhook subscription this delivery is for.
+         * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
          * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
          */
         WebhookWebhookIdHeader: string;
@@ -8325,15 +8514,15 @@ export interface operations {
                  * @example [
                  *       {
                  *         "customer": {
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
+                 *           "name": "Rosa Delgado",
+                 *           "email": "rosa.delgado@debt-collection.example",
                  *           "external_id": "CUST-100233",
-                 *           "phone": "(512) 555-0143",
+                 *           "phone": "(512) 555-0162",
                  *           "date_of_birth": "1984-03-17",
                  *           "ssn_last4": "0427",
                  *           "address": {
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
+                 *             "line1": "2210 Barton Hills Dr",
+                 *             "line2": "Unit 12",
                  *             "city": "Austin",
                  *             "state": "TX",
                  *             "country": "US",
@@ -8355,7 +8544,7 @@ export interface operations {
                  *             ],
                  *             "external_account_number": "4417-2290-0031",
                  *             "balance": 184500,
-                 *             "external_id": "ACC-2026-004400"
+                 *             "external_id": "ACC-2026-006400"
                  *           }
                  *         ],
                  *         "debt_accounts": [
@@ -8363,21 +8552,21 @@ export interface operations {
                  *             "external_account_number": "4417-2290-0032",
                  *             "balance": 98000,
                  *             "current_balance": 81250,
-                 *             "external_id": "ACC-2026-004417",
-                 *             "parent_external_id": "ACC-2026-004400"
+                 *             "external_id": "ACC-2026-006417",
+                 *             "parent_external_id": "ACC-2026-006400"
                  *           },
                  *           {
                  *             "external_account_number": "4417-2290-0033",
                  *             "balance": 86500,
-                 *             "external_id": "ACC-2026-004418",
-                 *             "parent_external_id": "ACC-2026-004400"
+                 *             "external_id": "ACC-2026-006418",
+                 *             "parent_external_id": "ACC-2026-006400"
                  *           }
                  *         ]
                  *       },
                  *       {
                  *         "customer": {
                  *           "name": "James Whitfield",
-                 *           "email": "j.whitfield@example.net",
+                 *           "email": "james.whitfield@debt-collection.example",
                  *           "external_id": "CUST-100234",
                  *           "ssn_last4": 8812
                  *         },
@@ -8487,7 +8676,7 @@ export interface operations {
                      *           "payload": {
                      *             "customer": {
                      *               "name": "James Whitfield",
-                     *               "email": "j.whitfield@example.net",
+                     *               "email": "james.whitfield@debt-collection.example",
                      *               "external_id": "CUST-100234",
                      *               "ssn_last4": 8812
                      *             },
@@ -8498,16 +8687,28 @@ export interface operations {
                      *             "debt_accounts": [
                      *               {
                      *                 "billing_type": [
-                     *                   "partial-payment"
+                     *                   "partial-payment",
+                     *                   "payment-plan"
                      *                 ],
-                     *                 "balance": 420000,
+                     *                 "balance": 432500,
                      *                 "external_id": "ACC-2026-005100",
                      *                 "parent_external_id": null
                      *               },
                      *               {
-                     *                 "balance": 12500,
+                     *                 "external_account_number": "AL-77120-01",
+                     *                 "balance": 420000,
+                     *                 "current_balance": 398200,
                      *                 "external_id": "ACC-2026-005101",
-                     *                 "parent_external_id": "ACC-2026-005199"
+                     *                 "parent_external_id": "ACC-2026-005100",
+                     *                 "metadata": {
+                     *                   "vehicle": "2019 sedan"
+                     *                 }
+                     *               },
+                     *               {
+                     *                 "external_account_number": "AL-77120-02",
+                     *                 "balance": 12500,
+                     *                 "external_id": "ACC-2026-005102",
+                     *                 "parent_external_id": "ACC-2026-005100"
                      *               }
                      *             ]
                      *           },
@@ -8516,7 +8717,7 @@ export interface operations {
                      *               {
                      *                 "data": {
                      *                   "name": "James Whitfield",
-                     *                   "email": "j.whitfield@example.net",
+                     *                   "email": "james.whitfield@debt-collection.example",
                      *                   "external_id": "CUST-100234",
                      *                   "ssn_last4": 8812
                      *                 },
@@ -8531,13 +8732,14 @@ export interface operations {
                      *             "debt_accounts": [
                      *               {
                      *                 "data": {
+                     *                   "external_account_number": "AL-77120-02",
                      *                   "balance": 12500,
-                     *                   "external_id": "ACC-2026-005101",
-                     *                   "parent_external_id": "ACC-2026-005199"
+                     *                   "external_id": "ACC-2026-005102",
+                     *                   "parent_external_id": "ACC-2026-005100"
                      *                 },
                      *                 "messages": {
-                     *                   "parent_external_id": [
-                     *                     "does not match a parent debt account of this row"
+                     *                   "external_id": [
+                     *                     "has already been taken"
                      *                   ]
                      *                 }
                      *               }
@@ -8553,13 +8755,13 @@ export interface operations {
                      *         "last_page": 1,
                      *         "per_page": 10,
                      *         "total": 1,
-                     *         "path": "https://5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors",
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors",
                      *         "from_submitted_date": "2026-11-21T16:05:12.000Z",
                      *         "to_submitted_date": "2026-11-21T16:05:12.000Z"
                      *       },
                      *       "links": {
-                     *         "first": "https://5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors?page=1&limit=10",
-                     *         "last": "https://5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors?page=1&limit=10",
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors?page=1&limit=10",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/bulk/2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693/errors?page=1&limit=10",
                      *         "prev": null,
                      *         "next": null
                      *       }
@@ -8595,7 +8797,7 @@ export interface operations {
                  * @example [
                  *       {
                  *         "customer_id": "CUST-100233",
-                 *         "debt_account_id": "ACC-2026-004417",
+                 *         "debt_account_id": "ACC-2026-006417",
                  *         "destination": "account_checkout",
                  *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                  *         "tags": [
@@ -8634,18 +8836,18 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *           "portal_url": "https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=sms&utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f",
+                     *           "portal_url": "https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=sms&utm_source=00000000-0000-4000-8000-000000000000",
                      *           "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *           "expiration_return_url": null,
                      *           "short_url": "https://dcs.example/s/Xb7k2Q",
                      *           "valid_till": "2026-11-22T16:04:54.000Z",
                      *           "customer_id": "CUST-100233",
-                     *           "debt_account_id": "ACC-2026-004417",
+                     *           "debt_account_id": "ACC-2026-006417",
                      *           "debt_account_dispute_id": null
                      *         },
                      *         {
                      *           "id": "1b9c5e3f-7a2d-4c8b-a6e4-93d0f2b1c758",
-                     *           "portal_url": "https://portal.debt-collection.example/accounts-list/Hn4RcT8wQ2xYk6LmP9vBs1Fj3DgZa7Ne?utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f",
+                     *           "portal_url": "https://portal.debt-collection.example/accounts-list/Hn4RcT8wQ2xYk6LmP9vBs1Fj3DgZa7Ne?utm_source=00000000-0000-4000-8000-000000000000",
                      *           "return_url": null,
                      *           "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *           "short_url": null,
@@ -8656,7 +8858,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "id": "c4a8e6d2-3f1b-4e9a-8c57-b20d9f6e1a34",
-                     *           "portal_url": "https://portal.debt-collection.example/account-disputes-detail/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0Z?utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f",
+                     *           "portal_url": "https://portal.debt-collection.example/account-disputes-detail/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0Z?utm_source=00000000-0000-4000-8000-000000000000",
                      *           "return_url": null,
                      *           "expiration_return_url": null,
                      *           "short_url": null,
@@ -8726,7 +8928,7 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "portal_url": "https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=email&utm_campaign=fall-reminder-2026&utm_source=5d3c9a7e-2b41-4f6a-9e08-7c1b2a3d4e5f",
+                     *         "portal_url": "https://portal.debt-collection.example/account-checkout/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1Ue?utm_medium=email&utm_campaign=fall-reminder-2026&utm_source=00000000-0000-4000-8000-000000000000",
                      *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *         "short_url": "https://dcs.example/s/Xb7k2Q",
@@ -8765,7 +8967,7 @@ export interface operations {
                  *       expired) to each payment method; `payment_methods.billing_address` adds `billing_address`
                  *       (the customer's primary address, or null) to each.
                  *     - `rules` is always an empty list for now: customer rules cannot be set through this API yet.
-                 *     - Any other value is a 422 on `include`.
+                 *     - Any other value is a 422 on `query.include`.
                  * @example metadata,addresses,payment_methods.chargeable
                  */
                 include?: components["parameters"]["CustomerInclude"];
@@ -8894,7 +9096,7 @@ export interface operations {
                  *       expired) to each payment method; `payment_methods.billing_address` adds `billing_address`
                  *       (the customer's primary address, or null) to each.
                  *     - `rules` is always an empty list for now: customer rules cannot be set through this API yet.
-                 *     - Any other value is a 422 on `include`.
+                 *     - Any other value is a 422 on `query.include`.
                  * @example metadata,addresses,payment_methods.chargeable
                  */
                 include?: components["parameters"]["CustomerInclude"];
@@ -8986,7 +9188,7 @@ export interface operations {
                  *       expired) to each payment method; `payment_methods.billing_address` adds `billing_address`
                  *       (the customer's primary address, or null) to each.
                  *     - `rules` is always an empty list for now: customer rules cannot be set through this API yet.
-                 *     - Any other value is a 422 on `include`.
+                 *     - Any other value is a 422 on `query.include`.
                  * @example metadata,addresses,payment_methods.chargeable
                  */
                 include?: components["parameters"]["CustomerInclude"];
@@ -9040,7 +9242,7 @@ export interface operations {
                  *       expired) to each payment method; `payment_methods.billing_address` adds `billing_address`
                  *       (the customer's primary address, or null) to each.
                  *     - `rules` is always an empty list for now: customer rules cannot be set through this API yet.
-                 *     - Any other value is a 422 on `include`.
+                 *     - Any other value is a 422 on `query.include`.
                  * @example metadata,addresses,payment_methods.chargeable
                  */
                 include?: components["parameters"]["CustomerInclude"];
@@ -9096,6 +9298,19 @@ export interface operations {
                      *             "is_primary": true,
                      *             "created_at": "2026-11-02T14:21:07.000Z",
                      *             "updated_at": "2026-11-21T16:04:54.000Z"
+                     *           },
+                     *           {
+                     *             "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+                     *             "name": "Work",
+                     *             "line1": "500 W 2nd St",
+                     *             "line2": "Suite 1900",
+                     *             "city": "Austin",
+                     *             "state": "TX",
+                     *             "country": "US",
+                     *             "postal_code": "78701",
+                     *             "is_primary": false,
+                     *             "created_at": "2026-11-05T09:12:30.000Z",
+                     *             "updated_at": "2026-11-05T09:12:30.000Z"
                      *           }
                      *         ],
                      *         "created_at": "2026-11-02T14:21:07.000Z",
@@ -9181,7 +9396,7 @@ export interface operations {
                      *           "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
                      *           "name": "Work",
                      *           "line1": "500 W 2nd St",
-                     *           "line2": null,
+                     *           "line2": "Suite 1900",
                      *           "city": "Austin",
                      *           "state": "TX",
                      *           "country": "US",
@@ -9279,8 +9494,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The UUID of one address of the customer named by `{id}`. An address of another customer, or
-                 *     a value that is not a UUID, answers 404.
+                 * @description The UUID of one address of the customer named by `{id}`; a value that is not a UUID answers
+                 *     422. An address of another customer, or one that does not exist, answers 404.
                  * @example 4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60
                  */
                 addressId: components["parameters"]["AddressId"];
@@ -9323,7 +9538,7 @@ export interface operations {
                      *         "postal_code": "78701",
                      *         "is_primary": true,
                      *         "created_at": "2026-11-05T09:12:30.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z"
+                     *         "updated_at": "2026-11-24T11:30:15.000Z"
                      *       }
                      *     }
                      */
@@ -9347,8 +9562,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The UUID of one address of the customer named by `{id}`. An address of another customer, or
-                 *     a value that is not a UUID, answers 404.
+                 * @description The UUID of one address of the customer named by `{id}`; a value that is not a UUID answers
+                 *     422. An address of another customer, or one that does not exist, answers 404.
                  * @example 4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60
                  */
                 addressId: components["parameters"]["AddressId"];
@@ -9365,6 +9580,7 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -9442,104 +9658,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "parent_external_id": null,
-                     *           "billing_type": [
-                     *             "partial-payment",
-                     *             "full-amount-payment",
-                     *             "payment-plan"
-                     *           ],
-                     *           "balance": 184250,
-                     *           "current_balance": 159250,
-                     *           "external_company_id": "LOC-LAKESIDE-01",
-                     *           "created_at": "2026-11-21T16:04:54.000Z",
-                     *           "updated_at": "2026-11-21T16:04:54.000Z",
-                     *           "rules": {
-                     *             "min_payment_amount": 2500
-                     *           },
-                     *           "transactions": [],
-                     *           "payment_plan": {
-                     *             "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
-                     *             "frequency": "monthly",
-                     *             "start_date": "2026-12-01",
-                     *             "amount": 15000,
-                     *             "status": "pending_enrollment",
-                     *             "created_at": "2026-11-21T16:04:54.000Z",
-                     *             "updated_at": "2026-11-21T16:04:54.000Z"
-                     *           },
-                     *           "charges": [],
-                     *           "external_account_number": "4417-0093-2210",
-                     *           "external_status": "placed",
-                     *           "status": "active"
-                     *         },
-                     *         {
-                     *           "id": "3b6e9f20-4c1d-4a7b-8e52-9d0f1a6c2e47",
-                     *           "external_id": "ACC-2026-004400",
-                     *           "parent_external_id": null,
-                     *           "billing_type": [
-                     *             "partial-payment",
-                     *             "full-amount-payment",
-                     *             "payment-plan"
-                     *           ],
-                     *           "balance": 42000,
-                     *           "current_balance": 42000,
-                     *           "external_company_id": "LOC-LAKESIDE-01",
-                     *           "created_at": "2026-11-21T16:05:30.000Z",
-                     *           "updated_at": "2026-11-21T16:10:02.000Z",
-                     *           "rules": {},
-                     *           "transactions": [],
-                     *           "payment_plan": null,
-                     *           "charges": [],
-                     *           "external_account_number": "4400-0093-2210",
-                     *           "external_status": "placed",
-                     *           "status": "active"
-                     *         },
-                     *         {
-                     *           "id": "8a1c5e3f-2b7d-4c90-9e64-1f3a7b2d8c05",
-                     *           "external_id": "ACC-2026-004418",
-                     *           "parent_external_id": "ACC-2026-004400",
-                     *           "billing_type": [
-                     *             "partial-payment",
-                     *             "full-amount-payment"
-                     *           ],
-                     *           "balance": 42000,
-                     *           "current_balance": 42000,
-                     *           "external_company_id": "LOC-NORTHSTAR-07",
-                     *           "created_at": "2026-11-21T16:10:02.000Z",
-                     *           "updated_at": "2026-11-21T16:10:02.000Z",
-                     *           "rules": {},
-                     *           "transactions": [],
-                     *           "payment_plan": null,
-                     *           "charges": [],
-                     *           "external_account_number": null,
-                     *           "external_status": null,
-                     *           "status": "active"
-                     *         }
-                     *       ],
-                     *       "meta": {
-                     *         "current_page": 2,
-                     *         "from": 11,
-                     *         "to": 13,
-                     *         "last_page": 2,
-                     *         "per_page": 10,
-                     *         "total": 13,
-                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts",
-                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
-                     *         "to_submitted_date": "2026-11-21T16:10:02.000Z"
-                     *       },
-                     *       "links": {
-                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts?page=1&limit=10&include=",
-                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts?page=2&limit=10&include=",
-                     *         "prev": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts?page=1&limit=10&include=",
-                     *         "next": null
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
@@ -9590,6 +9708,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -9635,9 +9754,9 @@ export interface operations {
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "external_id": "CUST-100482",
-                     *           "name": "Emily Johnson",
-                     *           "email": "emily.johnson@debt-collection.example",
-                     *           "phone": "+12025550143"
+                     *           "name": "Maria Gonzalez",
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "phone": "(512) 555-0147"
                      *         },
                      *         "billing_type": [
                      *           "partial-payment",
@@ -9759,9 +9878,9 @@ export interface operations {
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "external_id": "CUST-100482",
-                     *           "name": "Emily Johnson",
-                     *           "email": "emily.johnson@debt-collection.example",
-                     *           "phone": "+12025550143"
+                     *           "name": "Maria Gonzalez",
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "phone": "(512) 555-0147"
                      *         },
                      *         "billing_type": [
                      *           "partial-payment",
@@ -9817,6 +9936,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
@@ -9852,12 +9972,12 @@ export interface operations {
             query: {
                 /**
                  * @description The customer's date of birth, `YYYY-MM-DD`. Required by the `*_date_of_birth` flows.
-                 * @example 1986-04-17
+                 * @example 1984-07-19
                  */
                 date_of_birth?: string;
                 /**
                  * @description The customer's first name, matched case-insensitively against the first word of the customer's name. Required by the `first_name_last_name_*` flows.
-                 * @example Emily
+                 * @example Maria
                  */
                 first_name?: string;
                 /**
@@ -9870,7 +9990,7 @@ export interface operations {
                 include?: components["parameters"]["DebtAccountInclude"];
                 /**
                  * @description The customer's last name, matched case-insensitively against the last word of the customer's name. Required by the `first_name_last_name_*` flows.
-                 * @example Johnson
+                 * @example Gonzalez
                  */
                 last_name?: string;
                 /**
@@ -9890,16 +10010,18 @@ export interface operations {
                 page?: components["parameters"]["Page"];
                 /**
                  * @description The customer's US phone number in any common notation; only its last 10 digits are compared. Required by the `phone_*` flows.
-                 * @example +1 (202) 555-0143
+                 * @example (512) 555-0147
                  */
                 phone?: string;
                 /**
                  * @description A 5-digit postal code, matched against any of the customer's addresses. Required by the `phone_postal_code` flow.
-                 * @example 20016
+                 * @example 78704
                  */
                 postal_code?: string;
                 /**
-                 * @description The last 4 digits of the customer's social security number, as 4 digits (leading zeros kept). Required by the `*_ssn_last4` flows.
+                 * @description The last digits of the customer's social security number, 1 to 4 digits, left-padded
+                 *     with zeros to 4 digits (`427` means `0427`), as on customer create, where an integer
+                 *     `ssn_last4` is padded the same way. Required by the `*_ssn_last4` flows.
                  * @example 0427
                  */
                 ssn_last4?: string;
@@ -9916,68 +10038,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": [
-                     *         {
-                     *           "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "parent_external_id": null,
-                     *           "customer": {
-                     *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *             "external_id": "CUST-100482",
-                     *             "name": "Emily Johnson",
-                     *             "email": "emily.johnson@debt-collection.example",
-                     *             "phone": "+12025550143"
-                     *           },
-                     *           "billing_type": [
-                     *             "partial-payment",
-                     *             "full-amount-payment",
-                     *             "payment-plan"
-                     *           ],
-                     *           "balance": 184250,
-                     *           "current_balance": 159250,
-                     *           "external_company_id": "LOC-LAKESIDE-01",
-                     *           "created_at": "2026-11-21T16:04:54.000Z",
-                     *           "updated_at": "2026-11-21T16:04:54.000Z",
-                     *           "rules": {
-                     *             "min_payment_amount": 2500
-                     *           },
-                     *           "transactions": [],
-                     *           "payment_plan": {
-                     *             "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
-                     *             "frequency": "monthly",
-                     *             "start_date": "2026-12-01",
-                     *             "amount": 15000,
-                     *             "status": "pending_enrollment",
-                     *             "created_at": "2026-11-21T16:04:54.000Z",
-                     *             "updated_at": "2026-11-21T16:04:54.000Z"
-                     *           },
-                     *           "charges": [],
-                     *           "external_account_number": "4417-0093-2210",
-                     *           "external_status": "placed",
-                     *           "status": "active"
-                     *         }
-                     *       ],
-                     *       "meta": {
-                     *         "current_page": 1,
-                     *         "from": 1,
-                     *         "to": 1,
-                     *         "last_page": 1,
-                     *         "per_page": 10,
-                     *         "total": 1,
-                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts/lookup",
-                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
-                     *         "to_submitted_date": "2026-11-21T16:04:54.000Z"
-                     *       },
-                     *       "links": {
-                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts/lookup?lookup_flow_type=phone_ssn_last4&phone=2025550143&ssn_last4=0427&include=customer&page=1&limit=10",
-                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/debt-accounts/lookup?lookup_flow_type=phone_ssn_last4&phone=2025550143&ssn_last4=0427&include=customer&page=1&limit=10",
-                     *         "prev": null,
-                     *         "next": null
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The matching accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
@@ -10259,6 +10319,7 @@ export interface operations {
                  *       "events": [
                  *         "customer.create",
                  *         "charge.succeeded",
+                 *         "customer.login.success",
                  *         "ticket.create"
                  *       ]
                  *     }
@@ -10280,8 +10341,8 @@ export interface operations {
                      *           "customer.create",
                      *           "charge.succeeded"
                      *         ],
-                     *         "https://hooks.acme-recovery.example/debt-collection/customers": [
-                     *           "customer.create"
+                     *         "https://hooks.acme-recovery.example/debt-collection/portal-activity": [
+                     *           "customer.login.success"
                      *         ]
                      *       },
                      *       "not_dispatched": [
@@ -10372,7 +10433,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -10414,16 +10475,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -10493,7 +10554,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -10674,7 +10735,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -10716,16 +10777,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -10795,7 +10856,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -10954,7 +11015,7 @@ export interface operations {
                  *           "amount_cents": 5150,
                  *           "source": "portal",
                  *           "customer_id": 100482,
-                 *           "customer_uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "submitted_date": "2026-03-14 15:09:26",
                  *           "account_holder": "Maria Gonzalez",
                  *           "client_ip": "203.0.113.24",
@@ -11058,7 +11119,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11077,7 +11138,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           }
                  *         }
@@ -11109,7 +11170,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11128,7 +11189,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           }
                  *         }
@@ -11160,7 +11221,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11179,7 +11240,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           }
                  *         }
@@ -11211,7 +11272,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11230,7 +11291,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11266,7 +11327,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11285,7 +11346,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11321,7 +11382,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11340,7 +11401,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11376,7 +11437,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11395,7 +11456,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11431,7 +11492,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11450,7 +11511,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11486,7 +11547,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11505,7 +11566,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11541,7 +11602,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11560,7 +11621,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11596,7 +11657,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11615,7 +11676,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11651,7 +11712,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11670,7 +11731,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11706,7 +11767,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11725,7 +11786,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11761,7 +11822,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11780,7 +11841,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11816,7 +11877,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11835,7 +11896,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11871,7 +11932,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11890,7 +11951,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11926,7 +11987,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -11945,7 +12006,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -11981,7 +12042,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12000,7 +12061,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12036,7 +12097,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12055,7 +12116,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12091,7 +12152,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12105,16 +12166,16 @@ export interface operations {
                 /**
                  * @example {
                  *       "data": {
-                 *         "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *         "first_name": "Maria",
                  *         "last_name": "Gonzalez",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
+                 *         "email": "maria.gonzalez@debt-collection.example",
                  *         "username": null,
-                 *         "phone": "(512) 555-0148",
-                 *         "date_of_birth": "1984-07-12",
+                 *         "phone": "(512) 555-0147",
+                 *         "date_of_birth": "1984-07-19",
                  *         "last_activity_at": null,
-                 *         "ssn_last4": "6789",
+                 *         "ssn_last4": "0427",
                  *         "external_id": "CUST-100482",
                  *         "has_debt_accounts": false,
                  *         "rules": [],
@@ -12129,7 +12190,7 @@ export interface operations {
                  *         "debt_accounts": [],
                  *         "addresses": [
                  *           {
-                 *             "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *             "name": "Home",
                  *             "city": "Austin",
                  *             "postal_code": "78704",
@@ -12174,7 +12235,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12188,16 +12249,16 @@ export interface operations {
                 /**
                  * @example {
                  *       "data": {
-                 *         "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *         "first_name": "Maria",
                  *         "last_name": "Gonzalez",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
+                 *         "email": "maria.gonzalez@debt-collection.example",
                  *         "username": "maria.gonzalez",
-                 *         "phone": "(512) 555-0148",
-                 *         "date_of_birth": "1984-07-12",
+                 *         "phone": "(512) 555-0147",
+                 *         "date_of_birth": "1984-07-19",
                  *         "last_activity_at": "2026-03-14 15:09:26",
-                 *         "ssn_last4": "6789",
+                 *         "ssn_last4": "0427",
                  *         "external_id": "CUST-100482",
                  *         "has_debt_accounts": true,
                  *         "rules": [],
@@ -12268,7 +12329,7 @@ export interface operations {
                  *         ],
                  *         "addresses": [
                  *           {
-                 *             "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *             "name": "Home",
                  *             "city": "Austin",
                  *             "postal_code": "78704",
@@ -12373,7 +12434,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12392,7 +12453,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12428,7 +12489,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12447,7 +12508,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12483,7 +12544,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12529,7 +12590,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12548,7 +12609,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           }
                  *         }
@@ -12580,7 +12641,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12599,7 +12660,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12635,7 +12696,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12654,7 +12715,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12690,7 +12751,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12709,7 +12770,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -12745,7 +12806,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12759,16 +12820,16 @@ export interface operations {
                 /**
                  * @example {
                  *       "data": {
-                 *         "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *         "first_name": "Maria",
                  *         "last_name": "Gonzalez",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
+                 *         "email": "maria.gonzalez@debt-collection.example",
                  *         "username": "maria.gonzalez",
-                 *         "phone": "(512) 555-0148",
-                 *         "date_of_birth": "1984-07-12",
+                 *         "phone": "(512) 555-0147",
+                 *         "date_of_birth": "1984-07-19",
                  *         "last_activity_at": "2026-03-14 15:09:26",
-                 *         "ssn_last4": "6789",
+                 *         "ssn_last4": "0427",
                  *         "external_id": "CUST-100482",
                  *         "has_debt_accounts": true,
                  *         "rules": [],
@@ -12839,7 +12900,7 @@ export interface operations {
                  *         ],
                  *         "addresses": [
                  *           {
-                 *             "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *             "name": "Home",
                  *             "city": "Austin",
                  *             "postal_code": "78704",
@@ -12944,7 +13005,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -12965,8 +13026,8 @@ export interface operations {
                  *         "has_documents": true,
                  *         "username": "maria.gonzalez",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
-                 *         "phone_number": "(512) 555-0148",
+                 *         "email": "maria.gonzalez@debt-collection.example",
+                 *         "phone_number": "(512) 555-0147",
                  *         "address_1": "1208 Oak Hollow Dr",
                  *         "address_2": "Apt 4B",
                  *         "city": "Austin",
@@ -12983,12 +13044,12 @@ export interface operations {
                  *           }
                  *         ],
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "first_name": "Maria",
                  *           "last_name": "Gonzalez",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
-                 *           "phone": "(512) 555-0148",
+                 *           "email": "maria.gonzalez@debt-collection.example",
+                 *           "phone": "(512) 555-0147",
                  *           "external_id": "CUST-100482",
                  *           "created_at": "2026-02-20 18:04:11",
                  *           "updated_at": "2026-02-21 09:12:40"
@@ -13018,16 +13079,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -13097,7 +13158,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -13206,7 +13267,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -13227,8 +13288,8 @@ export interface operations {
                  *         "has_documents": true,
                  *         "username": "maria.gonzalez",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
-                 *         "phone_number": "(512) 555-0148",
+                 *         "email": "maria.gonzalez@debt-collection.example",
+                 *         "phone_number": "(512) 555-0147",
                  *         "address_1": "1208 Oak Hollow Dr",
                  *         "address_2": "Apt 4B",
                  *         "city": "Austin",
@@ -13278,12 +13339,12 @@ export interface operations {
                  *           }
                  *         ],
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "first_name": "Maria",
                  *           "last_name": "Gonzalez",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
-                 *           "phone": "(512) 555-0148",
+                 *           "email": "maria.gonzalez@debt-collection.example",
+                 *           "phone": "(512) 555-0147",
                  *           "external_id": "CUST-100482",
                  *           "created_at": "2026-02-20 18:04:11",
                  *           "updated_at": "2026-02-21 09:12:40"
@@ -13313,16 +13374,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -13392,7 +13453,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -13501,7 +13562,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -13563,7 +13624,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -13729,7 +13790,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -13767,12 +13828,12 @@ export interface operations {
                  *           "minimum_payment_amount": 2500
                  *         },
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "first_name": "Maria",
                  *           "last_name": "Gonzalez",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
-                 *           "phone": "(512) 555-0148",
+                 *           "email": "maria.gonzalez@debt-collection.example",
+                 *           "phone": "(512) 555-0147",
                  *           "external_id": "CUST-100482",
                  *           "created_at": "2026-02-20 18:04:11",
                  *           "updated_at": "2026-02-21 09:12:40"
@@ -13855,7 +13916,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -13893,12 +13954,12 @@ export interface operations {
                  *           "minimum_payment_amount": 2500
                  *         },
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "first_name": "Maria",
                  *           "last_name": "Gonzalez",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
-                 *           "phone": "(512) 555-0148",
+                 *           "email": "maria.gonzalez@debt-collection.example",
+                 *           "phone": "(512) 555-0147",
                  *           "external_id": "CUST-100482",
                  *           "created_at": "2026-02-20 18:04:11",
                  *           "updated_at": "2026-02-21 09:12:40"
@@ -14132,7 +14193,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -14170,12 +14231,12 @@ export interface operations {
                  *           "minimum_payment_amount": 2500
                  *         },
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "first_name": "Maria",
                  *           "last_name": "Gonzalez",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
-                 *           "phone": "(512) 555-0148",
+                 *           "email": "maria.gonzalez@debt-collection.example",
+                 *           "phone": "(512) 555-0147",
                  *           "external_id": "CUST-100482",
                  *           "created_at": "2026-02-20 18:04:11",
                  *           "updated_at": "2026-02-21 09:12:40"
@@ -14400,7 +14461,7 @@ export interface operations {
                  *               "amount_cents": 5150,
                  *               "source": "portal",
                  *               "customer_id": 100482,
-                 *               "customer_uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *               "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *               "submitted_date": "2026-03-14 15:09:26",
                  *               "account_holder": "Maria Gonzalez",
                  *               "client_ip": "203.0.113.24",
@@ -14548,7 +14609,7 @@ export interface operations {
                  *             "amount_cents": 5150,
                  *             "source": "portal",
                  *             "customer_id": 100482,
-                 *             "customer_uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "submitted_date": "2026-03-14 15:09:26",
                  *             "account_holder": "Maria Gonzalez",
                  *             "client_ip": "203.0.113.24",
@@ -14835,7 +14896,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -14876,7 +14937,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -14922,7 +14983,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -14941,7 +15002,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -14977,7 +15038,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15023,7 +15084,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15042,7 +15103,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15078,7 +15139,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15124,7 +15185,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15143,7 +15204,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15179,7 +15240,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15225,7 +15286,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15271,7 +15332,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15290,7 +15351,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15326,7 +15387,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15345,7 +15406,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15381,7 +15442,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15400,7 +15461,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15436,7 +15497,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15482,7 +15543,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15501,7 +15562,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15537,7 +15598,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15583,7 +15644,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15602,7 +15663,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           }
                  *         }
@@ -15634,7 +15695,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15680,7 +15741,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15699,7 +15760,7 @@ export interface operations {
                  *         "device_id": "web",
                  *         "trackables": {
                  *           "customer": {
-                 *             "uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "external_id": "CUST-100482"
                  *           },
                  *           "debt_account": {
@@ -15735,7 +15796,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15784,7 +15845,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15844,7 +15905,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15904,7 +15965,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -15971,7 +16032,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -16083,16 +16144,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -16162,7 +16223,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -16312,7 +16373,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -16424,16 +16485,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -16503,7 +16564,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -16653,7 +16714,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -16765,16 +16826,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -16844,7 +16905,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -17010,7 +17071,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17056,7 +17117,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17126,16 +17187,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -17205,7 +17266,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -17331,7 +17392,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17401,16 +17462,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -17480,7 +17541,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -17606,7 +17667,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17676,16 +17737,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -17755,7 +17816,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -17881,7 +17942,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17938,7 +17999,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -17954,8 +18015,8 @@ export interface operations {
                  *       "data": {
                  *         "id": "eca2908e-e296-4128-b56b-6512a13357a5",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
-                 *         "phone": "(512) 555-0148",
+                 *         "email": "maria.gonzalez@debt-collection.example",
+                 *         "phone": "(512) 555-0147",
                  *         "category": "billing",
                  *         "subject": "Question about my balance",
                  *         "status": "open",
@@ -17968,9 +18029,9 @@ export interface operations {
                  *         "created_at": "2026-03-19 12:05:31",
                  *         "updated_at": "2026-03-19 12:05:31",
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
+                 *           "email": "maria.gonzalez@debt-collection.example",
                  *           "external_id": "CUST-100482"
                  *         },
                  *         "debt_account": {
@@ -17989,7 +18050,7 @@ export interface operations {
                  *             "source": "portal",
                  *             "sender": {
                  *               "type": "customer",
-                 *               "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *               "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *               "name": "Maria Gonzalez"
                  *             },
                  *             "created_at": "2026-03-19 12:05:31"
@@ -18023,7 +18084,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -18039,8 +18100,8 @@ export interface operations {
                  *       "data": {
                  *         "id": "eca2908e-e296-4128-b56b-6512a13357a5",
                  *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@example.com",
-                 *         "phone": "(512) 555-0148",
+                 *         "email": "maria.gonzalez@debt-collection.example",
+                 *         "phone": "(512) 555-0147",
                  *         "category": "billing",
                  *         "subject": "Question about my balance",
                  *         "status": "open",
@@ -18053,9 +18114,9 @@ export interface operations {
                  *         "created_at": "2026-03-19 12:05:31",
                  *         "updated_at": "2026-03-19 14:40:02",
                  *         "customer": {
-                 *           "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@example.com",
+                 *           "email": "maria.gonzalez@debt-collection.example",
                  *           "external_id": "CUST-100482"
                  *         },
                  *         "debt_account": {
@@ -18077,7 +18138,7 @@ export interface operations {
                  *             "source": "portal",
                  *             "sender": {
                  *               "type": "customer",
-                 *               "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *               "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *               "name": "Maria Gonzalez"
                  *             },
                  *             "created_at": "2026-03-19 12:05:31"
@@ -18124,7 +18185,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -18150,7 +18211,7 @@ export interface operations {
                  *         "amount_cents": 64625,
                  *         "source": "payment_plan",
                  *         "customer_id": 100482,
-                 *         "customer_uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *         "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *         "submitted_date": "2026-04-01 14:00:12",
                  *         "account_holder": "Maria Gonzalez",
                  *         "client_ip": null,
@@ -18185,16 +18246,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -18264,7 +18325,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -18377,7 +18438,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
@@ -18403,7 +18464,7 @@ export interface operations {
                  *         "amount_cents": 64625,
                  *         "source": "payment_plan",
                  *         "customer_id": 100482,
-                 *         "customer_uuid": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *         "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *         "submitted_date": "2026-04-01 14:00:12",
                  *         "account_holder": "Maria Gonzalez",
                  *         "client_ip": null,
@@ -18438,16 +18499,16 @@ export interface operations {
                  *             "minimum_payment_amount": 2500
                  *           },
                  *           "customer": {
-                 *             "id": "1d0107d7-becf-4fe9-bdbd-3dc6b38a6725",
+                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                  *             "first_name": "Maria",
                  *             "last_name": "Gonzalez",
                  *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@example.com",
+                 *             "email": "maria.gonzalez@debt-collection.example",
                  *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0148",
-                 *             "date_of_birth": "1984-07-12",
+                 *             "phone": "(512) 555-0147",
+                 *             "date_of_birth": "1984-07-19",
                  *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "6789",
+                 *             "ssn_last4": "0427",
                  *             "external_id": "CUST-100482",
                  *             "rules": [],
                  *             "metadata": [
@@ -18517,7 +18578,7 @@ export interface operations {
                  *             ],
                  *             "addresses": [
                  *               {
-                 *                 "id": "156bd0bc-b95b-4e7c-80a6-2304ab56f87f",
+                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
                  *                 "name": "Home",
                  *                 "city": "Austin",
                  *                 "postal_code": "78704",
@@ -18630,7 +18691,7 @@ export interface operations {
                  */
                 "X-Service-Signature-256": components["parameters"]["WebhookSignatureHeader"];
                 /**
-                 * @description The UUID of the webhook subscription this delivery is for.
+                 * @description The UUID of the webhook subscription (the spec says 'delivery/subscription'; ours: the subscription).
                  * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
                  */
                 "X-Service-Webhook-ID": components["parameters"]["WebhookWebhookIdHeader"];
