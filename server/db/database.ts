@@ -32,6 +32,25 @@ export async function openDatabase(config: Config, log: (line: string) => void =
   };
 }
 
+/** An arbitrary, fixed key: the session-level advisory lock that serializes migrations. */
+const MIGRATION_LOCK = 20_261_121;
+
+/**
+ * Brings the schema up to date. Several processes may start at once over one database, even
+ * an empty one (where knex's own lock table does not exist yet), so the whole migration runs
+ * under a PostgreSQL advisory lock: the others wait for it, then find nothing left to do.
+ * Needs a pool of at least two connections: one holds the lock while knex migrates.
+ */
 export async function migrate(db: Knex): Promise<void> {
-  await db.migrate.latest({ migrationSource });
+  const connection = await db.client.acquireConnection();
+  try {
+    await connection.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      await db.migrate.latest({ migrationSource });
+    } finally {
+      await connection.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
 }

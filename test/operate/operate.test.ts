@@ -23,7 +23,7 @@ function freePort(): Promise<number> {
 }
 
 function startServer(port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const env = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
   const child = spawn(tsx, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -47,7 +47,7 @@ async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
 }
 
 async function org(...args: string[]): Promise<Record<string, string>> {
-  const env = { ...process.env, DATA_DIR: dataDir };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
   delete env.DATABASE_URL;
   const { stdout } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env });
   return JSON.parse(stdout) as Record<string, string>;

@@ -4,6 +4,7 @@
  * (CREATE DATABASE … TEMPLATE), so files run in parallel without touching each other.
  */
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { connect, migrate } from '../../server/db/database';
 import { startEmbedded } from '../../server/db/embedded';
@@ -16,9 +17,15 @@ declare global {
 export default async function globalSetup(): Promise<void> {
   let adminUrl = process.env.DATABASE_URL;
   if (!adminUrl) {
-    const embedded = await startEmbedded(resolve(__dirname, '../../.data/test'), () => {});
+    // A cluster of this run's own: two runs at once (a developer's and a watcher's) must not
+    // stop each other's database.
+    const dataDir = resolve(__dirname, '../../.data', `test-${process.pid}`);
+    const embedded = await startEmbedded(dataDir, () => {});
     adminUrl = embedded.url;
-    globalThis.stopTestDatabase = embedded.stop;
+    globalThis.stopTestDatabase = async () => {
+      await embedded.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    };
   }
   const template = `dcs_template_${randomBytes(4).toString('hex')}`;
   const admin = connect(adminUrl, 1);
@@ -27,7 +34,7 @@ export default async function globalSetup(): Promise<void> {
 
   const url = new URL(adminUrl);
   url.pathname = `/${template}`;
-  const db = connect(url.toString(), 1);
+  const db = connect(url.toString(), 2);
   await migrate(db);
   await db.destroy();
 

@@ -1,0 +1,157 @@
+/**
+ * npm run bench:api — GET /customers/{id} through the whole service (auth, rate limit,
+ * request and response validation, request logging) against a bare Express + pg handler
+ * running the same two queries (customer, addresses), in the same run, on the same database.
+ * A middle variant (bare + auth + rate limit) shows where the cost goes. Each server is loaded
+ * in turn by autocannon in a separate process; rounds alternate A B C A B C and medians are
+ * printed, with the ratio against the bare handler.
+ *
+ *   npm run bench:api [-- --seconds 5 --rounds 3 --connections 10]
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import express, { type Express } from 'express';
+import type { Knex } from 'knex';
+import pino from 'pino';
+import { API_BASE, createApp, listen } from '../server/app';
+import { loadConfig } from '../server/config';
+import { SecretBox } from '../server/crypto/secrets';
+import { ADDRESS_COLUMNS, ADDRESSES } from '../server/customers/address-repo';
+import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
+import { createCustomer } from '../server/customers/customer-service';
+import { connect, migrate } from '../server/db/database';
+import { startEmbedded } from '../server/db/embedded';
+import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
+import { createLimiter, rateLimit } from '../server/http/rate-limit';
+import { createOrganization } from '../server/organizations/organization-repo';
+
+const root = resolve(__dirname, '..');
+const run = promisify(execFile);
+const { values: options } = parseArgs({
+  options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '10' } },
+});
+
+/** The same two queries the service runs for GET /customers/{id} with its default include. */
+function sameQueries(db: Knex) {
+  return async (tenant: Tenant, id: string) => {
+    const customer = await db(CUSTOMERS)
+      .where({ organization_id: tenant.organizationId, environment: tenant.environment, id })
+      .first(CUSTOMER_COLUMNS);
+    const addresses = await db(ADDRESSES)
+      .where({ organization_id: tenant.organizationId, environment: tenant.environment, customer_id: id })
+      .orderBy(['created_at', 'id'])
+      .select(ADDRESS_COLUMNS);
+    return { data: { ...customer, addresses } };
+  };
+}
+
+function bareApp(db: Knex, tenant: Tenant): Express {
+  const query = sameQueries(db);
+  const app = express();
+  app.get(`${API_BASE}/customers/:id`, async (req, res) => {
+    res.json(await query(tenant, req.params.id));
+  });
+  return app;
+}
+
+function authAndLimitApp(db: Knex): Express {
+  const query = sameQueries(db);
+  const app = express();
+  app.use(API_BASE, authenticate(db), rateLimit(createLimiter(db, { points: 1e9, durationSeconds: 60, keyPrefix: 'bench' })));
+  app.get(`${API_BASE}/customers/:id`, async (req, res) => {
+    res.json(await query(tenantOf(res), req.params.id));
+  });
+  return app;
+}
+
+interface Result {
+  requests: number;
+  p99: number;
+}
+
+async function load(url: string, token: string): Promise<Result> {
+  const { stdout } = await run(
+    join(root, 'node_modules', '.bin', 'autocannon'),
+    ['--json', '-c', options.connections!, '-d', options.seconds!, '-H', `Authorization=Bearer ${token}`, url],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const report = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  if (report.non2xx > 0 || report.errors > 0) throw new Error(`${url}: ${report.non2xx} non-2xx answers, ${report.errors} errors`);
+  return { requests: report.requests.average, p99: report.latency.p99 };
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dataDir = join(root, '.data', `bench-${process.pid}`);
+  let adminUrl = process.env.DATABASE_URL;
+  let stopEmbedded = async () => {};
+  if (!adminUrl) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+    const embedded = await startEmbedded(dataDir, () => {});
+    adminUrl = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const name = `dcs_bench_${randomBytes(4).toString('hex')}`;
+  const admin = connect(adminUrl, 1);
+  await admin.raw(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = connect(url.toString(), 20);
+  const servers: Server[] = [];
+  try {
+    await migrate(db);
+    const organization = await createOrganization(db, 'Bench Recovery');
+    const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
+    const customer = await createCustomer(
+      db,
+      tenant,
+      { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', city: 'Austin' }, metadata: { portfolio: 'spring-2026' } },
+      new Set(['metadata', 'addresses']),
+    );
+    // The full service as deployed: request logs included (written to /dev/null).
+    const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
+    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    const variants: [string, Express][] = [
+      ['bare Express + pg', bareApp(db, tenant)],
+      ['+ auth + rate limit', authAndLimitApp(db)],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)) })],
+    ];
+    const targets: { label: string; url: string; results: Result[] }[] = [];
+    for (const [label, app] of variants) {
+      const server = await listen(app, 0, '127.0.0.1');
+      servers.push(server);
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      targets.push({ label, url: `http://127.0.0.1:${port}${API_BASE}/customers/${customer.id}`, results: [] });
+    }
+    for (const target of targets) await load(target.url, organization.production_token); // warm-up
+    for (let round = 0; round < Number(options.rounds); round++) {
+      for (const target of targets) target.results.push(await load(target.url, organization.production_token));
+    }
+    const baseline = median(targets[0]!.results.map((r) => r.requests));
+    console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians`);
+    console.log('variant                  req/s   p99 ms   req/s vs bare');
+    for (const target of targets) {
+      const requests = median(target.results.map((r) => r.requests));
+      const p99 = median(target.results.map((r) => r.p99));
+      console.log(`${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(15)}`);
+    }
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+    await db.destroy();
+    await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.destroy();
+    await stopEmbedded();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});

@@ -1,0 +1,25 @@
+import { randomBytes } from 'node:crypto';
+import { connect, migrate } from '../../server/db/database';
+
+describe('migrate', () => {
+  test('three processes starting at once over one empty database all come up, and the schema is made once', async () => {
+    const adminUrl = process.env.TEST_ADMIN_DATABASE_URL!;
+    const name = `${process.env.TEST_TEMPLATE_DATABASE}_empty_${randomBytes(3).toString('hex')}`;
+    const admin = connect(adminUrl, 1);
+    await admin.raw(`CREATE DATABASE "${name}"`);
+    const url = new URL(adminUrl);
+    url.pathname = `/${name}`;
+    const pools = [connect(url.toString(), 2), connect(url.toString(), 2), connect(url.toString(), 2)];
+    try {
+      await Promise.all(pools.map((db) => migrate(db)));
+      const applied = await pools[0]!('knex_migrations').select('name');
+      expect(applied.map((row: { name: string }) => row.name)).toEqual(['001-initial']);
+      const { rows } = await pools[0]!.raw(`SELECT to_regclass('public.customers') AS customers`);
+      expect(rows[0].customers).toBe('customers');
+    } finally {
+      await Promise.all(pools.map((db) => db.destroy()));
+      await admin.raw(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await admin.destroy();
+    }
+  });
+});
