@@ -3,6 +3,7 @@
  * updateCustomerAddress, deleteCustomerAddress): what an integrator sees through the API.
  */
 import type { Schemas } from '../../client';
+import { expectFieldError, newCustomer, unique, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -13,15 +14,6 @@ afterAll(async () => app?.stop());
 
 type Address = Schemas['Address'];
 type AddressCreate = Schemas['AddressCreate'];
-interface ErrorBody {
-  error?: string;
-  errorCode?: string;
-  errors?: Record<string, string[]>;
-}
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
-const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 const home = (): AddressCreate => ({
   name: 'Home',
@@ -34,13 +26,7 @@ const home = (): AddressCreate => ({
 });
 const work = (): AddressCreate => ({ name: 'Work', line1: '500 W 2nd St', city: 'Austin', state: 'TX', country: 'US', postal_code: '78701' });
 
-async function createCustomer(body: Record<string, unknown> = {}) {
-  const { data, response, error } = await app.api.POST('/customers', {
-    body: { name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example', ...body } as never,
-  });
-  if (response.status !== 201) throw new Error(`customer create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
-}
+const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
 
 async function addAddress(customer: string, body: AddressCreate): Promise<Address> {
   const { data, response, error } = await app.api.POST('/customers/{id}/addresses', { params: { path: { id: customer } }, body });
@@ -56,13 +42,6 @@ async function listAddresses(customer: string): Promise<Address[]> {
 
 const primaries = (addresses: Address[]) => addresses.filter((address) => address.is_primary).map((address) => address.id);
 
-function expectFieldError(error: unknown, key: string): void {
-  const body = error as ErrorBody;
-  expect(body.errorCode).toBe('validation_failed');
-  expect(typeof body.error).toBe('string');
-  expect(Object.keys(body.errors ?? {})).toContain(key);
-  expect(body.errors?.[key]?.length).toBeGreaterThan(0);
-}
 
 describe('POST /customers/{id}/addresses', () => {
   test('when the body is a full address, answers 201 with the address and lists it', async () => {

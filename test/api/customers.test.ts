@@ -1,3 +1,4 @@
+import { maria, newCustomer, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -6,15 +7,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
-const maria = () => ({ name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example' });
-
-async function createCustomer(body: Record<string, unknown> = {}) {
-  const { data, response, error } = await app.api.POST('/customers', { body: { ...maria(), ...body } as never });
-  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
-}
+const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
 
 describe('POST /customers', () => {
   test('creates a customer with an address and metadata, naming the address list `address`', async () => {

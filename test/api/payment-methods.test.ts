@@ -3,6 +3,7 @@
  * back on the customer (`include=payment_methods...`): what an integrator sees.
  */
 import type { Schemas } from '../../client';
+import { expectFieldError, newCustomer, unique, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -14,15 +15,6 @@ afterAll(async () => app?.stop());
 type CardInput = Schemas['CardInput'];
 type AchInput = Schemas['AchInput'];
 type PaymentMethod = Schemas['PaymentMethod'];
-interface ErrorBody {
-  error?: string;
-  errorCode?: string;
-  errors?: Record<string, string[]>;
-}
-
-let sequence = 0;
-const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
-const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 /** `prefix` followed by the Luhn check digit that makes the whole number pass. */
 function withLuhn(prefix: string): string {
@@ -65,13 +57,7 @@ const checking = (): AchInput => ({
   account_state: 'TX',
 });
 
-async function createCustomer(body: Record<string, unknown> = {}) {
-  const { data, response, error } = await app.api.POST('/customers', {
-    body: { name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example', ...body } as never,
-  });
-  if (response.status !== 201) throw new Error(`customer create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
-}
+const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
 
 function addMethod(customer: string, body: { card: CardInput } | { ach: AchInput }) {
   return app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer } }, body });
@@ -98,13 +84,6 @@ async function methodsOf(customer: string): Promise<PaymentMethod[]> {
   return data!.data.payment_methods!;
 }
 
-function expectFieldError(error: unknown, key: string): void {
-  const body = error as ErrorBody;
-  expect(body.errorCode).toBe('validation_failed');
-  expect(typeof body.error).toBe('string');
-  expect(Object.keys(body.errors ?? {})).toContain(key);
-  expect(body.errors?.[key]?.length).toBeGreaterThan(0);
-}
 
 /** Sends a body the types forbid, and expects a 422 naming `key` (when given) and nothing stored. */
 async function expectRejected(body: unknown, key?: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../../server/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
 
@@ -28,17 +28,6 @@ function documentedExample(path: string, method: string, status: string): unknow
   if ('example' in media) return media.example;
   const first = Object.values(media.examples as Record<string, unknown>)[0];
   return resolveRef(first).value;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 let mock: RunningMock;

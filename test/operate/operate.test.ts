@@ -7,20 +7,12 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../../server/net';
 
 const root = resolve(__dirname, '../..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const run = promisify(execFile);
 const dataDir = join(root, '.data', `operate-${process.pid}`);
-
-function freePort(): Promise<number> {
-  return new Promise((done) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
 
 function startServer(port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };

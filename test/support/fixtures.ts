@@ -1,0 +1,31 @@
+/** Small helpers shared by the API tests: data to create, and what an error body must hold. */
+import type { ApiClient } from '../../client';
+
+export interface ErrorBody {
+  error?: string;
+  errorCode?: string;
+  errors?: Record<string, string[]>;
+}
+
+let sequence = 0;
+/** A value no other test of this run has used: for external ids. */
+export const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
+export const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+
+export const maria = () => ({ name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example' });
+
+/** Creates a customer through the API (Maria Gonzalez unless `body` says otherwise). */
+export async function newCustomer(api: ApiClient, body: Record<string, unknown> = {}) {
+  const { data, response, error } = await api.POST('/customers', { body: { ...maria(), ...body } as never });
+  if (response.status !== 201) throw new Error(`customer create failed: ${response.status} ${JSON.stringify(error)}`);
+  return data!.data;
+}
+
+/** A 422 in the spec's shape that names `key` with at least one message. */
+export function expectFieldError(error: unknown, key: string): void {
+  const body = error as ErrorBody;
+  expect(body.errorCode).toBe('validation_failed');
+  expect(typeof body.error).toBe('string');
+  expect(Object.keys(body.errors ?? {})).toContain(key);
+  expect(body.errors?.[key]?.length).toBeGreaterThan(0);
+}
