@@ -4,9 +4,11 @@
  */
 import type { Knex } from 'knex';
 import * as initial from './001-initial';
+import * as debtAccounts from './002-debt-accounts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
+  '002-debt-accounts': debtAccounts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

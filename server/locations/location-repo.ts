@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { scoped, tenantColumns, whereIdOrExternalId } from '../db/tenant';
+
+export const LOCATIONS = 'locations';
+export const DEBT_ACCOUNT_LOCATIONS = 'debt_account_locations';
+export const LOCATION_COLUMNS = ['id', 'external_id', 'name', 'type', 'card', 'ach', 'rules', 'metadata', 'created_at', 'updated_at'].map(
+  (column) => `${LOCATIONS}.${column}`,
+);
+
+export type LocationType = components['schemas']['LocationType'];
+
+export interface LocationRow {
+  id: string;
+  external_id: string | null;
+  name: string;
+  type: LocationType;
+  card: boolean;
+  ach: boolean;
+  rules: Record<string, unknown>;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type LocationValues = Partial<Pick<LocationRow, 'external_id' | 'name' | 'type' | 'card' | 'ach' | 'metadata'>>;
+
+export function locationRepo(db: Knex, tenant: Tenant) {
+  const locations = () => scoped(db, LOCATIONS, tenant);
+  return {
+    query: locations,
+
+    async find(key: string): Promise<LocationRow | undefined> {
+      return whereIdOrExternalId(locations(), LOCATIONS, key).first(LOCATION_COLUMNS);
+    },
+
+    async findMany(ids: string[]): Promise<LocationRow[]> {
+      if (ids.length === 0) return [];
+      return locations().whereIn('id', ids).select(LOCATION_COLUMNS);
+    },
+
+    async insert(values: LocationValues & { name: string }): Promise<LocationRow> {
+      const [row] = await db(LOCATIONS)
+        .insert({ ...values, metadata: JSON.stringify(values.metadata ?? {}), ...tenantColumns(tenant) })
+        .returning(LOCATION_COLUMNS);
+      return row as LocationRow;
+    },
+
+    async update(id: string, values: LocationValues): Promise<LocationRow> {
+      const changes = { ...values, updated_at: db.fn.now() } as Record<string, unknown>;
+      if (values.metadata) changes.metadata = JSON.stringify(values.metadata);
+      const [row] = await locations().where('id', id).update(changes).returning(LOCATION_COLUMNS);
+      return row as LocationRow;
+    },
+
+    async delete(id: string): Promise<void> {
+      await locations().where('id', id).delete();
+    },
+
+    /** Accounts using each location, as their location or as an additional one. */
+    async accountCounts(ids: string[]): Promise<Map<string, number>> {
+      if (ids.length === 0) return new Map();
+      const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
+        `SELECT location_id, count(DISTINCT debt_account_id) AS count FROM (
+           SELECT location_id, id AS debt_account_id FROM debt_accounts WHERE location_id = ANY(?)
+           UNION ALL
+           SELECT location_id, debt_account_id FROM ${DEBT_ACCOUNT_LOCATIONS} WHERE location_id = ANY(?)
+         ) uses GROUP BY location_id`,
+        [ids, ids],
+      );
+      return new Map(rows.map((row) => [row.location_id, Number(row.count)]));
+    },
+  };
+}
