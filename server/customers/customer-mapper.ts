@@ -31,9 +31,10 @@ export interface CustomerRelations {
   include: Set<string>;
   addresses: AddressRow[];
   paymentMethods: Schemas['PaymentMethod'][];
+  debtAccounts: Schemas['DebtAccount'][];
 }
 
-export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods }: CustomerRelations): Schemas['Customer'] {
+export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods, debtAccounts }: CustomerRelations): Schemas['Customer'] {
   return {
     id: row.id,
     external_id: row.external_id,
@@ -46,8 +47,7 @@ export function customerToApi(row: CustomerRow, { include, addresses, paymentMet
     ...(include.has('addresses') ? { addresses: addresses.map(addressToApi) } : {}),
     // Customer rules cannot be set through the API yet (see the document).
     ...(include.has('rules') ? { rules: [] } : {}),
-    // Debt accounts arrive with their own module; until then a customer has none.
-    ...(include.has('debt_accounts') ? { debt_accounts: [] } : {}),
+    ...(include.has('debt_accounts') ? { debt_accounts: debtAccounts } : {}),
     ...(include.has('payment_methods') ? { payment_methods: paymentMethods } : {}),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -42,6 +42,11 @@ export function customerRepo(db: Knex, tenant: Tenant) {
       return (forUpdate ? query.forUpdate() : query) as Promise<CustomerRow | undefined>;
     },
 
+    async findMany(ids: string[]): Promise<CustomerRow[]> {
+      if (ids.length === 0) return [];
+      return customers().whereIn(`${CUSTOMERS}.id`, ids).select(CUSTOMER_COLUMNS);
+    },
+
     async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
       const query = customers().where('external_id', externalId);
       if (exceptId) query.whereNot('id', exceptId);

@@ -4,6 +4,8 @@ import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { isUniqueViolation } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
+import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import { addressRepo, type AddressRow } from './address-repo';
@@ -42,6 +44,7 @@ export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[
   const billing = include.has('payment_methods.billing_address');
   const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : []);
   const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : []);
+  const accounts = include.has('debt_accounts') ? await debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>();
   return rows.map((row) => {
     const own: AddressRow[] = addresses.get(row.id) ?? [];
     const primary = own.find((address) => address.is_primary) ?? null;
@@ -51,8 +54,21 @@ export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[
         ...(billing ? { billingAddress: primary } : {}),
       }),
     );
-    return customerToApi(row, { include, addresses: own, paymentMethods });
+    return customerToApi(row, { include, addresses: own, paymentMethods, debtAccounts: accounts.get(row.id) ?? [] });
   });
+}
+
+/**
+ * The customers' debt accounts, each with the relations named after `debt_accounts.` in the
+ * customer's include (never the customer again: it is the one being read).
+ */
+async function debtAccountsOf(db: Knex, tenant: Tenant, customerIds: string[], include: Set<string>) {
+  const rows = await debtAccountRepo(db, tenant).forCustomers(customerIds);
+  const nested = new Set(['metadata', 'location', 'locations'].filter((relation) => include.has(`debt_accounts.${relation}`)));
+  const accounts = await loadDebtAccounts(db, tenant, rows, nested);
+  const byCustomer = new Map<string, Schemas['DebtAccount'][]>();
+  rows.forEach((row, i) => byCustomer.set(row.customer_id, [...(byCustomer.get(row.customer_id) ?? []), accounts[i]!]));
+  return byCustomer;
 }
 
 /** An integer keeps its leading zeros: 427 is 0427. */
@@ -149,6 +165,9 @@ export async function deleteCustomer(db: Knex, tenant: Tenant, key: string): Pro
     const customers = customerRepo(trx, tenant);
     const row = await customers.find(key, { forUpdate: true });
     if (!row) throw ApiError.notFound('Customer');
+    if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) {
+      throw ApiError.conflict('This customer still has debt accounts; delete them first.');
+    }
     await customers.delete(row.id);
   });
 }

@@ -1,0 +1,70 @@
+/** The one place where debt-account rows become API objects. */
+import type { components } from '../../generated/schema';
+import { metadataToApi } from '../customers/customer-mapper';
+import type { CustomerRow } from '../customers/customer-repo';
+import { locationToApi } from '../locations/location-mapper';
+import type { LocationRow } from '../locations/location-repo';
+import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
+
+type Schemas = components['schemas'];
+
+/** The Portal's order of the options; an account created without billing_type offers all. */
+export const BILLING_TYPES: Schemas['BillingType'][] = ['partial-payment', 'full-amount-payment', 'payment-plan'];
+
+export function sortBillingTypes(values: Schemas['BillingType'][]): Schemas['BillingType'][] {
+  return BILLING_TYPES.filter((value) => values.includes(value));
+}
+
+export function paymentPlanToApi(row: PaymentPlanRow): Schemas['PaymentPlan'] {
+  return {
+    id: row.id,
+    frequency: row.frequency,
+    start_date: row.start_date,
+    amount: row.amount === null ? null : Number(row.amount),
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+export interface DebtAccountRelations {
+  include: Set<string>;
+  customers: Map<string, CustomerRow>;
+  locations: Map<string, LocationRow>;
+  additional: Map<string, string[]>;
+  plans: Map<string, PaymentPlanRow>;
+  /** Accounts using each location, for Location.debt_accounts_count. */
+  usage: Map<string, number>;
+}
+
+export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRelations): Schemas['DebtAccount'] {
+  const { include, customers, locations, additional, plans, usage } = relations;
+  const location = locations.get(row.location_id)!;
+  const customer = customers.get(row.customer_id);
+  const plan = plans.get(row.id);
+  const located = (loc: LocationRow) => locationToApi(loc, usage.get(loc.id) ?? 0);
+  return {
+    id: row.id,
+    external_id: row.external_id,
+    parent_external_id: row.parent_external_id,
+    ...(include.has('customer') && customer
+      ? { customer: { id: customer.id, external_id: customer.external_id, name: customer.name, email: customer.email, phone: customer.phone } }
+      : {}),
+    billing_type: row.billing_type ? sortBillingTypes(row.billing_type) : BILLING_TYPES,
+    balance: Number(row.balance),
+    current_balance: Number(row.current_balance),
+    external_company_id: location.external_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    rules: row.rules,
+    ...(include.has('location') ? { location: located(location) } : {}),
+    ...(include.has('locations') ? { locations: (additional.get(row.id) ?? []).map((id) => located(locations.get(id)!)) } : {}),
+    transactions: [],
+    payment_plan: plan ? paymentPlanToApi(plan) : null,
+    charges: [],
+    external_account_number: row.external_account_number,
+    external_status: row.external_status,
+    status: row.status,
+    ...(include.has('metadata') ? { metadata: metadataToApi(row.metadata) } : {}),
+  };
+}

@@ -1,0 +1,209 @@
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { ApiError, type FieldErrors } from '../http/errors';
+import { isUniqueViolation } from '../db/tenant';
+import { customerRepo } from '../customers/customer-repo';
+import { mergeMetadata } from '../metadata';
+import { loadDebtAccounts } from './debt-account-loader';
+import { sortBillingTypes } from './debt-account-mapper';
+import { debtAccountRepo, type DebtAccountRow, type DebtAccountValues } from './debt-account-repo';
+import { resolveAdditionalLocations, resolveLocation } from './locations-of-account';
+
+type Schemas = components['schemas'];
+type DebtAccount = Schemas['DebtAccount'];
+
+const TAKEN = 'has already been taken';
+
+function todayUtc(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
+function planStatus(plan: NonNullable<Schemas['PaymentPlanCreate']>): Schemas['PaymentPlanStatus'] {
+  return plan.frequency && plan.start_date && plan.amount ? 'pending_enrollment' : 'pending_configuration';
+}
+
+/** Rules of a proposed plan that the schema cannot state. */
+function checkPlan(body: Schemas['DebtAccountCreate']): void {
+  const plan = body.payment_plan;
+  if (!plan) return;
+  const errors: FieldErrors = {};
+  if (body.billing_type && !body.billing_type.includes('payment-plan')) {
+    errors.payment_plan = ['is only accepted when billing_type offers payment-plan'];
+  } else if (body.parent_external_id) {
+    errors.payment_plan = ['is not accepted on a child account: the customer deals with the parent'];
+  }
+  if (plan.start_date && plan.start_date < todayUtc()) errors['payment_plan.start_date'] = ['must be today or later'];
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+}
+
+/** Rules: a different value replaces, null on a key deletes it, null as a whole deletes all. */
+function mergeRules(current: DebtAccountRow['rules'], update: Schemas['DebtAccountRulesUpdate'] | undefined): DebtAccountRow['rules'] {
+  if (update === undefined) return current;
+  if (update === null) return {};
+  const next: Record<string, number> = { ...(current as Record<string, number>) };
+  for (const [key, value] of Object.entries(update)) {
+    if (value === null || value === undefined) delete next[key];
+    else next[key] = value;
+  }
+  return next;
+}
+
+/** The parent a child names: an account of the same customer that is not a child itself. */
+async function parentFor(trx: Knex, tenant: Tenant, parentExternalId: string, customerId: string, self?: string): Promise<DebtAccountRow> {
+  const parent = await debtAccountRepo(trx, tenant).findByExternalId(parentExternalId);
+  const problem = !parent
+    ? 'does not match a debt account'
+    : parent.id === self
+      ? 'cannot be the account itself'
+      : parent.customer_id !== customerId
+        ? 'is a debt account of another customer'
+        : parent.parent_id !== null
+          ? 'is itself a child account: nesting is one level deep'
+          : undefined;
+  if (problem) throw ApiError.field('parent_external_id', problem);
+  return parent!;
+}
+
+async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw ApiError.field('external_id', TAKEN);
+    throw error;
+  }
+}
+
+async function loadOne(trx: Knex, tenant: Tenant, id: string, include: Set<string>): Promise<DebtAccount> {
+  const row = await debtAccountRepo(trx, tenant).find(id);
+  return (await loadDebtAccounts(trx, tenant, [row!], include))[0]!;
+}
+
+export async function findDebtAccount(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
+  const row = await debtAccountRepo(db, tenant).find(key);
+  if (!row) throw ApiError.notFound('Debt account');
+  return (await loadDebtAccounts(db, tenant, [row], include))[0]!;
+}
+
+export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
+  checkPlan(body);
+  return externalIdUnique(() =>
+    db.transaction(async (trx) => {
+      const accounts = debtAccountRepo(trx, tenant);
+      const customer = await customerRepo(trx, tenant).find(body.customer_id);
+      if (!customer) throw ApiError.field('customer_id', 'does not match a customer');
+      if (body.external_id && (await accounts.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
+      const parent = body.parent_external_id ? await parentFor(trx, tenant, body.parent_external_id, customer.id) : undefined;
+      // The parent's row lock: sibling changes queue here, so the sums are never computed from a stale view.
+      if (parent) {
+        await accounts.lockParents([parent.id]);
+        const locked = await accounts.find(parent.id);
+        if (!locked || locked.parent_id !== null) throw ApiError.field('parent_external_id', 'changed while this request ran; send it again');
+      }
+      const location = await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type);
+      const id = await accounts.insert({
+        customer_id: customer.id,
+        location_id: location.id,
+        parent_id: parent?.id ?? null,
+        external_id: body.external_id ?? null,
+        external_account_number: body.external_account_number ?? null,
+        billing_type: body.billing_type ? sortBillingTypes(body.billing_type) : null,
+        balance: body.balance,
+        current_balance: body.current_balance ?? body.balance,
+        status: body.status ?? 'active',
+        external_status: body.external_status ?? null,
+        rules: body.rules ?? {},
+        metadata: body.metadata ?? {},
+      });
+      if (body.locations) await accounts.replaceAdditionalLocations(id, await resolveAdditionalLocations(trx, tenant, body.locations, location.id));
+      if (body.payment_plan) {
+        const plan = body.payment_plan;
+        await accounts.insertPlan(id, {
+          frequency: plan.frequency ?? null,
+          start_date: plan.start_date ?? null,
+          amount: plan.amount ?? null,
+          status: planStatus(plan),
+        });
+      }
+      if (parent) await accounts.recalculate(parent.id);
+      return loadOne(trx, tenant, id, include);
+    }),
+  );
+}
+
+export async function updateDebtAccount(
+  db: Knex,
+  tenant: Tenant,
+  key: string,
+  body: Schemas['DebtAccountUpdate'],
+  include: Set<string>,
+): Promise<DebtAccount> {
+  return externalIdUnique(() =>
+    db.transaction(async (trx) => {
+      const accounts = debtAccountRepo(trx, tenant);
+      const found = await accounts.find(key);
+      if (!found) throw ApiError.notFound('Debt account');
+
+      const customerId = body.customer_id === undefined ? found.customer_id : (await customerRepo(trx, tenant).find(body.customer_id))?.id;
+      if (!customerId) throw ApiError.field('customer_id', 'does not match a customer');
+      const parentKey = body.parent_external_id === undefined ? found.parent_external_id : body.parent_external_id;
+      const newParent = parentKey ? await parentFor(trx, tenant, parentKey, customerId, found.id) : undefined;
+
+      // Lock order everywhere: parents (by id), then the account itself.
+      await accounts.lockParents([found.parent_id, newParent?.id]);
+      const current = await accounts.find(found.id, { forUpdate: true });
+      if (!current) throw ApiError.notFound('Debt account');
+      if (current.parent_id !== found.parent_id) throw ApiError.conflict('The account was moved while this request ran; send it again.');
+      const children = await accounts.childCount(current.id);
+
+      const errors: FieldErrors = {};
+      if (children > 0 && newParent) errors.parent_external_id = ['an account with children cannot become a child'];
+      if (children > 0 && customerId !== current.customer_id) errors.customer_id = ['an account with children cannot move to another customer'];
+      if (children > 0) {
+        const sums = await accounts.sums(current.id);
+        if (body.balance !== sums.balance) errors.balance = [`is the sum of the children's balances (${sums.balance}); change a child instead`];
+        if (body.current_balance !== undefined && body.current_balance !== sums.current_balance) {
+          errors.current_balance = [`is the sum of the children's current balances (${sums.current_balance}); change a child instead`];
+        }
+      }
+      if (body.external_id && (await accounts.externalIdTaken(body.external_id, current.id))) errors.external_id = [TAKEN];
+      if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+
+      const changes: DebtAccountValues = { customer_id: customerId, parent_id: newParent?.id ?? null, balance: body.balance };
+      if (body.location_id !== undefined) changes.location_id = (await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type)).id;
+      if (body.current_balance !== undefined) changes.current_balance = body.current_balance;
+      if (body.external_id !== undefined) changes.external_id = body.external_id;
+      if (body.external_account_number !== undefined) changes.external_account_number = body.external_account_number;
+      if (body.billing_type !== undefined) changes.billing_type = sortBillingTypes(body.billing_type);
+      if (body.status !== undefined) changes.status = body.status;
+      if (body.external_status !== undefined) changes.external_status = body.external_status;
+      if (body.rules !== undefined) changes.rules = mergeRules(current.rules, body.rules);
+      if (body.metadata !== undefined) changes.metadata = mergeMetadata(current.metadata, body.metadata);
+      await accounts.update(current.id, changes);
+
+      if (body.locations !== undefined) {
+        const primary = changes.location_id ?? current.location_id;
+        await accounts.replaceAdditionalLocations(current.id, await resolveAdditionalLocations(trx, tenant, body.locations, primary));
+      }
+      for (const parentId of new Set([current.parent_id, newParent?.id])) if (parentId) await accounts.recalculate(parentId);
+      return loadOne(trx, tenant, current.id, include);
+    }),
+  );
+}
+
+export async function deleteDebtAccount(db: Knex, tenant: Tenant, key: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const accounts = debtAccountRepo(trx, tenant);
+    const found = await accounts.find(key);
+    if (!found) throw ApiError.notFound('Debt account');
+    await accounts.lockParents([found.parent_id]);
+    const current = await accounts.find(found.id, { forUpdate: true });
+    if (!current) throw ApiError.notFound('Debt account');
+    if (current.parent_id !== found.parent_id) throw ApiError.conflict('The account was moved while this request ran; send it again.');
+    if ((await accounts.childCount(current.id)) > 0) {
+      throw ApiError.conflict('This debt account has children; delete or move them first.');
+    }
+    await accounts.delete(current.id);
+    if (current.parent_id) await accounts.recalculate(current.parent_id);
+  });
+}
