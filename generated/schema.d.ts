@@ -622,6 +622,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/locations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List locations
+         * @description Lists the locations of the organization in this environment, a page at a time (section
+         *     8): `page` from 1, `limit` 1 to 500 (default 10). The answer carries `data`, `meta` and
+         *     `links`; the links keep every query parameter of the request. Locations are ordered by
+         *     `created_at`, oldest first, then by `id`, and include those created through debt
+         *     accounts. No filter or sort parameters are accepted. A `page` or `limit` out of range is a
+         *     422 on `query.page` or `query.limit`.
+         *
+         *     `debt_accounts_count` of each location counts the debt accounts that use it, as their
+         *     location or as an additional one.
+         */
+        get: operations["listLocations"];
+        put?: never;
+        /**
+         * Create a location
+         * @description Creates a location (spec 2.5), the creditor or product line that debt accounts are tied
+         *     to, and answers `201` with it. The spec shows no location endpoints; this one is ours (see
+         *     the tag). A location can also be created on the fly by create debt account, with the same
+         *     defaults.
+         *
+         *     Rules and our decisions:
+         *     - `name` (1 to 255 characters) is required.
+         *     - `external_id` (1 to 255) is optional and unique per organization and environment; a value
+         *       already taken is a 422 on `external_id` ("has already been taken"). Debt accounts name
+         *       their location by `id` or `external_id` (`location_id`).
+         *     - `type` is one of `original_creditor`, `current_creditor`, `product_type`; it defaults to
+         *       `original_creditor`.
+         *     - `card` and `ach` (whether the Portal accepts card and ACH payments for accounts at this
+         *       location) default to `true`.
+         *     - `rules` cannot be set yet: a location's `rules` read `{}`.
+         *     - Unknown fields are a 422; every failing field is listed in `errors`.
+         *     - Subscribed webhooks receive `location.create`.
+         */
+        post: operations["createLocation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/locations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a location
+         * @description Answers one location, addressed by its UUID or its `external_id`. A location of another
+         *     organization or environment answers 404, like a missing one. `debt_accounts_count` counts
+         *     the debt accounts that use the location, as their location or as an additional one.
+         */
+        get: operations["getLocation"];
+        /**
+         * Update a location
+         * @description Changes a location, addressed by its UUID or its `external_id`, for example to rename a
+         *     location created on the fly by create debt account. A partial update: every field is
+         *     optional, fields not given keep their values.
+         *
+         *     Rules and our decisions:
+         *     - `name` (1 to 255) can be changed but not cleared.
+         *     - `external_id` can be changed but not cleared; a value already used by another location
+         *       is a 422 on `external_id`. The debt accounts of the location keep it (they refer to it by
+         *       `id`).
+         *     - `type`, `card` and `ach` can be changed; `rules` cannot be set yet.
+         *     - `metadata`: a different value replaces a key's value; `""` or `null` on a key deletes
+         *       that key; `{}` or `null` as the whole deletes all metadata; keys not named are kept.
+         *       **Warning: `metadata: {}` deletes ALL metadata**; omit `metadata` to keep it.
+         *     - The answer is `200` with `{data: Location}`, the same as get.
+         *     - Subscribed webhooks receive `location.update`.
+         */
+        put: operations["updateLocation"];
+        post?: never;
+        /**
+         * Delete a location
+         * @description Deletes a location, addressed by its UUID or its `external_id`, and answers
+         *     `{success: true}`.
+         *
+         *     A location that any debt account still uses, as its location or as an additional one
+         *     (`debt_accounts_count` above 0), is not deleted: the answer is `409` with `errorCode`
+         *     `conflict` ("detach or move those accounts first"). This holds also when an account is
+         *     tied to the location while the deletion runs. Subscribed webhooks receive
+         *     `location.delete`.
+         */
+        delete: operations["deleteLocation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -3076,9 +3181,9 @@ export interface webhooks {
         put?: never;
         /**
          * Location created
-         * @description Fires after a location is created and the change is committed. This API has no location
-         *     endpoints: a location is created when create debt account names a `location_id` that matches
-         *     no location. The spec pairs the event with the operation by name but does not show its
+         * @description Fires after a location is created and the change is committed: by create location
+         *     (`POST /locations`), or when create debt account names a `location_id` that matches no
+         *     location. The spec pairs the event with the operation by name but does not show its
          *     precise trigger conditions.
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
@@ -3115,10 +3220,10 @@ export interface webhooks {
         put?: never;
         /**
          * Location deleted
-         * @description Fires after a location is deleted and the change is committed. This API has no location
-         *     endpoints, and the spec does not show how a location is deleted. The spec pairs the event
-         *     with the operation by name but does not show its precise trigger conditions. The payload is
-         *     the resource as it was just before deletion.
+         * @description Fires after a location is deleted and the change is committed, by delete location
+         *     (`DELETE /locations/{id}`; the spec itself shows no way to delete a location). The spec
+         *     pairs the event with the operation by name but does not show its precise trigger
+         *     conditions. The payload is the resource as it was just before deletion.
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
@@ -3154,9 +3259,9 @@ export interface webhooks {
         put?: never;
         /**
          * Location updated
-         * @description Fires after a location is changed and the change is committed. This API has no location
-         *     endpoints, and the spec does not show how a location is changed. The spec pairs the event
-         *     with the operation by name but does not show its precise trigger conditions.
+         * @description Fires after a location is changed and the change is committed, by update location
+         *     (`PUT /locations/{id}`; the spec itself shows no way to change a location). The spec pairs
+         *     the event with the operation by name but does not show its precise trigger conditions.
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
@@ -7523,8 +7628,8 @@ export interface components {
          * Location
          * @description A location (spec 2.5): the creditor, or the product line, a debt account belongs to. Every
          *     debt account has one primary location (`location`) and may have additional ones
-         *     (`locations`). Locations are created automatically through debt accounts; no location
-         *     endpoints exist yet.
+         *     (`locations`). Locations are created through the location operations or automatically
+         *     through debt accounts.
          * @example {
          *       "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
          *       "name": "Lakeside Medical Center",
@@ -7541,13 +7646,13 @@ export interface components {
          */
         Location: {
             /**
-             * @description True when the location accepts ACH bank payments. New locations accept them.
+             * @description Whether the Portal accepts ACH bank payments for accounts at this location. New locations accept them unless created with `ach` false.
              * @default true
              * @example true
              */
             ach: boolean;
             /**
-             * @description True when the location accepts card payments. New locations accept them.
+             * @description Whether the Portal accepts card payments for accounts at this location. New locations accept them unless created with `card` false.
              * @default true
              * @example true
              */
@@ -7596,6 +7701,55 @@ export interface components {
             updated_at: string;
         };
         /**
+         * LocationCreate
+         * @description A new location (spec 2.5): the creditor, or the product line, that debt accounts are tied
+         *     to. Only `name` is required. `rules` cannot be set: location rules are not writable through
+         *     the API yet, and a location's `rules` always read `{}`. Unknown fields are a 422.
+         * @example {
+         *       "name": "Lakeside Medical Center",
+         *       "external_id": "LOC-LAKESIDE-01",
+         *       "type": "original_creditor",
+         *       "card": true,
+         *       "ach": true,
+         *       "metadata": {
+         *         "region": "midwest"
+         *       }
+         *     }
+         */
+        LocationCreate: {
+            /**
+             * @description Whether the Portal accepts ACH bank payments for accounts at this location. Defaults to true.
+             * @default true
+             * @example true
+             */
+            ach?: boolean;
+            /**
+             * @description Whether the Portal accepts card payments for accounts at this location. Defaults to true.
+             * @default true
+             * @example true
+             */
+            card?: boolean;
+            /**
+             * @description The location's identifier in the client's system; unique per organization and
+             *     environment. A value already used by another location is a 422 on `external_id`
+             *     ("has already been taken"). Debt accounts name their location by this value or by `id`.
+             * @example LOC-LAKESIDE-01
+             */
+            external_id?: string;
+            /** @description Free key-value pairs from the client's system (keys and values at most 255 characters); read back as a list of `{attribute, value}` records. */
+            metadata?: components["schemas"]["Metadata"];
+            /**
+             * @description Name of the location, for example the creditor's company name.
+             * @example Lakeside Medical Center
+             */
+            name: string;
+            /**
+             * @description The kind of location; `original_creditor` when omitted, as for a location created through a debt account.
+             * @default original_creditor
+             */
+            type?: components["schemas"]["LocationType"];
+        };
+        /**
          * LocationInput
          * @description An additional location to attach to a debt account (spec 2.1, `locations`). When
          *     `external_id` names an existing location of the organization, that location is attached as
@@ -7632,6 +7786,55 @@ export interface components {
          * @enum {string}
          */
         LocationType: "original_creditor" | "current_creditor" | "product_type";
+        /**
+         * LocationUpdate
+         * @description Changes to a location (spec 2.5). A partial update: every field is optional, fields not
+         *     given keep their values, and an empty object changes nothing. `name` and `external_id` can
+         *     be changed but not cleared. `metadata` follows the update semantics of `MetadataUpdate`.
+         *     `rules` cannot be set yet. Unknown fields are a 422.
+         * @example {
+         *       "name": "Lakeside Regional Medical Center",
+         *       "ach": false,
+         *       "metadata": {
+         *         "region": "great-lakes",
+         *         "intake": ""
+         *       }
+         *     }
+         */
+        LocationUpdate: {
+            /**
+             * @description Whether the Portal accepts ACH bank payments for accounts at this location.
+             * @example false
+             */
+            ach?: boolean;
+            /**
+             * @description Whether the Portal accepts card payments for accounts at this location.
+             * @example true
+             */
+            card?: boolean;
+            /**
+             * @description The location's identifier in the client's system; unique per organization and
+             *     environment. A value already used by another location is a 422 on `external_id`. It can
+             *     be changed but not cleared (`null` and `""` are a 422). Accounts keep their location:
+             *     they refer to it by `id`.
+             * @example LOC-LAKESIDE-01
+             */
+            external_id?: string;
+            /**
+             * @description Changes to metadata: a different value replaces a key's value, `""` or `null` deletes the
+             *     key, `{}` or `null` as the whole deletes all metadata, keys not named are kept.
+             *     **Warning: `metadata: {}` deletes ALL metadata** (so does `metadata: null`); to change
+             *     nothing, omit `metadata`.
+             */
+            metadata?: components["schemas"]["MetadataUpdate"];
+            /**
+             * @description Name of the location, for example the creditor's company name. Cannot be cleared.
+             * @example Lakeside Regional Medical Center
+             */
+            name?: string;
+            /** @description The kind of location. */
+            type?: components["schemas"]["LocationType"];
+        };
         /**
          * Metadata
          * @description Free key-value pairs from the client's system. Keys and values are strings of at most 255 characters.
@@ -10049,6 +10252,297 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listLocations: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of locations. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7e3d0f52-8b1a-4c9e-a6d4-3f2c5b8e1a97",
+                     *           "name": "Summit Recovery Partners",
+                     *           "type": "current_creditor",
+                     *           "external_id": "LOC-SUMMIT-02",
+                     *           "rules": {},
+                     *           "card": true,
+                     *           "ach": false,
+                     *           "metadata": [
+                     *             {
+                     *               "attribute": "region",
+                     *               "value": "midwest"
+                     *             }
+                     *           ],
+                     *           "debt_accounts_count": 58,
+                     *           "created_at": "2026-09-15T08:45:30.000Z",
+                     *           "updated_at": "2026-10-28T11:02:17.000Z"
+                     *         },
+                     *         {
+                     *           "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
+                     *           "name": "Lakeside Medical Center",
+                     *           "type": "original_creditor",
+                     *           "external_id": "LOC-LAKESIDE-01",
+                     *           "rules": {},
+                     *           "card": true,
+                     *           "ach": true,
+                     *           "metadata": [],
+                     *           "debt_accounts_count": 12,
+                     *           "created_at": "2026-10-02T13:20:00.000Z",
+                     *           "updated_at": "2026-10-02T13:20:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 2,
+                     *         "last_page": 2,
+                     *         "per_page": 2,
+                     *         "total": 3,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/locations",
+                     *         "from_submitted_date": "2026-09-15T08:45:30.000Z",
+                     *         "to_submitted_date": "2026-10-02T13:20:00.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/locations?limit=2&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/locations?limit=2&page=2",
+                     *         "prev": null,
+                     *         "next": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/locations?limit=2&page=2"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The locations on this page, oldest first. */
+                        data: components["schemas"]["Location"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LocationCreate"];
+            };
+        };
+        responses: {
+            /** @description The location was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
+                     *         "name": "Lakeside Medical Center",
+                     *         "type": "original_creditor",
+                     *         "external_id": "LOC-LAKESIDE-01",
+                     *         "rules": {},
+                     *         "card": true,
+                     *         "ach": true,
+                     *         "metadata": [
+                     *           {
+                     *             "attribute": "region",
+                     *             "value": "midwest"
+                     *           }
+                     *         ],
+                     *         "debt_accounts_count": 0,
+                     *         "created_at": "2026-10-02T13:20:00.000Z",
+                     *         "updated_at": "2026-10-02T13:20:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The new location. */
+                        data: components["schemas"]["Location"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The location. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
+                     *         "name": "Lakeside Medical Center",
+                     *         "type": "original_creditor",
+                     *         "external_id": "LOC-LAKESIDE-01",
+                     *         "rules": {},
+                     *         "card": true,
+                     *         "ach": true,
+                     *         "metadata": [
+                     *           {
+                     *             "attribute": "region",
+                     *             "value": "midwest"
+                     *           }
+                     *         ],
+                     *         "debt_accounts_count": 12,
+                     *         "created_at": "2026-10-02T13:20:00.000Z",
+                     *         "updated_at": "2026-10-02T13:20:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The location. */
+                        data: components["schemas"]["Location"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LocationUpdate"];
+            };
+        };
+        responses: {
+            /** @description The location after the change, as get answers it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
+                     *         "name": "Lakeside Regional Medical Center",
+                     *         "type": "original_creditor",
+                     *         "external_id": "LOC-LAKESIDE-01",
+                     *         "rules": {},
+                     *         "card": true,
+                     *         "ach": false,
+                     *         "metadata": [
+                     *           {
+                     *             "attribute": "region",
+                     *             "value": "great-lakes"
+                     *           }
+                     *         ],
+                     *         "debt_accounts_count": 12,
+                     *         "created_at": "2026-10-02T13:20:00.000Z",
+                     *         "updated_at": "2026-11-21T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The updated location. */
+                        data: components["schemas"]["Location"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteLocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
-import { isUniqueViolation } from '../db/tenant';
+import { isForeignKeyViolation, isUniqueViolation } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
@@ -161,13 +161,17 @@ export async function updateCustomer(
 }
 
 export async function deleteCustomer(db: Knex, tenant: Tenant, key: string): Promise<void> {
-  await db.transaction(async (trx) => {
-    const customers = customerRepo(trx, tenant);
-    const row = await customers.find(key, { forUpdate: true });
-    if (!row) throw ApiError.notFound('Customer');
-    if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) {
-      throw ApiError.conflict('This customer still has debt accounts; delete them first.');
-    }
-    await customers.delete(row.id);
-  });
+  const conflict = () => ApiError.conflict('This customer still has debt accounts; delete them first.');
+  try {
+    await db.transaction(async (trx) => {
+      const customers = customerRepo(trx, tenant);
+      const row = await customers.find(key, { forUpdate: true });
+      if (!row) throw ApiError.notFound('Customer');
+      if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) throw conflict();
+      await customers.delete(row.id);
+    });
+  } catch (error) {
+    // An account created for this customer between the count and the delete: the foreign key refuses.
+    throw isForeignKeyViolation(error) ? conflict() : error;
+  }
 }

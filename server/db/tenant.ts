@@ -35,3 +35,12 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const pgError = error as { code?: string; constraint?: string };
   return pgError?.code === '23505' && (constraint === undefined || pgError.constraint === constraint);
 }
+
+/**
+ * A deleted row is still referenced: foreign_key_violation (23503, NO ACTION keys) or
+ * restrict_violation (23001), which is what our ON DELETE RESTRICT keys actually raise.
+ */
+export function isForeignKeyViolation(error: unknown): boolean {
+  const code = (error as { code?: string })?.code;
+  return code === '23503' || code === '23001';
+}

@@ -9,6 +9,9 @@ export const LOCATION_COLUMNS = ['id', 'external_id', 'name', 'type', 'card', 'a
   (column) => `${LOCATIONS}.${column}`,
 );
 
+/** The unique index behind "external_id is unique per organization and environment". */
+export const LOCATION_EXTERNAL_ID_UNIQUE = 'locations_organization_id_environment_external_id_unique';
+
 export type LocationType = components['schemas']['LocationType'];
 
 export interface LocationRow {
@@ -31,8 +34,16 @@ export function locationRepo(db: Knex, tenant: Tenant) {
   return {
     query: locations,
 
-    async find(key: string): Promise<LocationRow | undefined> {
-      return whereIdOrExternalId(locations(), LOCATIONS, key).first(LOCATION_COLUMNS);
+    /** By id or external_id; `forUpdate` locks the row for the rest of the transaction. */
+    async find(key: string, { forUpdate = false } = {}): Promise<LocationRow | undefined> {
+      const query = whereIdOrExternalId(locations(), LOCATIONS, key).first(LOCATION_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<LocationRow | undefined>;
+    },
+
+    async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
+      const query = locations().where('external_id', externalId);
+      if (exceptId) query.whereNot('id', exceptId);
+      return (await query.first('id')) !== undefined;
     },
 
     async findMany(ids: string[]): Promise<LocationRow[]> {
@@ -58,16 +69,22 @@ export function locationRepo(db: Knex, tenant: Tenant) {
       await locations().where('id', id).delete();
     },
 
-    /** Accounts using each location, as their location or as an additional one. */
+    /**
+     * Accounts using each location, as their location or as an additional one. The ids come
+     * from scoped rows already; the tenant condition keeps the query safe on its own.
+     */
     async accountCounts(ids: string[]): Promise<Map<string, number>> {
       if (ids.length === 0) return new Map();
+      const { organizationId, environment } = tenant;
       const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
         `SELECT location_id, count(DISTINCT debt_account_id) AS count FROM (
-           SELECT location_id, id AS debt_account_id FROM debt_accounts WHERE location_id = ANY(?)
+           SELECT location_id, id AS debt_account_id FROM debt_accounts
+            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ?
            UNION ALL
-           SELECT location_id, debt_account_id FROM ${DEBT_ACCOUNT_LOCATIONS} WHERE location_id = ANY(?)
+           SELECT location_id, debt_account_id FROM ${DEBT_ACCOUNT_LOCATIONS}
+            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ?
          ) uses GROUP BY location_id`,
-        [ids, ids],
+        [ids, organizationId, environment, ids, organizationId, environment],
       );
       return new Map(rows.map((row) => [row.location_id, Number(row.count)]));
     },

@@ -50,6 +50,12 @@ describe('the Prism mock answers one operation of every tag with its documented 
     expect(data).toEqual(documentedExample('/debt-accounts/{id}', 'get', '200'));
   });
 
+  test('Locations: GET /locations/{id}', async () => {
+    const { data, response } = await api.GET('/locations/{id}', { params: { path: { id: 'LOC-LAKESIDE-01' } } });
+    expect(response.status).toBe(200);
+    expect(data).toEqual(documentedExample('/locations/{id}', 'get', '200'));
+  });
+
   test('Customers: GET /customers/{id}', async () => {
     const { data, response } = await api.GET('/customers/{id}', { params: { path: { id: CUSTOMER } } });
     expect(response.status).toBe(200);
