@@ -22,32 +22,42 @@ const total = async (client: ApiClient = app.api) => (await client.GET('/locatio
 const get = (key: string, client: ApiClient = app.api) => client.GET('/locations/{id}', { params: { path: { id: key } } });
 const fieldsOf = (error: unknown) => Object.keys((error as { errors: object }).errors);
 
-/*
- * The debt-account API is being built in parallel and is not on this branch, so these helpers
- * write the rows it would write: an account at a location, and an additional location of an
- * account. The customer comes from the API, so the rows are what a real account would be.
- */
-async function insertAccount(locationId: string, db = app.db): Promise<string> {
+/** A debt account at the location, made through the API. */
+async function accountAt(locationId: string): Promise<string> {
   const customer = await newCustomer(app.api);
-  const [row] = await db('debt_accounts')
-    .insert({
-      organization_id: app.organization.organization_id,
-      environment: 'production',
-      customer_id: customer.id,
-      location_id: locationId,
-      balance: 0,
-      current_balance: 0,
-    })
-    .returning('id');
-  return (row as { id: string }).id;
+  const { data, response, error } = await app.api.POST('/debt-accounts', {
+    body: { customer_id: customer.id, location_id: locationId, balance: 0 },
+  });
+  if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
+  return data!.data.id;
 }
 
+/** Gives the account the location as its additional one, through the API (by the location's external_id). */
 async function attachAdditional(debtAccountId: string, locationId: string): Promise<void> {
-  await app.db('debt_account_locations').insert({
-    debt_account_id: debtAccountId,
-    location_id: locationId,
+  let location = (await get(locationId)).data!.data;
+  if (!location.external_id) {
+    location = (await app.api.PUT('/locations/{id}', { params: { path: { id: locationId } }, body: { external_id: unique('LOC') } })).data!.data;
+  }
+  const { response } = await app.api.PUT('/debt-accounts/{id}', {
+    params: { path: { id: debtAccountId } },
+    body: { balance: 0, locations: [{ name: location.name, external_id: location.external_id! }] },
+  });
+  if (response.status !== 200) throw new Error(`attach failed: ${response.status}`);
+}
+
+/**
+ * The race test needs an account insert that stays uncommitted while the deletion runs, which
+ * the API cannot hold open; it writes the row the API would write, in its own transaction.
+ */
+async function insertAccountRow(locationId: string, trx: typeof app.db): Promise<void> {
+  const customer = await newCustomer(app.api);
+  await trx('debt_accounts').insert({
     organization_id: app.organization.organization_id,
     environment: 'production',
+    customer_id: customer.id,
+    location_id: locationId,
+    balance: 0,
+    current_balance: 0,
   });
 }
 
@@ -317,10 +327,10 @@ describe('DELETE /locations/{id}', () => {
   test('debt_accounts_count counts accounts at the location and accounts with it as an additional one, each once', async () => {
     const location = await newLocation();
     const other = await newLocation({ name: 'Northstar Dental Group' });
-    await insertAccount(location.id);
-    await attachAdditional(await insertAccount(other.id), location.id);
+    await accountAt(location.id);
+    await attachAdditional(await accountAt(other.id), location.id);
     // An account with the location both as its own and as an additional one counts once.
-    await attachAdditional(await insertAccount(location.id), location.id);
+    await attachAdditional(await accountAt(location.id), location.id);
     expect((await get(location.id)).data!.data.debt_accounts_count).toBe(3);
     expect((await get(other.id)).data!.data.debt_accounts_count).toBe(1);
     const { data } = await app.api.GET('/locations', { params: { query: { limit: 500 } } });
@@ -329,20 +339,20 @@ describe('DELETE /locations/{id}', () => {
 
   test('while a debt account is at the location, answers 409 and the location stays', async () => {
     const location = await newLocation({ external_id: unique('LOC-USED') });
-    const accountId = await insertAccount(location.id);
+    const accountId = await accountAt(location.id);
     const { response, error } = await app.api.DELETE('/locations/{id}', { params: { path: { id: location.id } } });
     expect(response.status).toBe(409);
     expect(error).toEqual({ error: expect.stringContaining('detach or move those accounts first'), errorCode: 'conflict' });
     expect((await get(location.id)).data!.data).toMatchObject({ id: location.id, debt_accounts_count: 1 });
     // Once no account uses it, it can go: the 409 was about the account, nothing else.
-    await app.db('debt_accounts').where({ id: accountId }).delete();
+    await app.api.DELETE('/debt-accounts/{id}', { params: { path: { id: accountId } } });
     expect((await app.api.DELETE('/locations/{id}', { params: { path: { id: location.id } } })).response.status).toBe(200);
   });
 
   test('while a debt account has it as an additional location, answers 409 and the location stays', async () => {
     const location = await newLocation();
     const elsewhere = await newLocation({ name: 'Summit Recovery Partners' });
-    await attachAdditional(await insertAccount(elsewhere.id), location.id);
+    await attachAdditional(await accountAt(elsewhere.id), location.id);
     const { response, error } = await app.api.DELETE('/locations/{id}', { params: { path: { id: location.id } } });
     expect(response.status).toBe(409);
     expect(error).toMatchObject({ errorCode: 'conflict' });
@@ -354,7 +364,7 @@ describe('DELETE /locations/{id}', () => {
     const trx = await app.db.transaction();
     try {
       // The uncommitted account holds a key-share lock on the location, so the deletion waits for it.
-      await insertAccount(location.id, trx);
+      await insertAccountRow(location.id, trx);
       const deletion = app.api.DELETE('/locations/{id}', { params: { path: { id: location.id } } });
       await waitForLockWait();
       await trx.commit();
