@@ -24,6 +24,7 @@ import { ADDRESS_COLUMNS, ADDRESSES } from '../server/customers/address-repo';
 import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
 import { createCustomer } from '../server/customers/customer-service';
 import { connect, migrate } from '../server/db/database';
+import { startQueue } from '../server/jobs/queue';
 import { startEmbedded } from '../server/db/embedded';
 import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
 import { createLimiter, rateLimit } from '../server/http/rate-limit';
@@ -103,6 +104,7 @@ async function main(): Promise<void> {
   url.pathname = `/${name}`;
   const db = connect(url.toString(), 20);
   const servers: Server[] = [];
+  let stopQueue = async () => {};
   try {
     await migrate(db);
     const organization = await createOrganization(db, 'Bench Recovery');
@@ -116,10 +118,12 @@ async function main(): Promise<void> {
     // The full service as deployed: request logs included (written to /dev/null).
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    const boss = await startQueue(url.toString(), logger);
+    stopQueue = () => boss.stop({ graceful: false, wait: true });
     const variants: [string, Express][] = [
       ['bare Express + pg', bareApp(db, tenant)],
       ['+ auth + rate limit', authAndLimitApp(db)],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)) })],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {
@@ -143,6 +147,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+    await stopQueue();
     await db.destroy();
     await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await admin.destroy();

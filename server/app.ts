@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
 import type { Config } from './config';
+import type { Boss } from './jobs/queue';
 import { SecretBox } from './crypto/secrets';
 import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
@@ -24,6 +25,8 @@ export interface AppDeps {
   db: Knex;
   logger: Logger;
   secrets: SecretBox;
+  /** The job queue (pg-boss) in the same database: background work is enqueued here. */
+  boss: Boss;
 }
 
 export const API_BASE = '/api/v1';

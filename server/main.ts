@@ -7,16 +7,23 @@ import { createApp, listen } from './app';
 import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
 import { migrate, openDatabase } from './db/database';
+import { startQueue, type Boss } from './jobs/queue';
+import { startWorkers } from './jobs/workers';
 import { createLogger } from './logging';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config, (line) => logger.debug({ postgres: line.trim() }, 'postgres'));
+  let boss: Boss | undefined;
   try {
     await migrate(database.knex);
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
-    const app = createApp({ config, db: database.knex, logger, secrets });
+    boss = await startQueue(database.url, logger);
+    const queue = boss;
+    const deps = { config, db: database.knex, logger, secrets, boss };
+    await startWorkers(deps);
+    const app = createApp(deps);
     const server = await listen(app, config.port);
     logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
 
@@ -26,8 +33,10 @@ async function main(): Promise<void> {
       stopping = true;
       logger.info({ signal }, 'stopping: finishing requests in flight');
       server.close(() => {
-        database
-          .close()
+        // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
+        queue
+          .stop({ graceful: true, wait: true, timeout: 30_000 })
+          .then(() => database.close())
           .then(() => process.exit(0))
           .catch((error: unknown) => {
             logger.error({ err: error }, 'could not close the database');
@@ -39,6 +48,7 @@ async function main(): Promise<void> {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   } catch (error) {
+    await boss?.stop({ graceful: false, wait: true });
     await database.close();
     throw error;
   }

@@ -8,6 +8,8 @@ import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { connect, migrate } from '../../server/db/database';
 import { startEmbedded } from '../../server/db/embedded';
+import { startQueue } from '../../server/jobs/queue';
+import { createLogger } from '../../server/logging';
 
 declare global {
   // eslint-disable-next-line no-var
@@ -37,6 +39,9 @@ export default async function globalSetup(): Promise<void> {
   const db = connect(url.toString(), 2);
   await migrate(db);
   await db.destroy();
+  // The job queue's schema too, so that each test file's queue starts at once.
+  const boss = await startQueue(url.toString(), createLogger('silent'));
+  await boss.stop({ graceful: false, wait: true });
 
   process.env.TEST_ADMIN_DATABASE_URL = adminUrl;
   process.env.TEST_TEMPLATE_DATABASE = template;

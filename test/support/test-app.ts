@@ -11,12 +11,14 @@ import { API_BASE, createApp, listen } from '../../server/app';
 import { loadConfig, type Config } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
+import { startQueue, type Boss } from '../../server/jobs/queue';
 import { createLogger } from '../../server/logging';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
 
 export interface TestApp {
   baseUrl: string;
   db: Knex;
+  boss: Boss;
   databaseUrl: string;
   config: Config;
   /** Production token of the first organization. */
@@ -64,7 +66,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)) });
+  const boss = await startQueue(database.url, logger);
+  const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss });
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -75,6 +78,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   return {
     baseUrl,
     db,
+    boss,
     databaseUrl: database.url,
     config,
     api: clientFor(organization.production_token),
@@ -86,6 +90,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     stop: async () => {
       await new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();
+      await boss.stop({ graceful: false, wait: true });
       await db.destroy();
       await database.drop();
     },

@@ -1,0 +1,47 @@
+/**
+ * Background work on pg-boss, in the service's own PostgreSQL (schema `pgboss`): durable,
+ * retried, and shared by every server process. A job caused by a change is enqueued in the
+ * same transaction as the change (`enqueueIn`), so it exists exactly when the change does.
+ */
+import type { Knex } from 'knex';
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+
+export const QUEUES = {
+  bulkImport: 'bulk-import',
+  email: 'email',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+export type Boss = PgBoss;
+
+export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
+  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 4, application_name: 'dcs-jobs' });
+  boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+  await boss.start();
+  for (const name of Object.values(QUEUES)) {
+    if (!(await boss.getQueue(name))) await boss.createQueue(name);
+  }
+  return boss;
+}
+
+/** pg-boss's SQL, run on the connection of a knex transaction. */
+function transactionDb(trx: Knex.Transaction): PgBoss.Db {
+  return {
+    executeSql: async (text, values) => {
+      const connection = await trx.client.acquireConnection();
+      return connection.query(text, values) as Promise<{ rows: unknown[] }>;
+    },
+  };
+}
+
+/** Enqueues a job that commits or rolls back with `trx`. */
+export async function enqueueIn(
+  boss: PgBoss,
+  trx: Knex.Transaction,
+  name: QueueName,
+  data: object,
+  options: PgBoss.SendOptions = {},
+): Promise<void> {
+  await boss.send(name, data, { ...options, db: transactionDb(trx) });
+}
