@@ -49,6 +49,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/bulk/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `bulk_id` of a bulk action, as answered by its creation. A value that is not a UUID answers 422; a bulk action unknown in this organization and environment answers 404.
+                 * @example 2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693
+                 */
+                id: components["parameters"]["BulkId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get the progress of a bulk action
+         * @description Answers how far a bulk action has got: its status, how many rows it holds, how many have
+         *     been handled and how many of those failed, and when it was accepted and completed. Beyond
+         *     the spec, which shows only the answer of `POST /bulk` and tells the organization by e-mail
+         *     when an action completes: an integrator can poll this instead of waiting for the e-mail or
+         *     the `import.complete` webhook event. A bulk action unknown in this organization and
+         *     environment answers 404.
+         */
+        get: operations["getBulkAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/bulk/{id}/errors": {
         parameters: {
             query?: never;
@@ -4124,6 +4155,49 @@ export interface components {
             id: number;
             /** @description The row exactly as submitted. */
             payload: components["schemas"]["BulkItem"];
+        };
+        /**
+         * BulkActionProgress
+         * @description Where a bulk action stands (beyond the spec, which only tells the organization by e-mail when
+         *     an action completes). `processed` counts the rows handled so far, created or failed;
+         *     `failed` those of them that failed a business rule (see `GET /bulk/{id}/errors`). The action
+         *     is `completed` when `processed` equals `count`, failed rows included.
+         */
+        BulkActionProgress: {
+            /**
+             * Format: uuid
+             * @description The bulk action's id, as answered by `POST /bulk`.
+             * @example 7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f
+             */
+            bulk_id: string;
+            /**
+             * Format: date-time
+             * @description When the last row was handled; null while the action is pending.
+             * @example 2026-11-21T16:04:55.412Z
+             */
+            completed_at: string | null;
+            /**
+             * @description Rows submitted.
+             * @example 1000
+             */
+            count: number;
+            /**
+             * Format: date-time
+             * @description When the action was accepted.
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * @description Rows that failed a business rule and created nothing.
+             * @example 2
+             */
+            failed: number;
+            /**
+             * @description Rows handled so far, created or failed.
+             * @example 1000
+             */
+            processed: number;
+            status: components["schemas"]["BulkActionStatus"];
         };
         /**
          * BulkActionStatus
@@ -8834,6 +8908,52 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBulkAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `bulk_id` of a bulk action, as answered by its creation. A value that is not a UUID answers 422; a bulk action unknown in this organization and environment answers 404.
+                 * @example 2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693
+                 */
+                id: components["parameters"]["BulkId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bulk action's progress. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "bulk_id": "7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f",
+                     *         "status": "completed",
+                     *         "count": 1000,
+                     *         "processed": 1000,
+                     *         "failed": 2,
+                     *         "created_at": "2026-11-21T16:04:54.000Z",
+                     *         "completed_at": "2026-11-21T16:04:55.412Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BulkActionProgress"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -18,6 +18,9 @@ export interface Config {
   /** base64 of 32 bytes; unset: a key kept in dataDir, made on first start. */
   dataEncryptionKey: string | undefined;
   logLevel: string;
+  /** smtp(s)://user:pass@host:port for e-mail; unset: messages are written to the log instead. */
+  smtpUrl: string | undefined;
+  mailFrom: string;
 }
 
 export class ConfigError extends Error {}
@@ -65,5 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
     dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
   };
 }

@@ -3,7 +3,32 @@
  * for one job: pg-boss retries a job whose worker died.
  */
 import type { AppDeps } from '../app';
+import { resumePendingBulkActions, runBulkImport, type BulkJob } from '../bulk/bulk-import';
+import { createMailer, type Mail } from '../mail/mailer';
+import { QUEUES } from './queue';
 
-export async function startWorkers(_deps: AppDeps): Promise<void> {
-  // Handlers register here as the resources that need them arrive (bulk import, e-mail, webhooks).
+/** This process's workers, by queue: a job queued here can wake its worker at once. */
+const local = new WeakMap<object, Partial<Record<string, string>>>();
+
+/** Wakes this process's worker of `queue`, if it runs one; the others find the job when they poll. */
+export function wakeWorker(boss: AppDeps['boss'], queue: string): void {
+  const id = local.get(boss)?.[queue];
+  if (id) boss.notifyWorker(id);
+}
+
+export async function startWorkers(deps: AppDeps): Promise<void> {
+  const { boss } = deps;
+  const ids: Partial<Record<string, string>> = {};
+  local.set(boss, ids);
+  ids[QUEUES.bulkImport] = await boss.work<BulkJob>(QUEUES.bulkImport, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
+    await runBulkImport(deps, job!.data);
+  });
+  // A process killed mid-import leaves its job "active" until pg-boss expires it; this start
+  // takes the work up again at once (rows are claimed one chunk at a time, so two runners at
+  // once are safe).
+  await resumePendingBulkActions(deps);
+  const send = createMailer(deps.config, deps.logger);
+  await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
+    await send(job!.data);
+  });
 }

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createApiClient, type ApiClient } from '../../client';
-import { API_BASE, createApp, listen } from '../../server/app';
+import { API_BASE, createApp, listen, type AppDeps } from '../../server/app';
 import { loadConfig, type Config } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
@@ -17,6 +17,8 @@ import { createOrganization, type CreatedOrganization } from '../../server/organ
 
 export interface TestApp {
   baseUrl: string;
+  /** What the app was built from: for starting workers or calling services directly. */
+  deps: AppDeps;
   db: Knex;
   boss: Boss;
   databaseUrl: string;
@@ -67,7 +69,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   });
   const logger = createLogger(config.logLevel, sink);
   const boss = await startQueue(database.url, logger);
-  const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss });
+  const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss };
+  const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -77,6 +80,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const clientFor = (token: string) => createApiClient({ baseUrl, token });
   return {
     baseUrl,
+    deps,
     db,
     boss,
     databaseUrl: database.url,
@@ -90,7 +94,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     stop: async () => {
       await new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();
-      await boss.stop({ graceful: false, wait: true });
+      // As the server stops: jobs in hand finish first, then the pool closes.
+      await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
       await db.destroy();
       await database.drop();
     },

@@ -5,10 +5,12 @@
 import type { Knex } from 'knex';
 import * as initial from './001-initial';
 import * as debtAccounts from './002-debt-accounts';
+import * as bulk from './004-bulk';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
   '002-debt-accounts': debtAccounts,
+  '004-bulk': bulk,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,162 @@
+/**
+ * npm run bench:bulk — the time from POST /bulk to `completed` for 1000 customers, each with
+ * an address, a parent and two children, against a plain PostgreSQL COPY of the same rows
+ * (1000 customers, 1000 addresses, 3000 accounts) into the same tables, in the same run.
+ * Each round uses a fresh organization; medians are printed with their ratio.
+ *
+ *   npm run bench:bulk [-- --rounds 5 --rows 1000]
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import pino from 'pino';
+import { createApiClient } from '../client';
+import { API_BASE, createApp, listen } from '../server/app';
+import { loadConfig } from '../server/config';
+import { SecretBox } from '../server/crypto/secrets';
+import { connect, migrate } from '../server/db/database';
+import { startEmbedded } from '../server/db/embedded';
+import { startQueue } from '../server/jobs/queue';
+import { startWorkers } from '../server/jobs/workers';
+import { createOrganization } from '../server/organizations/organization-repo';
+
+const root = resolve(__dirname, '..');
+const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, rows: { type: 'string', default: '1000' } } });
+const ROWS = Number(options.rows);
+
+function items(prefix: string) {
+  return Array.from({ length: ROWS }, (_, i) => ({
+    customer: {
+      name: `Customer ${i}`,
+      email: `c${i}@mail.debt-collection.example`,
+      external_id: `${prefix}-C-${i}`,
+      address: { line1: `${i} Oak Hollow Dr`, city: 'Austin', state: 'TX', postal_code: '78704' },
+    },
+    location: { name: 'Lakeside Medical Center', external_id: `${prefix}-LOC` },
+    parent_debt_accounts: [{ external_id: `${prefix}-P-${i}`, balance: 0 }],
+    debt_accounts: [
+      { external_id: `${prefix}-A-${i}`, parent_external_id: `${prefix}-P-${i}`, balance: 10000, current_balance: 7500 },
+      { external_id: `${prefix}-B-${i}`, parent_external_id: `${prefix}-P-${i}`, balance: 2500 },
+    ],
+  }));
+}
+
+async function copy(client: pg.PoolClient, table: string, columns: string[], lines: string[]): Promise<void> {
+  await pipeline(Readable.from(lines.map((line) => `${line}\n`)), client.query(copyFrom(`COPY ${table} (${columns.join(', ')}) FROM STDIN`)));
+}
+
+/** The same rows, written by COPY: the floor of what any importer could do. */
+async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: string): Promise<number> {
+  const client = await pool.connect();
+  try {
+    const started = performance.now();
+    await client.query('BEGIN');
+    const location = randomUUID();
+    await copy(client, 'locations', ['id', 'organization_id', 'environment', 'external_id', 'name'], [`${location}\t${organizationId}\tproduction\t${prefix}-LOC\tLakeside Medical Center`]);
+    const customers: string[] = [];
+    const addresses: string[] = [];
+    const accounts: string[] = [];
+    for (let i = 0; i < ROWS; i++) {
+      const customer = randomUUID();
+      const parent = randomUUID();
+      customers.push(`${customer}\t${organizationId}\tproduction\t${prefix}-C-${i}\tCustomer ${i}\tc${i}@mail.debt-collection.example`);
+      addresses.push(`${customer}\t${organizationId}\tproduction\t${i} Oak Hollow Dr\tAustin\tTX\t78704\tt`);
+      const account = (id: string, parentId: string, key: string, balance: number, current: number) =>
+        `${id}\t${organizationId}\tproduction\t${customer}\t${location}\t${parentId}\t${key}\t${balance}\t${current}`;
+      accounts.push(account(parent, '\\N', `${prefix}-P-${i}`, 12500, 10000));
+      accounts.push(account(randomUUID(), parent, `${prefix}-A-${i}`, 10000, 7500));
+      accounts.push(account(randomUUID(), parent, `${prefix}-B-${i}`, 2500, 2500));
+    }
+    await copy(client, 'customers', ['id', 'organization_id', 'environment', 'external_id', 'name', 'email'], customers);
+    await copy(client, 'customer_addresses', ['customer_id', 'organization_id', 'environment', 'line1', 'city', 'state', 'postal_code', 'is_primary'], addresses);
+    await copy(client, 'debt_accounts', ['id', 'organization_id', 'environment', 'customer_id', 'location_id', 'parent_id', 'external_id', 'balance', 'current_balance'], accounts);
+    await client.query('COMMIT');
+    return performance.now() - started;
+  } finally {
+    client.release();
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function main(): Promise<void> {
+  const dataDir = join(root, '.data', `bench-${process.pid}`);
+  let adminUrl = process.env.DATABASE_URL;
+  let stopEmbedded = async () => {};
+  if (!adminUrl) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+    const embedded = await startEmbedded(dataDir, () => {});
+    adminUrl = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const name = `dcs_bench_${randomBytes(4).toString('hex')}`;
+  const admin = connect(adminUrl, 1);
+  await admin.raw(`CREATE DATABASE ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = connect(url.toString(), 10);
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+  let server: Server | undefined;
+  const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+  const boss = await (async () => {
+    await migrate(db);
+    return startQueue(url.toString(), logger);
+  })();
+  try {
+    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss };
+    await startWorkers(deps);
+    server = await listen(createApp(deps), 0, '127.0.0.1');
+    const address = server.address();
+    const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;
+
+    const service: number[] = [];
+    const copies: number[] = [];
+    for (let round = 0; round <= Number(options.rounds); round++) {
+      const organization = await createOrganization(db, `Bench ${round}`);
+      const api = createApiClient({ baseUrl, token: organization.production_token });
+      const body = items(`S${round}`);
+      const started = performance.now();
+      const { data } = await api.POST('/bulk', { body });
+      const id = data!.data.bulk_id;
+      for (;;) {
+        const progress = await api.GET('/bulk/{id}', { params: { path: { id } } });
+        if (progress.data!.data.status === 'completed') {
+          if (progress.data!.data.failed !== 0) throw new Error('rows failed');
+          break;
+        }
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      const elapsed = performance.now() - started;
+      const copied = await copyBaseline(pool, organization.organization_id, `C${round}`);
+      if (round === 0) continue; // warm-up
+      service.push(elapsed);
+      copies.push(copied);
+    }
+    const s = median(service);
+    const c = median(copies);
+    console.log(`${ROWS} customers, each with an address, a parent and two children: ${options.rounds} rounds, medians`);
+    console.log(`POST /bulk to completed   ${s.toFixed(0).padStart(6)} ms   (min ${Math.min(...service).toFixed(0)}, max ${Math.max(...service).toFixed(0)})`);
+    console.log(`plain COPY of the rows    ${c.toFixed(0).padStart(6)} ms   (min ${Math.min(...copies).toFixed(0)}, max ${Math.max(...copies).toFixed(0)})`);
+    console.log(`ratio service / COPY      ${(s / c).toFixed(2).padStart(6)}`);
+  } finally {
+    await new Promise((done) => (server ? server.close(done) : done(undefined)));
+    await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
+    await pool.end();
+    await db.destroy();
+    await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.destroy();
+    await stopEmbedded();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: Error) => {
+  console.error(error.message);
+  process.exit(1);
+});

@@ -1,0 +1,91 @@
+/**
+ * The bulk-import job. Rows are taken a chunk at a time (FOR UPDATE SKIP LOCKED), checked and
+ * written in one transaction that also marks them done; so a worker that dies mid-job leaves
+ * only untouched rows pending, and the retried job creates nothing twice. When no row is left
+ * the action completes, and the completion e-mail is queued in the same transaction.
+ */
+import type { Knex } from 'knex';
+import type { AppDeps } from '../app';
+import type { Environment, Tenant } from '../http/auth';
+import { isUniqueViolation } from '../db/tenant';
+import { enqueueIn, QUEUES } from '../jobs/queue';
+import { checkRows, type PendingRow } from './bulk-rows';
+import { writeRows } from './bulk-writer';
+
+export interface BulkJob {
+  bulkActionId: string;
+  organizationId: string;
+  environment: Environment;
+}
+
+export const CHUNK_SIZE = 500;
+
+/** Retried if it fails; expired (and retried) if its worker vanished without a word. */
+export const BULK_JOB_OPTIONS = { retryLimit: 5, retryDelay: 5, expireInSeconds: 300 };
+
+async function importChunk(trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<number> {
+  const rows: PendingRow[] = await trx('bulk_rows')
+    .where({ bulk_action_id: bulkActionId, status: 'pending' })
+    .orderBy('position')
+    .limit(size)
+    .forUpdate()
+    .skipLocked()
+    .select('position', 'payload');
+  if (rows.length === 0) return 0;
+  await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
+  return rows.length;
+}
+
+async function complete(deps: AppDeps, job: BulkJob): Promise<void> {
+  await deps.db.transaction(async (trx) => {
+    const action = await trx('bulk_actions').where({ id: job.bulkActionId }).forUpdate().first('status', 'count', 'created_at');
+    if (!action || action.status !== 'pending') return;
+    const left = await trx('bulk_rows').where({ bulk_action_id: job.bulkActionId, status: 'pending' }).first('position');
+    if (left) return;
+    const [counts] = await trx('bulk_rows')
+      .where({ bulk_action_id: job.bulkActionId })
+      .select(trx.raw(`count(*) FILTER (WHERE status = 'failed')::int AS failed`));
+    await trx('bulk_actions').where({ id: job.bulkActionId }).update({ status: 'completed', completed_at: trx.fn.now() });
+    const organization = await trx('organizations').where({ id: job.organizationId }).first('name', 'notification_email');
+    if (organization?.notification_email) {
+      await enqueueIn(deps.boss, trx, QUEUES.email, {
+        to: organization.notification_email,
+        subject: `Bulk action ${job.bulkActionId} completed`,
+        text:
+          `Your bulk action ${job.bulkActionId} (${job.environment}) has completed: ${action.count} rows, ` +
+          `${action.count - counts.failed} created, ${counts.failed} failed. ` +
+          `GET /api/v1/bulk/${job.bulkActionId}/errors lists the failed rows.`,
+      });
+    }
+    // The import.complete webhook event is emitted here, in this transaction, once webhooks exist.
+  });
+}
+
+export async function runBulkImport(deps: AppDeps, job: BulkJob): Promise<void> {
+  const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
+  let size = CHUNK_SIZE;
+  for (;;) {
+    try {
+      const taken = await deps.db.transaction((trx) => importChunk(trx, tenant, job.bulkActionId, size));
+      if (taken === 0) break;
+    } catch (error) {
+      // Someone else created one of these identifiers after the check (through the API): go on
+      // one row at a time, so the check sees it and only that row fails.
+      if (!isUniqueViolation(error) || size === 1) throw error;
+      size = 1;
+    }
+  }
+  await complete(deps, job);
+}
+
+/** Queues the import of every action still pending (after a crash, a deploy, a restart). */
+export async function resumePendingBulkActions(deps: AppDeps): Promise<void> {
+  const pending: { id: string; organization_id: string; environment: Environment }[] = await deps
+    .db('bulk_actions')
+    .where({ status: 'pending' })
+    .select('id', 'organization_id', 'environment');
+  for (const action of pending) {
+    const job: BulkJob = { bulkActionId: action.id, organizationId: action.organization_id, environment: action.environment };
+    await deps.boss.send(QUEUES.bulkImport, job, BULK_JOB_OPTIONS);
+  }
+}

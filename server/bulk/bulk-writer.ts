@@ -1,0 +1,140 @@
+/**
+ * Writes the rows of one chunk that passed the rules: one multi-row INSERT per table, ids made
+ * here so that no answer of the database has to be matched back to its row, and every row's
+ * outcome marked in the same transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { tenantColumns } from '../db/tenant';
+import { ADDRESSES } from '../customers/address-repo';
+import { CUSTOMERS } from '../customers/customer-repo';
+import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
+import { sortBillingTypes } from '../debt-accounts/debt-account-mapper';
+import { LOCATIONS } from '../locations/location-repo';
+import { scoped } from '../db/tenant';
+import { parentIds, type BulkItem, type PendingRow, type RowErrors } from './bulk-rows';
+
+type Account = NonNullable<BulkItem['debt_accounts']>[number] | NonNullable<BulkItem['parent_debt_accounts']>[number];
+
+export interface Written {
+  customerIds: string[];
+  accountIds: string[];
+  locationIds: string[];
+}
+
+/** PostgreSQL takes at most 65535 parameters a statement. */
+const ROWS_PER_STATEMENT = 2000;
+
+async function insertAll(trx: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx(table).insert(rows.slice(i, i + ROWS_PER_STATEMENT));
+}
+
+function accountRow(account: Account, ids: { id: string; customer: string; location: string; parent: string | null }, tenant: Tenant) {
+  return {
+    id: ids.id,
+    ...tenantColumns(tenant),
+    customer_id: ids.customer,
+    location_id: ids.location,
+    parent_id: ids.parent,
+    external_id: account.external_id ?? null,
+    external_account_number: account.external_account_number ?? null,
+    billing_type: account.billing_type ? sortBillingTypes(account.billing_type) : null,
+    balance: account.balance,
+    current_balance: account.current_balance ?? account.balance,
+    metadata: JSON.stringify(account.metadata ?? {}),
+  };
+}
+
+export async function writeRows(
+  trx: Knex,
+  tenant: Tenant,
+  bulkActionId: string,
+  rows: PendingRow[],
+  failures: Map<number, RowErrors>,
+): Promise<Written> {
+  const passing = rows.filter((row) => !failures.has(row.position));
+  const locationKeys = passing.flatMap((row) => (row.payload.location?.external_id ? [row.payload.location.external_id] : []));
+  const known = locationKeys.length
+    ? await scoped(trx, LOCATIONS, tenant).whereIn('external_id', locationKeys).select<{ id: string; external_id: string }[]>('id', 'external_id')
+    : [];
+  const locationByKey = new Map(known.map((location) => [location.external_id, location.id]));
+
+  const customers: Record<string, unknown>[] = [];
+  const addresses: Record<string, unknown>[] = [];
+  const locations: Record<string, unknown>[] = [];
+  const accounts: Record<string, unknown>[] = [];
+  for (const { payload } of passing) {
+    const customerId = randomUUID();
+    const { customer } = payload;
+    customers.push({
+      id: customerId,
+      ...tenantColumns(tenant),
+      external_id: customer.external_id ?? null,
+      name: customer.name,
+      email: customer.email,
+      phone: customer.phone ?? null,
+      date_of_birth: customer.date_of_birth ?? null,
+      ssn_last4: typeof customer.ssn_last4 === 'number' ? String(customer.ssn_last4).padStart(4, '0') : (customer.ssn_last4 ?? null),
+      metadata: JSON.stringify(customer.metadata ?? {}),
+    });
+    if (customer.address) {
+      const { is_primary: _primary, ...address } = customer.address;
+      addresses.push({ ...address, ...tenantColumns(tenant), customer_id: customerId, is_primary: true });
+    }
+
+    const all: Account[] = [...(payload.parent_debt_accounts ?? []), ...(payload.debt_accounts ?? [])];
+    if (all.length === 0 || !payload.location) continue;
+    let locationId = payload.location.external_id ? locationByKey.get(payload.location.external_id) : undefined;
+    if (!locationId) {
+      locationId = randomUUID();
+      locations.push({ id: locationId, ...tenantColumns(tenant), external_id: payload.location.external_id ?? null, name: payload.location.name, type: 'original_creditor' });
+      if (payload.location.external_id) locationByKey.set(payload.location.external_id, locationId);
+    }
+
+    // Parents (explicit, or implicit: named by a child) first, with the sums of their children.
+    const named = parentIds(payload);
+    const children = (payload.debt_accounts ?? []).filter((account) => account.parent_external_id);
+    const parentIdByKey = new Map<string, string>();
+    for (const account of all) {
+      if (!account.external_id || !named.has(account.external_id) || ('parent_external_id' in account && account.parent_external_id)) continue;
+      const own = children.filter((child) => child.parent_external_id === account.external_id);
+      const id = randomUUID();
+      parentIdByKey.set(account.external_id, id);
+      const row = accountRow(account, { id, customer: customerId, location: locationId, parent: null }, tenant);
+      if (own.length > 0) {
+        row.balance = own.reduce((sum, child) => sum + child.balance, 0);
+        row.current_balance = own.reduce((sum, child) => sum + (child.current_balance ?? child.balance), 0);
+      }
+      accounts.push(row);
+    }
+    for (const account of all) {
+      if (account.external_id && parentIdByKey.has(account.external_id)) continue;
+      const parent = 'parent_external_id' in account && account.parent_external_id ? parentIdByKey.get(account.parent_external_id)! : null;
+      accounts.push(accountRow(account, { id: randomUUID(), customer: customerId, location: locationId, parent }, tenant));
+    }
+  }
+
+  await insertAll(trx, LOCATIONS, locations);
+  await insertAll(trx, CUSTOMERS, customers);
+  await insertAll(trx, ADDRESSES, addresses);
+  // Parents precede their children in `accounts`, and one statement checks its foreign keys at its end.
+  await insertAll(trx, DEBT_ACCOUNTS, accounts);
+
+  const positions = rows.map((row) => row.position);
+  // '' for a row that passed: knex binds no nulls inside arrays, so SQL turns it back into NULL.
+  const outcomes = rows.map((row) => (failures.has(row.position) ? JSON.stringify(failures.get(row.position)) : ''));
+  await trx.raw(
+    `UPDATE bulk_rows AS r
+        SET status = CASE WHEN o.errors = '' THEN 'created' ELSE 'failed' END,
+            errors = NULLIF(o.errors, '')::jsonb, processed_at = now()
+       FROM unnest(?::int[], ?::text[]) AS o(position, errors)
+      WHERE r.bulk_action_id = ? AND r.position = o.position`,
+    [positions, outcomes, bulkActionId],
+  );
+  return {
+    customerIds: customers.map((c) => c.id as string),
+    accountIds: accounts.map((a) => a.id as string),
+    locationIds: locations.map((l) => l.id as string),
+  };
+}

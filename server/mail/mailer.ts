@@ -1,0 +1,25 @@
+/**
+ * E-mail through nodemailer: SMTP when SMTP_URL is set; otherwise nodemailer's JSON transport,
+ * whose messages are written to the log, so that a laptop without a mail server still shows
+ * what would have been sent.
+ */
+import nodemailer from 'nodemailer';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+export type SendMail = (mail: Mail) => Promise<void>;
+
+export function createMailer(config: Config, logger: Logger): SendMail {
+  const transport = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : nodemailer.createTransport({ jsonTransport: true });
+  return async (mail) => {
+    const info = await transport.sendMail({ from: config.mailFrom, ...mail });
+    if (config.smtpUrl) logger.info({ to: mail.to, subject: mail.subject, messageId: info.messageId }, 'e-mail sent');
+    else logger.info({ mail: JSON.parse(String((info as unknown as { message: unknown }).message)) }, 'e-mail (no SMTP_URL set, so logged instead of sent)');
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * A bulk action accepted by a server process that is then killed (SIGKILL: no clean-up at
+ * all) completes once another process starts on the same database, each row exactly once.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { createApiClient } from '../../client';
+import { connect } from '../../server/db/database';
+import { freePort } from '../../server/net';
+import { createOrganization } from '../../server/organizations/organization-repo';
+import { createTestDatabase } from '../support/test-app';
+
+const root = resolve(__dirname, '../..');
+
+function serve(databaseUrl: string, port: number): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn' };
+  return spawn(join(root, 'node_modules', '.bin', 'tsx'), ['server/main.ts'], { cwd: root, env, stdio: 'ignore' });
+}
+
+async function healthy(port: number): Promise<void> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
+    } catch {
+      // not yet listening
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error('server did not become healthy');
+}
+
+test('a bulk accepted before a kill -9 completes after the restart, creating every row once', async () => {
+  const database = await createTestDatabase();
+  const db = connect(database.url, 2);
+  const children: ChildProcess[] = [];
+  try {
+    const organization = await createOrganization(db, 'Crash Test Agency');
+    const rows = Array.from({ length: 1000 }, (_, i) => ({
+      customer: { name: `Customer ${i}`, email: `c${i}@mail.debt-collection.example`, external_id: `CR-${i}`, address: { postal_code: '78704' } },
+      location: { name: 'Lakeside Medical Center', external_id: 'CR-LOC' },
+      parent_debt_accounts: [{ external_id: `CR-P-${i}`, balance: 0 }],
+      debt_accounts: [
+        { external_id: `CR-A-${i}`, parent_external_id: `CR-P-${i}`, balance: 100 },
+        { external_id: `CR-B-${i}`, parent_external_id: `CR-P-${i}`, balance: 50 },
+      ],
+    }));
+
+    const firstPort = await freePort();
+    const first = serve(database.url, firstPort);
+    children.push(first);
+    await healthy(firstPort);
+    const api = (port: number) => createApiClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, token: organization.production_token });
+    const accepted = await api(firstPort).POST('/bulk', { body: rows });
+    expect(accepted.response.status).toBe(201);
+    first.kill('SIGKILL');
+    await new Promise((done) => first.once('exit', done));
+
+    const secondPort = await freePort();
+    children.push(serve(database.url, secondPort));
+    await healthy(secondPort);
+    const id = accepted.data!.data.bulk_id;
+    let status = '';
+    for (let attempt = 0; attempt < 600 && status !== 'completed'; attempt++) {
+      status = (await api(secondPort).GET('/bulk/{id}', { params: { path: { id } } })).data!.data.status;
+      if (status !== 'completed') await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(status).toBe('completed');
+    const counted = await db.raw(
+      `SELECT (SELECT count(*) FROM customers WHERE organization_id = :org)::int AS customers,
+              (SELECT count(DISTINCT external_id) FROM customers WHERE organization_id = :org)::int AS distinct_customers,
+              (SELECT count(*) FROM debt_accounts WHERE organization_id = :org)::int AS accounts`,
+      { org: organization.organization_id },
+    );
+    expect(counted.rows[0]).toEqual({ customers: 1000, distinct_customers: 1000, accounts: 3000 });
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await db.destroy();
+    await database.drop();
+  }
+}, 120_000);
