@@ -173,6 +173,11 @@ export function debtAccountRepo(db: Knex, tenant: Tenant) {
         .select('debt_account_id', 'location_id');
     },
 
+    /** An account's own location is never also one of its additional ones. */
+    async detachAdditional(accountId: string, locationId: string): Promise<void> {
+      await db(DEBT_ACCOUNT_LOCATIONS).where({ debt_account_id: accountId, location_id: locationId }).delete();
+    },
+
     async replaceAdditionalLocations(accountId: string, locationIds: string[]): Promise<void> {
       await db(DEBT_ACCOUNT_LOCATIONS).where({ debt_account_id: accountId }).delete();
       if (locationIds.length === 0) return;

@@ -170,7 +170,10 @@ export async function updateDebtAccount(
       if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 
       const changes: DebtAccountValues = { customer_id: customerId, parent_id: newParent?.id ?? null, balance: body.balance };
-      if (body.location_id !== undefined) changes.location_id = (await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type)).id;
+      if (body.location_id !== undefined) {
+        changes.location_id = (await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type)).id;
+        await accounts.detachAdditional(current.id, changes.location_id);
+      }
       if (body.current_balance !== undefined) changes.current_balance = body.current_balance;
       if (body.external_id !== undefined) changes.external_id = body.external_id;
       if (body.external_account_number !== undefined) changes.external_account_number = body.external_account_number;

@@ -29,14 +29,17 @@ function collectionUrl(req: Request): URL {
   return new URL(`${req.protocol}://${req.get('host')}${req.baseUrl}${req.path}`);
 }
 
+/** RFC 3986 encoding: a space is %20 (not +), and ( ) ' ! * are escaped too, as the validator wants. */
+const encode = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
 function pageLink(req: Request, page: number): string {
-  const url = collectionUrl(req);
+  const pairs: string[] = [];
   for (const [key, value] of Object.entries(req.query)) {
     if (key === 'page') continue;
-    for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(key, String(item));
+    for (const item of Array.isArray(value) ? value : [value]) pairs.push(`${encode(key)}=${encode(String(item))}`);
   }
-  url.searchParams.set('page', String(page));
-  return url.toString();
+  pairs.push(`page=${page}`);
+  return `${collectionUrl(req).toString()}?${pairs.join('&')}`;
 }
 
 /**

@@ -21,7 +21,9 @@ export function openApiValidator(document: OpenAPIV3.DocumentV3_1 = loadDocument
     validateResponses: { allErrors: true, removeAdditional: false },
     // Authentication is ours (auth.ts): it runs first and answers 401 in the spec's shape.
     validateSecurity: false,
+    // 'full' checks that a date exists (1984-02-30 is a 422, not a 500 from PostgreSQL).
     validateFormats: true,
+    ajvFormats: { mode: 'full' },
     ignoreUndocumented: false,
   }) as unknown as RequestHandler[];
 }

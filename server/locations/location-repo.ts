@@ -73,16 +73,21 @@ export function locationRepo(db: Knex, tenant: Tenant) {
      * Accounts using each location, as their location or as an additional one. The ids come
      * from scoped rows already; the tenant condition keeps the query safe on its own.
      */
+    /**
+     * Accounts using each location. An account's own location is never also one of its
+     * additional locations (the debt-account service keeps them apart), so the two counts add
+     * up without a DISTINCT over every account of the location.
+     */
     async accountCounts(ids: string[]): Promise<Map<string, number>> {
       if (ids.length === 0) return new Map();
       const { organizationId, environment } = tenant;
       const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
-        `SELECT location_id, count(DISTINCT debt_account_id) AS count FROM (
-           SELECT location_id, id AS debt_account_id FROM debt_accounts
-            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ?
+        `SELECT location_id, sum(n) AS count FROM (
+           SELECT location_id, count(*) AS n FROM debt_accounts
+            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
            UNION ALL
-           SELECT location_id, debt_account_id FROM ${DEBT_ACCOUNT_LOCATIONS}
-            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ?
+           SELECT location_id, count(*) FROM ${DEBT_ACCOUNT_LOCATIONS}
+            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
          ) uses GROUP BY location_id`,
         [ids, organizationId, environment, ids, organizationId, environment],
       );

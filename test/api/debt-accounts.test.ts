@@ -404,3 +404,14 @@ describe('tenancy', () => {
     expect(theirs.data!.data.location!.id).not.toBe(mine.location!.id);
   });
 });
+
+describe('debt_accounts_count of a location', () => {
+  test('an account whose own location was one of its additional ones counts once', async () => {
+    const customer = await customerId();
+    const second = unique('LOC');
+    const created = await account(customer, { locations: [{ name: 'Summit Recovery Partners', external_id: second }] });
+    const { data } = await put(created.id, { balance: 10_000, location_id: second });
+    expect(data!.data.location).toMatchObject({ external_id: second, debt_accounts_count: 1 });
+    expect(data!.data.locations).toEqual([]);
+  });
+});
