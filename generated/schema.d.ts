@@ -9191,7 +9191,11 @@ export interface operations {
              */
             302: {
                 headers: {
-                    Location: components["headers"]["Location"];
+                    /**
+                     * @description The session's `portal_url`, or its `expiration_return_url` once it has expired.
+                     * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email
+                     */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
