@@ -119,7 +119,7 @@ async function main(): Promise<void> {
     const variants: [string, Express][] = [
       ['bare Express + pg', bareApp(db, tenant)],
       ['+ auth + rate limit', authAndLimitApp(db)],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)) })],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), clock: () => new Date() })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {

@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   try {
     await migrate(database.knex);
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
-    const app = createApp({ config, db: database.knex, logger, secrets });
+    const app = createApp({ config, db: database.knex, logger, secrets, clock: () => new Date() });
     const server = await listen(app, config.port);
     logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
 

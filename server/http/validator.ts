@@ -49,14 +49,19 @@ export function documentFor(document: Document, only?: { tag: string; basePath: 
   return copy;
 }
 
-export function openApiValidator(document: Document = documentFor(loadDocument())): RequestHandler[] {
+/**
+ * `forLinks`: the validator of the Portal entry or the short links, which people's browsers
+ * open: any query parameter is let through (the tags, or what a mail or chat client appends),
+ * and a request none of its operations describes falls through to the app's 404.
+ */
+export function openApiValidator(document: Document = documentFor(loadDocument()), { forLinks = false } = {}): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: document,
-    validateRequests: { allErrors: true, removeAdditional: false },
+    validateRequests: { allErrors: true, removeAdditional: false, allowUnknownQueryParameters: forLinks },
     validateResponses: { allErrors: true, removeAdditional: false },
     // Authentication is ours (auth.ts): it runs first and answers 401 in the spec's shape.
     validateSecurity: false,
     validateFormats: true,
-    ignoreUndocumented: false,
+    ignoreUndocumented: forLinks,
   }) as unknown as RequestHandler[];
 }

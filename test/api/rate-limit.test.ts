@@ -15,7 +15,7 @@ beforeAll(async () => {
   app = await startTestApp({ rateLimitPerMinute: LIMIT });
   // A second server process over the same database, as operators run them.
   second = await listen(
-    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)) }),
+    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), clock: () => new Date() }),
     0,
     '127.0.0.1',
   );
