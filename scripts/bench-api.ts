@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     const variants: [string, Express][] = [
       ['bare Express + pg', bareApp(db, tenant)],
       ['+ auth + rate limit', authAndLimitApp(db)],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss })],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {

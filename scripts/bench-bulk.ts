@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     return startQueue(url.toString(), logger);
   })();
   try {
-    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss };
+    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() };
     await startWorkers(deps);
     server = await listen(createApp(deps), 0, '127.0.0.1');
     const address = server.address();

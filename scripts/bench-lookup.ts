@@ -210,7 +210,7 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss });
+    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() });
     server = await listen(app, 0, '127.0.0.1');
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;

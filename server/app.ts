@@ -20,6 +20,9 @@ import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
 import { debtAccountRouter } from './debt-accounts/debt-account-routes';
 import { bulkRouter } from './bulk/bulk-routes';
+import { customerSessionRouter } from './customer-sessions/session-routes';
+import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
+import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
 
 export interface AppDeps {
   config: Config;
@@ -28,6 +31,8 @@ export interface AppDeps {
   secrets: SecretBox;
   /** The job queue (pg-boss) in the same database: background work is enqueued here. */
   boss: Boss;
+  /** The time of every session expiry computation; tests move it. */
+  clock: () => Date;
 }
 
 export const API_BASE = '/api/v1';
@@ -35,6 +40,7 @@ const BODY_LIMIT = '10mb';
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
+  const logPath = redactLinkCredentials(config);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -49,7 +55,7 @@ export function createApp(deps: AppDeps): Express {
       },
       // Only method and path: never headers (the token) nor bodies (card numbers).
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: logPath(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -68,9 +74,27 @@ export function createApp(deps: AppDeps): Express {
   api.use(express.json({ limit: BODY_LIMIT }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
+  api.post(
+    '/bulk/customer-sessions',
+    rateLimit(createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' }), 'bulk session requests'),
+  );
   api.use(openApiValidator());
-  api.use(customerRouter(deps), addressRouter(deps), paymentMethodRouter(deps), debtAccountRouter(deps), locationRouter(deps), bulkRouter(deps));
+  api.use(
+    customerRouter(deps),
+    addressRouter(deps),
+    paymentMethodRouter(deps),
+    debtAccountRouter(deps),
+    locationRouter(deps),
+    bulkRouter(deps),
+    customerSessionRouter(deps),
+  );
   app.use(API_BASE, api);
+
+  // What a person's browser opens: no bearer token, no API rate limit (the link is the credential).
+  const shortLinks = mountPath(config.shortLinkBaseUrl);
+  const portal = mountPath(config.portalUrl);
+  app.use(shortLinks || '/', shortLinkRouter(deps, shortLinks));
+  app.use(portal || '/', portalEntryRouter(deps, portal));
 
   app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));
   app.use(errorHandler(logger));

@@ -21,7 +21,7 @@ async function main(): Promise<void> {
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
     boss = await startQueue(database.url, logger);
     const queue = boss;
-    const deps = { config, db: database.knex, logger, secrets, boss };
+    const deps = { config, db: database.knex, logger, secrets, boss, clock: () => new Date() };
     await startWorkers(deps);
     const app = createApp(deps);
     const server = await listen(app, config.port);

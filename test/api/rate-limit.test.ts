@@ -4,6 +4,7 @@ import { createApiClient } from '../../client';
 import { API_BASE, createApp, listen } from '../../server/app';
 import { SecretBox } from '../../server/crypto/secrets';
 import { createLogger } from '../../server/logging';
+import { createOrganization } from '../../server/organizations/organization-repo';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const LIMIT = 5;
@@ -15,7 +16,7 @@ beforeAll(async () => {
   app = await startTestApp({ rateLimitPerMinute: LIMIT });
   // A second server process over the same database, as operators run them.
   second = await listen(
-    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss }),
+    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss, clock: () => new Date() }),
     0,
     '127.0.0.1',
   );
@@ -68,5 +69,19 @@ describe('rate limit', () => {
     expect(response.status).toBe(429);
     const rows = await app.db('customers').where({ name: 'Late' });
     expect(rows).toEqual([]);
+  });
+
+  test('the Portal entry and short links need no token and do not count', async () => {
+    const fresh = await createOrganization(app.db, 'Link Only Recovery', 'ops@link-only.example');
+    const client = createApiClient({ baseUrl: app.baseUrl, token: fresh.production_token });
+    const customer = await client.POST('/customers', { body: { name: 'Dana Whitfield', email: 'dana@mail.debt-collection.example' } });
+    const session = await client.POST('/customer-sessions', { body: { customer_id: customer.data!.data.id, short_link: true } });
+    for (let i = 0; i < LIMIT * 2; i++) {
+      expect((await fetch(session.data!.data.portal_url)).status).toBe(200);
+      expect((await fetch(session.data!.data.short_url!, { redirect: 'manual' })).status).toBe(302);
+    }
+    const { response } = await client.GET('/customers');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('ratelimit-remaining')).toBe(String(LIMIT - 3));
   });
 });

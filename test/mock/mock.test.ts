@@ -92,6 +92,18 @@ describe('the Prism mock answers one operation of every tag with its documented 
     expect(data).toEqual(documentedExample('/customer-sessions', 'post', '201'));
   });
 
+  test('Portal entry: GET /s/{token}/accounts, on its own server, without a token', async () => {
+    const response = await fetch(`${mock.url}/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(documentedExample('/s/{token}/accounts', 'get', '200'));
+  });
+
+  test('Short links: GET /{code} redirects, without a token', async () => {
+    const response = await fetch(`${mock.url}/Xb7k2Qm9TzR4`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    expect(response.headers.get('location')).toMatch(/^https:\/\/portal\.debt-collection\.example\/s\//);
+  });
+
   test('Bulk actions: POST /bulk', async () => {
     const { data, response } = await api.POST('/bulk', {
       body: [{ customer: { name: 'Dana Whitfield', email: 'dana.whitfield@mail.debt-collection.example' } }],

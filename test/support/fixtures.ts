@@ -29,3 +29,17 @@ export function expectFieldError(error: unknown, key: string): void {
   expect(Object.keys(body.errors ?? {})).toContain(key);
   expect(body.errors?.[key]?.length).toBeGreaterThan(0);
 }
+
+/** Creates a debt account of `customerId` through the API, at a location every test may share. */
+export async function newDebtAccount(api: ApiClient, customerId: string, body: Record<string, unknown> = {}) {
+  const { data, response, error } = await api.POST('/debt-accounts', {
+    body: { customer_id: customerId, location_id: 'LOC-LAKESIDE-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body } as never,
+  });
+  if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
+  return data!.data;
+}
+
+/** Opens a link as a browser would, without following a redirect. */
+export function openLink(url: string): Promise<Response> {
+  return fetch(url, { redirect: 'manual' });
+}

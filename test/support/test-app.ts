@@ -15,10 +15,33 @@ import { startQueue, type Boss } from '../../server/jobs/queue';
 import { createLogger } from '../../server/logging';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
 
+/** The app's clock, frozen at the start of the file until a test moves it. */
+export interface TestClock {
+  now(): Date;
+  set(time: Date): void;
+  advance(ms: number): void;
+}
+
+export function frozenClock(start = new Date()): TestClock {
+  let time = start.getTime();
+  return {
+    now: () => new Date(time),
+    set: (next) => {
+      time = next.getTime();
+    },
+    advance: (ms) => {
+      time += ms;
+    },
+  };
+}
+
 export interface TestApp {
   baseUrl: string;
   /** What the app was built from: for starting workers or calling services directly. */
   deps: AppDeps;
+  /** The server's own address (no path): the Portal entry and short links live beside /api/v1. */
+  origin: string;
+  clock: TestClock;
   db: Knex;
   boss: Boss;
   databaseUrl: string;
@@ -69,18 +92,26 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   });
   const logger = createLogger(config.logLevel, sink);
   const boss = await startQueue(database.url, logger);
-  const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss };
+  const clock = frozenClock();
+  const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => clock.now() };
   const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const baseUrl = `http://127.0.0.1:${port}${API_BASE}`;
+  const origin = `http://127.0.0.1:${port}`;
+  const baseUrl = `${origin}${API_BASE}`;
+  // The port is known only now: links point at this server (the app reads both per request;
+  // it mounted their paths, which do not change, when it was made).
+  if (!overrides.portalUrl) config.portalUrl = `${origin}/portal`;
+  if (!overrides.shortLinkBaseUrl) config.shortLinkBaseUrl = `${origin}/s`;
   const organization = await createOrganization(db, 'Acme Recovery LLC', 'ops@acme-recovery.example');
   const second = await createOrganization(db, 'Northwind Credit', 'ops@northwind.example');
   const clientFor = (token: string) => createApiClient({ baseUrl, token });
   return {
     baseUrl,
     deps,
+    origin,
+    clock,
     db,
     boss,
     databaseUrl: database.url,

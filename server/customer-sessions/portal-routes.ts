@@ -1,0 +1,47 @@
+/**
+ * The routes a person's browser opens, outside /api/v1: the Portal entry under the path of
+ * PORTAL_URL and the short links under the path of SHORT_LINK_BASE_URL. No bearer token and
+ * no API rate limit: the token or code in the path is the credential. Each router validates
+ * against the document's operations of its tag, mounted at its own base path.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { AppDeps } from '../app';
+import { documentFor, loadDocument, openApiValidator, PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../http/validator';
+import { followShortLink, openPortalEntry, type Opened } from './portal-service';
+
+const PORTAL_PAGES = [
+  '/s/:token/accounts',
+  '/s/:token/accounts/:accountId',
+  '/s/:token/accounts/:accountId/checkout',
+  '/s/:token/accounts/:accountId/documents',
+  '/s/:token/disputes/:disputeId',
+];
+
+function answer(res: Response, opened: Opened): void {
+  if ('redirect' in opened) res.redirect(302, opened.redirect);
+  else res.json({ data: opened.data });
+}
+
+function validated(tag: string, basePath: string): Router {
+  const router = Router();
+  router.use(openApiValidator(documentFor(loadDocument(), { tag, basePath: basePath || '/' }), { forLinks: true }));
+  return router;
+}
+
+export function portalEntryRouter(deps: AppDeps, basePath: string): Router {
+  const router = validated(PORTAL_ENTRY_TAG, basePath);
+  router.get(PORTAL_PAGES, async (req: Request, res) => {
+    // The raw path, as the link was built: `/s/<token><page>`.
+    const [, , token = '', ...page] = req.path.split('/');
+    answer(res, await openPortalEntry(deps, token, `/${page.join('/')}`));
+  });
+  return router;
+}
+
+export function shortLinkRouter(deps: AppDeps, basePath: string): Router {
+  const router = validated(SHORT_LINKS_TAG, basePath);
+  router.get('/:code', async (req, res) => {
+    answer(res, await followShortLink(deps, req.params.code!));
+  });
+  return router;
+}

@@ -1,0 +1,54 @@
+/**
+ * The person's side of a session: opening its Portal entry or its short link. Either finds
+ * the session by what the link carries, refuses an expired one (to expiration_return_url, or
+ * 410), and records the use, which slides a session without valid_until.
+ */
+import type { components } from '../../generated/schema';
+import { hashToken } from '../crypto/secrets';
+import { customerRepo } from '../customers/customer-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { ApiError } from '../http/errors';
+import { expiryAfterUse, isExpired } from './session-lifetime';
+import { pagePath } from './session-links';
+import { portalSessionToApi, portalUrlOf } from './session-mapper';
+import { sessionLinkRepo, tenantOfSession, type SessionRow } from './session-repo';
+import type { SessionDeps } from './session-service';
+
+/** Where the person goes next: a redirect, or (Portal entry only) the page's context. */
+export type Opened = { redirect: string } | { data: components['schemas']['PortalSession'] };
+
+const linkNotFound = () => new ApiError('not_found', 'This link does not exist.');
+
+function expired(row: SessionRow): { redirect: string } {
+  if (row.expiration_return_url) return { redirect: row.expiration_return_url };
+  throw new ApiError('gone', 'This link has expired.');
+}
+
+/** The session after this use, or undefined when it has expired (before or during the use). */
+async function use(deps: SessionDeps, row: SessionRow): Promise<SessionRow | undefined> {
+  const now = deps.clock();
+  if (isExpired(row.expires_at, now)) return undefined;
+  return sessionLinkRepo(deps.db).recordUse(row.id, now, expiryAfterUse(row, now));
+}
+
+/** `page` is the request's path after `/s/<token>`; it must be the session's own page. */
+export async function openPortalEntry(deps: SessionDeps, token: string, page: string): Promise<Opened> {
+  const found = await sessionLinkRepo(deps.db).findByTokenHash(hashToken(token));
+  if (!found || pagePath(found) !== page) throw linkNotFound();
+  const row = await use(deps, found);
+  if (!row) return expired(found);
+  const tenant = tenantOfSession(row);
+  const customer = await customerRepo(deps.db, tenant).find(row.customer_id);
+  const account = row.debt_account_id ? await debtAccountRepo(deps.db, tenant).find(row.debt_account_id) : undefined;
+  // Both go with their sessions (ON DELETE CASCADE); a deletion racing this request is a 404.
+  if (!customer || (row.debt_account_id && !account)) throw linkNotFound();
+  return { data: portalSessionToApi(row, customer, account) };
+}
+
+export async function followShortLink(deps: SessionDeps, code: string): Promise<{ redirect: string }> {
+  const found = await sessionLinkRepo(deps.db).findByShortCode(code);
+  if (!found) throw linkNotFound();
+  const row = await use(deps, found);
+  if (!row) return expired(found);
+  return { redirect: portalUrlOf(row, deps.secrets.decrypt(row.token_sealed), deps.config) };
+}
