@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
+import { concurrently } from '../db/concurrently';
 import { scoped } from '../db/tenant';
 import { CUSTOMERS } from '../customers/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
@@ -53,10 +54,11 @@ async function existing(query: Knex.QueryBuilder, column: string, values: string
  */
 export async function checkRows(db: Knex, tenant: Tenant, rows: PendingRow[]): Promise<Map<number, RowErrors>> {
   const customerIds = rows.flatMap((row) => (row.payload.customer.external_id ? [row.payload.customer.external_id] : []));
-  const [takenCustomers, takenAccounts] = await Promise.all([
-    existing(scoped(db, CUSTOMERS, tenant), 'external_id', customerIds),
-    existing(scoped(db, DEBT_ACCOUNTS, tenant), 'external_id', rows.flatMap((row) => accountIds(row.payload))),
-  ]);
+  const [takenCustomers, takenAccounts] = await concurrently(
+    db,
+    () => existing(scoped(db, CUSTOMERS, tenant), 'external_id', customerIds),
+    () => existing(scoped(db, DEBT_ACCOUNTS, tenant), 'external_id', rows.flatMap((row) => accountIds(row.payload))),
+  );
   const failures = new Map<number, RowErrors>();
   for (const { position, payload } of rows) {
     const errors: RowErrors = { customer: [], location: [], debt_accounts: [], parent_debt_accounts: [] };

@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
+import { concurrently } from '../db/concurrently';
 import { customerRepo } from '../customers/customer-repo';
 import { locationRepo } from '../locations/location-repo';
 import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
@@ -25,12 +26,13 @@ export async function loadDebtAccounts(
   // The primary location is always needed: external_company_id is its external_id.
   const locationIds = [...new Set([...rows.map((row) => row.location_id), ...links.map((link) => link.location_id)])];
   const locations = locationRepo(db, tenant);
-  const [locationRows, usage, plans, customers] = await Promise.all([
-    locations.findMany(locationIds),
-    include.has('location') || include.has('locations') ? locations.accountCounts(locationIds) : Promise.resolve(new Map<string, number>()),
-    accounts.plans(ids),
-    include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([]),
-  ]);
+  const [locationRows, usage, plans, customers] = await concurrently(
+    db,
+    () => locations.findMany(locationIds),
+    () => (include.has('location') || include.has('locations') ? locations.accountCounts(locationIds) : Promise.resolve(new Map<string, number>())),
+    () => accounts.plans(ids),
+    () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
+  );
   const relations = {
     include,
     customers: byKey(customers, (c) => c.id),

@@ -224,6 +224,12 @@ describe('bulk import after a crash', () => {
       expect(rows).toEqual([]);
     } finally {
       await startWorkers(app.deps);
+      // The job the POST queued runs now and finds nothing left; let it end before the file does.
+      for (let attempt = 0; attempt < 100; attempt++) {
+        const [waiting] = await app.db('pgboss.job').where({ name: 'bulk-import' }).whereIn('state', ['created', 'active', 'retry']).count({ count: '*' });
+        if (Number(waiting?.count) === 0) break;
+        await new Promise((done) => setTimeout(done, 100));
+      }
     }
   });
 });
