@@ -5,10 +5,12 @@
 import type { Knex } from 'knex';
 import * as initial from './001-initial';
 import * as debtAccounts from './002-debt-accounts';
+import * as webhooks from './005-webhooks';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
   '002-debt-accounts': debtAccounts,
+  '005-webhooks': webhooks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
