@@ -19,6 +19,7 @@ import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
 import { debtAccountRouter } from './debt-accounts/debt-account-routes';
+import { webhookRouter } from './webhooks/webhook-routes';
 
 export interface AppDeps {
   config: Config;
@@ -68,7 +69,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
   api.use(openApiValidator());
-  api.use(customerRouter(deps), addressRouter(deps), paymentMethodRouter(deps), debtAccountRouter(deps), locationRouter(deps));
+  api.use(customerRouter(deps), addressRouter(deps), paymentMethodRouter(deps), debtAccountRouter(deps), locationRouter(deps), webhookRouter(deps));
   app.use(API_BASE, api);
 
   app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));
