@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     boss = await startQueue(database.url, logger);
     const queue = boss;
     const deps = { config, db: database.knex, logger, secrets, boss };
-    await startWorkers(deps);
+    const workers = await startWorkers(deps);
     const app = createApp(deps);
     const server = await listen(app, config.port);
     logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
@@ -34,8 +34,9 @@ async function main(): Promise<void> {
       logger.info({ signal }, 'stopping: finishing requests in flight');
       server.close(() => {
         // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
-        queue
-          .stop({ graceful: true, wait: true, timeout: 30_000 })
+        workers
+          .stop()
+          .then(() => queue.stop({ graceful: true, wait: true, timeout: 30_000 }))
           .then(() => database.close())
           .then(() => process.exit(0))
           .catch((error: unknown) => {

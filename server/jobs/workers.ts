@@ -3,7 +3,14 @@
  * for one job: pg-boss retries a job whose worker died.
  */
 import type { AppDeps } from '../app';
+import { startWebhookWorker } from '../webhooks/delivery-worker';
 
-export async function startWorkers(_deps: AppDeps): Promise<void> {
-  // Handlers register here as the resources that need them arrive (bulk import, e-mail, webhooks).
+export interface Workers {
+  /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
+  stop(): Promise<void>;
+}
+
+export async function startWorkers(deps: AppDeps): Promise<Workers> {
+  const webhooks = startWebhookWorker(deps);
+  return { stop: () => webhooks.stop() };
 }
