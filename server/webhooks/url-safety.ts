@@ -33,9 +33,6 @@ for (const [network, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::', 96], // IPv4-compatible (deprecated)
-  // IPv4-mapped in hex form (URL parsing writes [::ffff:127.0.0.1] as [::ffff:7f00:1]): no
-  // endpoint needs it, and checking the embedded address is left to the dotted form below.
-  ['::ffff:0:0', 96],
   ['64:ff9b::', 96], // NAT64 of any IPv4 address
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -47,14 +44,35 @@ for (const [network, prefix] of [
   blocked.addSubnet(network, prefix, 'ipv6');
 }
 
+// Kept apart: BlockList compares IPv4 addresses with IPv6 rules as IPv4-mapped, so this rule
+// among the others would match every IPv4 address.
+const ipv4Mapped = new BlockList();
+ipv4Mapped.addSubnet('::ffff:0:0', 96, 'ipv6');
+
+/**
+ * The IPv4 address inside an IPv4-mapped IPv6 address, in either spelling (URL parsing writes
+ * [::ffff:127.0.0.1] as [::ffff:7f00:1]); null when it cannot be read, which is refused.
+ */
+function embeddedIpv4(address: string): string | null {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (dotted) return dotted;
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return null;
+  const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+}
+
 /** Why an IP address may not receive webhooks, or undefined when it may. */
 export function blockedAddress(address: string): string | undefined {
   const family = isIP(address);
   if (family === 0) return `${address} is not an IP address`;
-  // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is the IPv4 address in disguise.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  const [value, type] = mapped ? [mapped, 'ipv4' as const] : [address, family === 4 ? ('ipv4' as const) : ('ipv6' as const)];
-  return blocked.check(value, type) ? `${address} is a loopback, private, link-local, metadata or reserved address` : undefined;
+  const reason = `${address} is a loopback, private, link-local, metadata or reserved address`;
+  if (family === 6 && ipv4Mapped.check(address, 'ipv6')) {
+    // An IPv4-mapped IPv6 address is the IPv4 address in disguise.
+    const inner = embeddedIpv4(address);
+    return inner === null || blocked.check(inner, 'ipv4') ? reason : undefined;
+  }
+  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6') ? reason : undefined;
 }
 
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;

@@ -13,6 +13,7 @@ import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import { startQueue, type Boss } from '../../server/jobs/queue';
 import { createLogger } from '../../server/logging';
+import type { Logger } from 'pino';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
 
 export interface TestApp {
@@ -21,6 +22,9 @@ export interface TestApp {
   boss: Boss;
   databaseUrl: string;
   config: Config;
+  /** The app's data key and logger, for workers started by a test. */
+  secrets: SecretBox;
+  logger: Logger;
   /** Production token of the first organization. */
   api: ApiClient;
   /** Sandbox token of the same organization. */
@@ -67,7 +71,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   });
   const logger = createLogger(config.logLevel, sink);
   const boss = await startQueue(database.url, logger);
-  const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss });
+  const secrets = new SecretBox(randomBytes(32));
+  const app = createApp({ config, db, logger, secrets, boss });
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -81,6 +86,8 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     boss,
     databaseUrl: database.url,
     config,
+    secrets,
+    logger,
     api: clientFor(organization.production_token),
     sandbox: clientFor(organization.sandbox_token),
     other: clientFor(second.production_token),
