@@ -51,11 +51,11 @@ export async function startReceiver(answer?: Receiver['answer']): Promise<Receiv
 }
 
 /** Waits until `check` holds (polling); fails the test with `what` when it never does. */
-export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
-    if (value) return value;
+    if (value) return value as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((done) => setTimeout(done, 25));
   }
