@@ -61,6 +61,9 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
     }, options.timeoutMs);
     request.on('response', (response) => {
       clearTimeout(timer);
+      // The body is ignored; one that never ends must not keep the connection forever.
+      const drain = setTimeout(() => response.destroy(), options.timeoutMs);
+      response.on('close', () => clearTimeout(drain));
       response.resume();
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
