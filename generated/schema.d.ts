@@ -1112,6 +1112,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description Lists the deliveries of events to one webhook, **newest first**, a page at a time: `page`
+         *     from 1, `limit` 1 to 500 (default 10); the answer carries `data`, `meta` and `links`. This
+         *     operation goes beyond the spec (our decision), so that an integrator can see which events
+         *     reached the endpoint, which are still being retried and why attempts failed.
+         *
+         *     Each event the webhook subscribes to gives one delivery when it occurs. An attempt that is
+         *     not answered 2XX within the timeout (a redirect included) is retried 3 times, 900 seconds
+         *     apart; `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
+         *     stands. Test deliveries store nothing and are not listed. A webhook unknown in this
+         *     organization and environment answers 404.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
+                 * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event again
+         * @description Sends a delivered or failed delivery again, from the start (beyond the spec; our decision):
+         *     its `attempts` go back to 0 and a first attempt is queued at once, with up to 3 retries
+         *     as usual. The event's data is the one stored when it occurred; the webhook's current `url`
+         *     and `secret` are used. A delivery still `pending` answers 409 (its attempts are under way);
+         *     a webhook or delivery unknown here answers 404. Takes no body.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/trigger": {
         parameters: {
             query?: never;
@@ -8817,6 +8887,71 @@ export interface components {
             url: string;
         };
         /**
+         * WebhookDelivery
+         * @description One event on its way to one webhook, and how its attempts went (beyond the spec, which shows no
+         *     delivery records). A delivery is made when an event the webhook subscribes to occurs; each
+         *     attempt updates it. Test deliveries (`POST /webhooks/trigger`) store nothing and so have no
+         *     delivery record.
+         */
+        WebhookDelivery: {
+            /**
+             * @description Attempts made so far (the first attempt and up to 3 retries).
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the event occurred and the delivery was queued.
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When an attempt was acknowledged; null until then.
+             * @example 2026-11-21T16:04:55.000Z
+             */
+            delivered_at: string | null;
+            /** @description The event delivered. */
+            event: components["schemas"]["EventName"];
+            /**
+             * Format: date-time
+             * @description When the delivery was given up after its last failed attempt; null unless it was.
+             * @example null
+             */
+            failed_at: string | null;
+            /**
+             * Format: uuid
+             * @description The delivery's UUID.
+             * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
+             */
+            id: string;
+            /**
+             * @description Why the last attempt failed (for example `no answer within 10000 ms`, `answered 503`,
+             *     `redirect (302) not followed`, or a refusal of the address); null when it succeeded or
+             *     none was made.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * @description The HTTP status of the last answer; null before the first attempt or when the last attempt got no answer.
+             * @example 200
+             */
+            last_status_code: number | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once the delivery is delivered or failed.
+             * @example null
+             */
+            next_attempt_at: string | null;
+            /**
+             * @description `pending`: an attempt is due at `next_attempt_at` (or under way); `delivered`: an attempt
+             *     was answered 2XX; `failed`: the last of the 4 attempts failed, and no more are made.
+             * @example delivered
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+        };
+        /**
          * WebhookTriggerRequest
          * @description The events to send test deliveries of (spec 4.7). The spec's `events[]` is form-field
          *     notation; since bodies are JSON only, it is the JSON array `events` here
@@ -9186,6 +9321,11 @@ export interface components {
          * @example Xb7k2Qm9TzR4
          */
         ShortCode: string;
+        /**
+         * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
+         * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
+         */
+        WebhookDeliveryId: string;
         /**
          * @description The event's name, for example `customer.create`.
          * @example customer.create
@@ -11713,6 +11853,158 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of deliveries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90",
+                     *           "event": "customer.update",
+                     *           "status": "pending",
+                     *           "attempts": 2,
+                     *           "last_status_code": 503,
+                     *           "last_error": "answered 503",
+                     *           "next_attempt_at": "2026-11-21T16:34:56.000Z",
+                     *           "delivered_at": null,
+                     *           "failed_at": null,
+                     *           "created_at": "2026-11-21T16:04:54.000Z"
+                     *         },
+                     *         {
+                     *           "id": "1d9b7e35-4c2a-4f08-a6e1-3b5c8d0f2e74",
+                     *           "event": "customer.create",
+                     *           "status": "delivered",
+                     *           "attempts": 1,
+                     *           "last_status_code": 200,
+                     *           "last_error": null,
+                     *           "next_attempt_at": null,
+                     *           "delivered_at": "2026-11-21T16:02:11.000Z",
+                     *           "failed_at": null,
+                     *           "created_at": "2026-11-21T16:02:10.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 2,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 2,
+                     *         "path": "https://3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b.api.debt-collection.example/api/v1/webhooks/3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b/deliveries",
+                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
+                     *         "to_submitted_date": "2026-11-21T16:02:10.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b.api.debt-collection.example/api/v1/webhooks/3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b/deliveries?page=1",
+                     *         "last": "https://3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b.api.debt-collection.example/api/v1/webhooks/3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b/deliveries?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The deliveries on this page, newest first. */
+                        data: components["schemas"]["WebhookDelivery"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters; the submitted dates are the deliveries' `created_at`. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
+                 * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryId"];
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery was queued again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90",
+                     *         "event": "customer.update",
+                     *         "status": "pending",
+                     *         "attempts": 0,
+                     *         "last_status_code": 503,
+                     *         "last_error": "answered 503",
+                     *         "next_attempt_at": "2026-11-22T09:00:00.000Z",
+                     *         "delivered_at": null,
+                     *         "failed_at": null,
+                     *         "created_at": "2026-11-21T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The delivery, now pending. */
+                        data: components["schemas"]["WebhookDelivery"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

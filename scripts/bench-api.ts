@@ -109,17 +109,18 @@ async function main(): Promise<void> {
     await migrate(db);
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
+    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    const boss = await startQueue(url.toString(), logger);
+    stopQueue = () => boss.stop({ graceful: false, wait: true });
     const customer = await createCustomer(
       db,
+      boss,
       tenant,
       { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', city: 'Austin' }, metadata: { portfolio: 'spring-2026' } },
       new Set(['metadata', 'addresses']),
     );
     // The full service as deployed: request logs included (written to /dev/null).
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
-    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
-    const boss = await startQueue(url.toString(), logger);
-    stopQueue = () => boss.stop({ graceful: false, wait: true });
     const variants: [string, Express][] = [
       ['bare Express + pg', bareApp(db, tenant)],
       ['+ auth + rate limit', authAndLimitApp(db)],

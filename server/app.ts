@@ -23,6 +23,7 @@ import { bulkRouter } from './bulk/bulk-routes';
 import { customerSessionRouter } from './customer-sessions/session-routes';
 import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
 import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
+import { webhookRouter } from './webhooks/webhook-routes';
 
 export interface AppDeps {
   config: Config;
@@ -87,6 +88,7 @@ export function createApp(deps: AppDeps): Express {
     locationRouter(deps),
     bulkRouter(deps),
     customerSessionRouter(deps),
+    webhookRouter(deps),
   );
   app.use(API_BASE, api);
 

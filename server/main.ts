@@ -8,7 +8,7 @@ import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
 import { migrate, openDatabase } from './db/database';
 import { startQueue, type Boss } from './jobs/queue';
-import { startWorkers } from './jobs/workers';
+import { startWorkers, type Workers } from './jobs/workers';
 import { createLogger } from './logging';
 
 async function main(): Promise<void> {
@@ -16,13 +16,15 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   const database = await openDatabase(config, (line) => logger.debug({ postgres: line.trim() }, 'postgres'));
   let boss: Boss | undefined;
+  let workers: Workers | undefined;
   try {
     await migrate(database.knex);
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
     boss = await startQueue(database.url, logger);
     const queue = boss;
     const deps = { config, db: database.knex, logger, secrets, boss, clock: () => new Date() };
-    await startWorkers(deps);
+    workers = await startWorkers(deps);
+    const running = workers;
     const app = createApp(deps);
     const server = await listen(app, config.port);
     logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
@@ -34,8 +36,9 @@ async function main(): Promise<void> {
       logger.info({ signal }, 'stopping: finishing requests in flight');
       server.close(() => {
         // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
-        queue
-          .stop({ graceful: true, wait: true, timeout: 30_000 })
+        running
+          .stop()
+          .then(() => queue.stop({ graceful: true, wait: true, timeout: 30_000 }))
           .then(() => database.close())
           .then(() => process.exit(0))
           .catch((error: unknown) => {
@@ -48,6 +51,7 @@ async function main(): Promise<void> {
     process.on('SIGTERM', () => stop('SIGTERM'));
     process.on('SIGINT', () => stop('SIGINT'));
   } catch (error) {
+    await workers?.stop();
     await boss?.stop({ graceful: false, wait: true });
     await database.close();
     throw error;

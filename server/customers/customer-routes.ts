@@ -6,6 +6,8 @@ import { parseInclude } from '../http/include';
 import { envelope, pageRequest, paginate } from '../http/pagination';
 import { addressRepo } from './address-repo';
 import { addAddress, changeAddress, removeAddress } from './address-service';
+import { emitEvents } from '../webhooks/emit';
+import { customerEvents } from '../webhooks/resource-events';
 import { addressToApi, createdCustomerToApi } from './customer-mapper';
 import { CUSTOMER_COLUMNS, CUSTOMERS, customerRepo, type CustomerRow } from './customer-repo';
 import {
@@ -20,11 +22,11 @@ import {
 
 const include = (raw: unknown) => parseInclude(raw, CUSTOMER_INCLUDES, DEFAULT_CUSTOMER_INCLUDES);
 
-export function customerRouter({ db }: AppDeps): Router {
+export function customerRouter({ db, boss }: AppDeps): Router {
   const router = Router();
 
   router.post('/customers', async (req, res) => {
-    const customer = await createCustomer(db, tenantOf(res), req.body, include(req.query.include));
+    const customer = await createCustomer(db, boss, tenantOf(res), req.body, include(req.query.include));
     res.status(201).json({ data: createdCustomerToApi(customer) });
   });
 
@@ -40,20 +42,25 @@ export function customerRouter({ db }: AppDeps): Router {
   });
 
   router.put('/customers/:id', async (req, res) => {
-    res.json({ data: await updateCustomer(db, tenantOf(res), req.params.id!, req.body, include(req.query.include)) });
+    res.json({ data: await updateCustomer(db, boss, tenantOf(res), req.params.id!, req.body, include(req.query.include)) });
   });
 
   router.delete('/customers/:id', async (req, res) => {
-    await deleteCustomer(db, tenantOf(res), req.params.id!);
+    await deleteCustomer(db, boss, tenantOf(res), req.params.id!);
     res.json({ success: true });
   });
 
   return router;
 }
 
-/** Address operations lock the customer's row, so one customer's address changes queue up. */
-export function addressRouter({ db }: AppDeps): Router {
+/**
+ * Address operations lock the customer's row, so one customer's address changes queue up.
+ * Each one changes the customer's payload (its addresses), so it emits customer.update.
+ */
+export function addressRouter({ db, boss }: AppDeps): Router {
   const router = Router();
+  const customerChanged = async (trx: Parameters<typeof emitEvents>[0], res: Parameters<typeof tenantOf>[0], customerId: string) =>
+    emitEvents(trx, tenantOf(res), boss, await customerEvents(trx, tenantOf(res), 'customer.update', [customerId]));
 
   const lockedCustomer = async (trx: typeof db, res: Parameters<typeof tenantOf>[0], key: string) => {
     const customer = await customerRepo(trx, tenantOf(res)).find(key, { forUpdate: true });
@@ -64,7 +71,9 @@ export function addressRouter({ db }: AppDeps): Router {
   router.post('/customers/:id/addresses', async (req, res) => {
     const address = await db.transaction(async (trx) => {
       const customer = await lockedCustomer(trx, res, req.params.id!);
-      return addAddress(trx, tenantOf(res), customer.id, req.body);
+      const added = await addAddress(trx, tenantOf(res), customer.id, req.body);
+      await customerChanged(trx, res, customer.id);
+      return added;
     });
     res.status(201).json({ data: addressToApi(address) });
   });
@@ -81,7 +90,9 @@ export function addressRouter({ db }: AppDeps): Router {
       const customer = await lockedCustomer(trx, res, req.params.id!);
       const current = await addressRepo(trx, tenantOf(res)).find(customer.id, req.params.addressId!);
       if (!current) throw ApiError.notFound('Address');
-      return changeAddress(trx, tenantOf(res), current, req.body);
+      const changed = await changeAddress(trx, tenantOf(res), current, req.body);
+      await customerChanged(trx, res, customer.id);
+      return changed;
     });
     res.json({ data: addressToApi(address) });
   });
@@ -92,6 +103,7 @@ export function addressRouter({ db }: AppDeps): Router {
       const current = await addressRepo(trx, tenantOf(res)).find(customer.id, req.params.addressId!);
       if (!current) throw ApiError.notFound('Address');
       await removeAddress(trx, tenantOf(res), current);
+      await customerChanged(trx, res, customer.id);
     });
     res.json({ success: true });
   });

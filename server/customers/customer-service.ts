@@ -8,6 +8,9 @@ import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
+import type { Boss } from '../jobs/queue';
+import { emitEvents } from '../webhooks/emit';
+import { customerEvents } from '../webhooks/resource-events';
 import { addressRepo, type AddressRow } from './address-repo';
 import { addAddress, changeAddress } from './address-service';
 import { customerToApi } from './customer-mapper';
@@ -101,7 +104,7 @@ export async function findCustomer(db: Knex, tenant: Tenant, key: string, includ
   return (await loadCustomers(db, tenant, [row], include))[0]!;
 }
 
-export async function createCustomer(db: Knex, tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
+export async function createCustomer(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
   checkRules(body);
   return externalIdUnique(() =>
     db.transaction(async (trx) => {
@@ -117,6 +120,7 @@ export async function createCustomer(db: Knex, tenant: Tenant, body: Schemas['Cu
         metadata: body.metadata ?? {},
       });
       if (body.address) await addAddress(trx, tenant, row.id, body.address);
+      await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.create', [row.id]));
       return (await loadCustomers(trx, tenant, [row], include))[0]!;
     }),
   );
@@ -124,6 +128,7 @@ export async function createCustomer(db: Knex, tenant: Tenant, body: Schemas['Cu
 
 export async function updateCustomer(
   db: Knex,
+  boss: Boss,
   tenant: Tenant,
   key: string,
   body: Schemas['CustomerUpdate'],
@@ -155,12 +160,13 @@ export async function updateCustomer(
         await addAddress(trx, tenant, row.id, { ...body.address, postal_code: body.address.postal_code! });
       }
       const updated = await customers.update(row.id, changes);
+      await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [row.id]));
       return (await loadCustomers(trx, tenant, [updated], include))[0]!;
     }),
   );
 }
 
-export async function deleteCustomer(db: Knex, tenant: Tenant, key: string): Promise<void> {
+export async function deleteCustomer(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
   const conflict = () => ApiError.conflict('This customer still has debt accounts; delete them first.');
   try {
     await db.transaction(async (trx) => {
@@ -168,7 +174,10 @@ export async function deleteCustomer(db: Knex, tenant: Tenant, key: string): Pro
       const row = await customers.find(key, { forUpdate: true });
       if (!row) throw ApiError.notFound('Customer');
       if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) throw conflict();
+      // The payload shows the customer as it was just before deletion.
+      const events = await customerEvents(trx, tenant, 'customer.delete', [row.id]);
       await customers.delete(row.id);
+      await emitEvents(trx, tenant, boss, events);
     });
   } catch (error) {
     // An account created for this customer between the count and the delete: the foreign key refuses.

@@ -10,11 +10,11 @@ import { lookupDebtAccounts } from './lookup';
 
 const include = (raw: unknown) => parseInclude(raw, DEBT_ACCOUNT_INCLUDES, DEBT_ACCOUNT_INCLUDES);
 
-export function debtAccountRouter({ db }: AppDeps): Router {
+export function debtAccountRouter({ db, boss }: AppDeps): Router {
   const router = Router();
 
   router.post('/debt-accounts', async (req, res) => {
-    res.status(201).json({ data: await createDebtAccount(db, tenantOf(res), req.body, include(req.query.include)) });
+    res.status(201).json({ data: await createDebtAccount(db, boss, tenantOf(res), req.body, include(req.query.include)) });
   });
 
   router.get('/debt-accounts', async (req, res) => {
@@ -34,11 +34,11 @@ export function debtAccountRouter({ db }: AppDeps): Router {
   });
 
   router.put('/debt-accounts/:id', async (req, res) => {
-    res.json({ data: await updateDebtAccount(db, tenantOf(res), req.params.id!, req.body, include(req.query.include)) });
+    res.json({ data: await updateDebtAccount(db, boss, tenantOf(res), req.params.id!, req.body, include(req.query.include)) });
   });
 
   router.delete('/debt-accounts/:id', async (req, res) => {
-    await deleteDebtAccount(db, tenantOf(res), req.params.id!);
+    await deleteDebtAccount(db, boss, tenantOf(res), req.params.id!);
     res.json({ success: true });
   });
 

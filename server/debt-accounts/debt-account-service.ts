@@ -9,6 +9,10 @@ import { loadDebtAccounts } from './debt-account-loader';
 import { sortBillingTypes } from './debt-account-mapper';
 import { debtAccountRepo, type DebtAccountRow, type DebtAccountValues } from './debt-account-repo';
 import { resolveAdditionalLocations, resolveLocation } from './locations-of-account';
+import type { Boss } from '../jobs/queue';
+import type { LocationRow } from '../locations/location-repo';
+import { emitEvents, type WebhookEvent } from '../webhooks/emit';
+import { debtAccountEvents, locationEvents } from '../webhooks/resource-events';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
@@ -74,6 +78,17 @@ async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Locations created on the fly by an account request (location_id unknown, locations[] new). */
+async function locationCreateEvents(trx: Knex, tenant: Tenant, created: LocationRow[]): Promise<WebhookEvent[]> {
+  return created.length > 0 ? locationEvents(trx, tenant, 'location.create', created) : [];
+}
+
+/** The parents whose sums changed: they changed too (debt-account.update), read after the recalculation. */
+async function parentEvents(trx: Knex, tenant: Tenant, customerId: string, parentIds: (string | null | undefined)[]): Promise<WebhookEvent[]> {
+  const ids = [...new Set(parentIds.filter((id): id is string => typeof id === 'string'))];
+  return ids.length > 0 ? debtAccountEvents(trx, tenant, 'debt-account.update', ids.map((id) => ({ id, customer_id: customerId }))) : [];
+}
+
 async function loadOne(trx: Knex, tenant: Tenant, id: string, include: Set<string>): Promise<DebtAccount> {
   const row = await debtAccountRepo(trx, tenant).find(id);
   return (await loadDebtAccounts(trx, tenant, [row!], include))[0]!;
@@ -85,7 +100,7 @@ export async function findDebtAccount(db: Knex, tenant: Tenant, key: string, inc
   return (await loadDebtAccounts(db, tenant, [row], include))[0]!;
 }
 
-export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
+export async function createDebtAccount(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
   checkPlan(body);
   return externalIdUnique(() =>
     db.transaction(async (trx) => {
@@ -100,7 +115,8 @@ export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas[
         const locked = await accounts.find(parent.id);
         if (!locked || locked.parent_id !== null) throw ApiError.field('parent_external_id', 'changed while this request ran; send it again');
       }
-      const location = await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type);
+      const created: LocationRow[] = [];
+      const location = await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type, (row) => created.push(row));
       const id = await accounts.insert({
         customer_id: customer.id,
         location_id: location.id,
@@ -115,7 +131,9 @@ export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas[
         rules: body.rules ?? {},
         metadata: body.metadata ?? {},
       });
-      if (body.locations) await accounts.replaceAdditionalLocations(id, await resolveAdditionalLocations(trx, tenant, body.locations, location.id));
+      if (body.locations) {
+        await accounts.replaceAdditionalLocations(id, await resolveAdditionalLocations(trx, tenant, body.locations, location.id, (row) => created.push(row)));
+      }
       if (body.payment_plan) {
         const plan = body.payment_plan;
         await accounts.insertPlan(id, {
@@ -126,6 +144,12 @@ export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas[
         });
       }
       if (parent) await accounts.recalculate(parent.id);
+      await emitEvents(trx, tenant, boss, [
+        ...(await locationCreateEvents(trx, tenant, created)),
+        // The account, and its plan when it was created with one (payment-plan.create).
+        ...(await debtAccountEvents(trx, tenant, 'debt-account.create', [{ id, customer_id: customer.id }], 'payment-plan.create')),
+        ...(await parentEvents(trx, tenant, customer.id, [parent?.id])),
+      ]);
       return loadOne(trx, tenant, id, include);
     }),
   );
@@ -133,6 +157,7 @@ export async function createDebtAccount(db: Knex, tenant: Tenant, body: Schemas[
 
 export async function updateDebtAccount(
   db: Knex,
+  boss: Boss,
   tenant: Tenant,
   key: string,
   body: Schemas['DebtAccountUpdate'],
@@ -169,9 +194,11 @@ export async function updateDebtAccount(
       if (body.external_id && (await accounts.externalIdTaken(body.external_id, current.id))) errors.external_id = [TAKEN];
       if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 
+      const created: LocationRow[] = [];
+      const onCreate = (row: LocationRow) => created.push(row);
       const changes: DebtAccountValues = { customer_id: customerId, parent_id: newParent?.id ?? null, balance: body.balance };
       if (body.location_id !== undefined) {
-        changes.location_id = (await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type)).id;
+        changes.location_id = (await resolveLocation(trx, tenant, body.location_id, body.location_name, body.location_type, onCreate)).id;
         await accounts.detachAdditional(current.id, changes.location_id);
       }
       if (body.current_balance !== undefined) changes.current_balance = body.current_balance;
@@ -186,15 +213,22 @@ export async function updateDebtAccount(
 
       if (body.locations !== undefined) {
         const primary = changes.location_id ?? current.location_id;
-        await accounts.replaceAdditionalLocations(current.id, await resolveAdditionalLocations(trx, tenant, body.locations, primary));
+        await accounts.replaceAdditionalLocations(current.id, await resolveAdditionalLocations(trx, tenant, body.locations, primary, onCreate));
       }
       for (const parentId of new Set([current.parent_id, newParent?.id])) if (parentId) await accounts.recalculate(parentId);
+      await emitEvents(trx, tenant, boss, [
+        ...(await locationCreateEvents(trx, tenant, created)),
+        ...(await debtAccountEvents(trx, tenant, 'debt-account.update', [{ id: current.id, customer_id: customerId }])),
+        // A parent left behind belongs to the old customer; a move between customers is refused for parents only.
+        ...(await parentEvents(trx, tenant, current.customer_id, [current.parent_id])),
+        ...(await parentEvents(trx, tenant, customerId, [newParent?.id !== current.parent_id ? newParent?.id : undefined])),
+      ]);
       return loadOne(trx, tenant, current.id, include);
     }),
   );
 }
 
-export async function deleteDebtAccount(db: Knex, tenant: Tenant, key: string): Promise<void> {
+export async function deleteDebtAccount(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
   await db.transaction(async (trx) => {
     const accounts = debtAccountRepo(trx, tenant);
     const found = await accounts.find(key);
@@ -206,7 +240,10 @@ export async function deleteDebtAccount(db: Knex, tenant: Tenant, key: string): 
     if ((await accounts.childCount(current.id)) > 0) {
       throw ApiError.conflict('This debt account has children; delete or move them first.');
     }
+    // The payloads show the account, and its plan (deleted with it), as they were just before.
+    const events = await debtAccountEvents(trx, tenant, 'debt-account.delete', [current], 'payment-plan.delete');
     await accounts.delete(current.id);
     if (current.parent_id) await accounts.recalculate(current.parent_id);
+    await emitEvents(trx, tenant, boss, [...events, ...(await parentEvents(trx, tenant, current.customer_id, [current.parent_id]))]);
   });
 }

@@ -17,12 +17,15 @@ export async function resolveLocation(
   locationId: string,
   name: string | undefined,
   type: Schemas['LocationType'] | undefined,
+  created: (row: LocationRow) => void = () => {},
 ): Promise<LocationRow> {
   const locations = locationRepo(db, tenant);
   const existing = await locations.find(locationId);
   if (existing) return existing;
   if (!name) throw ApiError.field('location_name', 'is required when location_id matches no location');
-  return locations.insert({ external_id: locationId, name, type: type ?? 'original_creditor' });
+  const row = await locations.insert({ external_id: locationId, name, type: type ?? 'original_creditor' });
+  created(row);
+  return row;
 }
 
 /** The ids of the additional locations, in the order given, without the primary one or repeats. */
@@ -31,15 +34,17 @@ export async function resolveAdditionalLocations(
   tenant: Tenant,
   items: Schemas['LocationInput'][],
   primaryId: string,
+  created: (row: LocationRow) => void = () => {},
 ): Promise<string[]> {
   const locations = locationRepo(db, tenant);
   const ids: string[] = [];
   for (const item of items) {
     const existing = item.external_id ? await locations.find(item.external_id) : undefined;
-    const location =
-      existing && existing.external_id === item.external_id
-        ? existing
-        : await locations.insert({ external_id: item.external_id ?? null, name: item.name, type: item.type ?? 'original_creditor' });
+    let location = existing && existing.external_id === item.external_id ? existing : undefined;
+    if (!location) {
+      location = await locations.insert({ external_id: item.external_id ?? null, name: item.name, type: item.type ?? 'original_creditor' });
+      created(location);
+    }
     if (location.id !== primaryId && !ids.includes(location.id)) ids.push(location.id);
   }
   return ids;

@@ -79,20 +79,21 @@ export function envelope<T>(
   };
 }
 
-/** Runs a filtered query twice: the count, and one page in a stable order (created_at, id). */
+/** Runs a filtered query twice: the count, and one page in a stable order (created_at, id; oldest first unless `order` says otherwise). */
 export async function paginate<Row>(
   query: Knex.QueryBuilder,
   { page, limit }: PageRequest,
   columns: string[],
   table: string,
+  order: 'asc' | 'desc' = 'asc',
 ): Promise<{ total: number; rows: Row[] }> {
   const [countRow] = await query.clone().clearSelect().clearOrder().count<{ count: string }[]>({ count: '*' });
   const rows = (await query
     .clone()
     .select(columns)
     .orderBy([
-      { column: `${table}.created_at`, order: 'asc' },
-      { column: `${table}.id`, order: 'asc' },
+      { column: `${table}.created_at`, order },
+      { column: `${table}.id`, order },
     ])
     .limit(limit)
     .offset((page - 1) * limit)) as Row[];

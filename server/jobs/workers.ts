@@ -5,7 +5,13 @@
 import type { AppDeps } from '../app';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from '../bulk/bulk-import';
 import { createMailer, type Mail } from '../mail/mailer';
+import { startWebhookWorker } from '../webhooks/delivery-worker';
 import { QUEUES } from './queue';
+
+export interface Workers {
+  /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
+  stop(): Promise<void>;
+}
 
 /** This process's workers, by queue: a job queued here can wake its worker at once. */
 const local = new WeakMap<object, Partial<Record<string, string>>>();
@@ -16,7 +22,7 @@ export function wakeWorker(boss: AppDeps['boss'], queue: string): void {
   if (id) boss.notifyWorker(id);
 }
 
-export async function startWorkers(deps: AppDeps): Promise<void> {
+export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const { boss } = deps;
   const ids: Partial<Record<string, string>> = {};
   local.set(boss, ids);
@@ -31,4 +37,6 @@ export async function startWorkers(deps: AppDeps): Promise<void> {
   await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await send(job!.data);
   });
+  const webhooks = startWebhookWorker(deps);
+  return { stop: () => webhooks.stop() };
 }

@@ -5,11 +5,11 @@ import { envelope, pageRequest, paginate } from '../http/pagination';
 import { LOCATION_COLUMNS, LOCATIONS, locationRepo, type LocationRow } from './location-repo';
 import { createLocation, deleteLocation, findLocation, loadLocations, updateLocation } from './location-service';
 
-export function locationRouter({ db }: AppDeps): Router {
+export function locationRouter({ db, boss }: AppDeps): Router {
   const router = Router();
 
   router.post('/locations', async (req, res) => {
-    res.status(201).json({ data: await createLocation(db, tenantOf(res), req.body) });
+    res.status(201).json({ data: await createLocation(db, boss, tenantOf(res), req.body) });
   });
 
   router.get('/locations', async (req, res) => {
@@ -24,11 +24,11 @@ export function locationRouter({ db }: AppDeps): Router {
   });
 
   router.put('/locations/:id', async (req, res) => {
-    res.json({ data: await updateLocation(db, tenantOf(res), req.params.id!, req.body) });
+    res.json({ data: await updateLocation(db, boss, tenantOf(res), req.params.id!, req.body) });
   });
 
   router.delete('/locations/:id', async (req, res) => {
-    await deleteLocation(db, tenantOf(res), req.params.id!);
+    await deleteLocation(db, boss, tenantOf(res), req.params.id!);
     res.json({ success: true });
   });
 

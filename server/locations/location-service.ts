@@ -9,6 +9,9 @@ import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { isForeignKeyViolation, isUniqueViolation } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
+import type { Boss } from '../jobs/queue';
+import { emitEvents } from '../webhooks/emit';
+import { locationEvents } from '../webhooks/resource-events';
 import { locationToApi } from './location-mapper';
 import { LOCATION_EXTERNAL_ID_UNIQUE, locationRepo, type LocationRow, type LocationValues } from './location-repo';
 
@@ -44,7 +47,7 @@ export async function findLocation(db: Knex, tenant: Tenant, key: string): Promi
   return (await loadLocations(db, tenant, [row]))[0]!;
 }
 
-export async function createLocation(db: Knex, tenant: Tenant, body: Schemas['LocationCreate']): Promise<Location> {
+export async function createLocation(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['LocationCreate']): Promise<Location> {
   return externalIdUnique(() =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -57,13 +60,14 @@ export async function createLocation(db: Knex, tenant: Tenant, body: Schemas['Lo
         ach: body.ach ?? true,
         metadata: body.metadata ?? {},
       });
+      await emitEvents(trx, tenant, boss, await locationEvents(trx, tenant, 'location.create', [row]));
       // A new location has no accounts yet.
       return locationToApi(row, 0);
     }),
   );
 }
 
-export async function updateLocation(db: Knex, tenant: Tenant, key: string, body: Schemas['LocationUpdate']): Promise<Location> {
+export async function updateLocation(db: Knex, boss: Boss, tenant: Tenant, key: string, body: Schemas['LocationUpdate']): Promise<Location> {
   return externalIdUnique(() =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -80,6 +84,7 @@ export async function updateLocation(db: Knex, tenant: Tenant, key: string, body
       if (body.ach !== undefined) changes.ach = body.ach;
       if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
       const updated = await locations.update(row.id, changes);
+      await emitEvents(trx, tenant, boss, await locationEvents(trx, tenant, 'location.update', [updated]));
       return (await loadLocations(trx, tenant, [updated]))[0]!;
     }),
   );
@@ -90,7 +95,7 @@ export async function updateLocation(db: Knex, tenant: Tenant, key: string, body
  * (and be counted) or wait for the deletion; the foreign key (ON DELETE RESTRICT) is the
  * last word, and its violation is the same 409.
  */
-export async function deleteLocation(db: Knex, tenant: Tenant, key: string): Promise<void> {
+export async function deleteLocation(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
   try {
     await db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -98,7 +103,9 @@ export async function deleteLocation(db: Knex, tenant: Tenant, key: string): Pro
       if (!row) throw ApiError.notFound('Location');
       const count = (await locations.accountCounts([row.id])).get(row.id) ?? 0;
       if (count > 0) throw inUse(count);
+      const events = await locationEvents(trx, tenant, 'location.delete', [row]);
       await locations.delete(row.id);
+      await emitEvents(trx, tenant, boss, events);
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw ApiError.conflict('The location is used by a debt account; detach or move those accounts first.');

@@ -9,6 +9,9 @@ import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';
+import type { Boss } from '../jobs/queue';
+import { emitEvents } from '../webhooks/emit';
+import { customerEvents } from '../webhooks/resource-events';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
@@ -54,8 +57,10 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
   };
 }
 
+/** A new method changes the customer's payload (its payment methods): customer.update. */
 export async function createPaymentMethod(
   db: Knex,
+  boss: Boss,
   tenant: Tenant,
   secrets: SecretBox,
   customerKey: string,
@@ -67,6 +72,8 @@ export async function createPaymentMethod(
     if (!customer) throw ApiError.notFound('Customer');
     const methods = paymentMethodRepo(trx, tenant);
     const first = !(await methods.hasAny(customer.id));
-    return methods.insert(customer.id, { ...values, is_primary: first });
+    const row = await methods.insert(customer.id, { ...values, is_primary: first });
+    await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [customer.id]));
+    return row;
   });
 }

@@ -1,6 +1,5 @@
 import type { ApiClient, Schemas } from '../../client';
 import { runBulkImport, type BulkJob } from '../../server/bulk/bulk-import';
-import { startWorkers } from '../../server/jobs/workers';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, newCustomer } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -8,7 +7,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
-  await startWorkers(app.deps);
+  await app.startWorkers();
 });
 afterAll(async () => app?.stop());
 
@@ -223,7 +222,7 @@ describe('bulk import after a crash', () => {
       );
       expect(rows).toEqual([]);
     } finally {
-      await startWorkers(app.deps);
+      await app.startWorkers();
       // The job the POST queued runs now and finds nothing left; let it end before the file does.
       for (let attempt = 0; attempt < 100; attempt++) {
         const [waiting] = await app.db('pgboss.job').where({ name: 'bulk-import' }).whereIn('state', ['created', 'active', 'retry']).count({ count: '*' });

@@ -3,7 +3,7 @@
  * all) completes once another process starts on the same database, each row exactly once.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
 import { freePort } from '../../server/net';
@@ -14,7 +14,8 @@ const root = resolve(__dirname, '../..');
 
 function serve(databaseUrl: string, port: number): ChildProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn' };
-  return spawn(join(root, 'node_modules', '.bin', 'tsx'), ['server/main.ts'], { cwd: root, env, stdio: 'ignore' });
+  // node itself, with tsx as a loader: one process, so SIGKILL kills the server and not a wrapper.
+  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
 }
 
 async function healthy(port: number): Promise<void> {
@@ -54,6 +55,7 @@ test('a bulk accepted before a kill -9 completes after the restart, creating eve
     expect(accepted.response.status).toBe(201);
     first.kill('SIGKILL');
     await new Promise((done) => first.once('exit', done));
+    await expect(fetch(`http://127.0.0.1:${firstPort}/health`)).rejects.toThrow();
 
     const secondPort = await freePort();
     children.push(serve(database.url, secondPort));

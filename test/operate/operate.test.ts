@@ -17,7 +17,8 @@ const dataDir = join(root, '.data', `operate-${process.pid}`);
 function startServer(port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.DATABASE_URL;
-  const child = spawn(tsx, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // node itself with tsx as a loader, so that signals reach the server and not a wrapper.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

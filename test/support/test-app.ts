@@ -12,7 +12,9 @@ import { loadConfig, type Config } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import { startQueue, type Boss } from '../../server/jobs/queue';
+import { startWorkers, type Workers } from '../../server/jobs/workers';
 import { createLogger } from '../../server/logging';
+import type { Logger } from 'pino';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
 
 /** The app's clock, frozen at the start of the file until a test moves it. */
@@ -46,6 +48,9 @@ export interface TestApp {
   boss: Boss;
   databaseUrl: string;
   config: Config;
+  /** The app's data key and logger, for workers started by a test. */
+  secrets: SecretBox;
+  logger: Logger;
   /** Production token of the first organization. */
   api: ApiClient;
   /** Sandbox token of the same organization. */
@@ -56,6 +61,8 @@ export interface TestApp {
   /** Every log line written so far, as text. */
   logs: string[];
   clientFor(token: string): ApiClient;
+  /** Starts the background workers, as `npm start` does; stop() stops them first. */
+  startWorkers(): Promise<Workers>;
   stop(): Promise<void>;
 }
 
@@ -92,8 +99,9 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   });
   const logger = createLogger(config.logLevel, sink);
   const boss = await startQueue(database.url, logger);
+  const secrets = new SecretBox(randomBytes(32));
   const clock = frozenClock();
-  const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => clock.now() };
+  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now() };
   const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
@@ -107,6 +115,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const organization = await createOrganization(db, 'Acme Recovery LLC', 'ops@acme-recovery.example');
   const second = await createOrganization(db, 'Northwind Credit', 'ops@northwind.example');
   const clientFor = (token: string) => createApiClient({ baseUrl, token });
+  const started: Workers[] = [];
   return {
     baseUrl,
     deps,
@@ -116,13 +125,21 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
     boss,
     databaseUrl: database.url,
     config,
+    secrets,
+    logger,
     api: clientFor(organization.production_token),
     sandbox: clientFor(organization.sandbox_token),
     other: clientFor(second.production_token),
     organization,
     logs,
     clientFor,
+    startWorkers: async () => {
+      const workers = await startWorkers(deps);
+      started.push(workers);
+      return workers;
+    },
     stop: async () => {
+      for (const workers of started) await workers.stop();
       await new Promise<void>((done) => server.close(() => done()));
       server.closeAllConnections();
       // As the server stops: jobs in hand finish first, then the pool closes.

@@ -7,12 +7,14 @@ import * as initial from './001-initial';
 import * as debtAccounts from './002-debt-accounts';
 import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
+import * as webhooks from './005-webhooks';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
   '002-debt-accounts': debtAccounts,
   '003-customer-sessions': customerSessions,
   '004-bulk': bulk,
+  '005-webhooks': webhooks,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,255 @@
+/**
+ * The delivery worker: takes attempts off the webhook-delivery queue and POSTs them.
+ *
+ * It runs its own pump on pg-boss's fetch/complete rather than `boss.work()`: work() hands a
+ * batch to a handler and fetches the next batch only when the whole batch is done, so one
+ * endpoint that takes the full timeout would hold every other delivery of its batch. Here
+ * each attempt frees its slot as soon as it is recorded, and the pump tops the slots up.
+ * A webhook may hold at most `perWebhook` of the slots: an attempt beyond that is put back
+ * on the queue for a second later (same attempt number), so a slow endpoint slows only
+ * itself. Results are recorded in small batches: one transaction updates the delivery rows,
+ * enqueues the retries and completes the jobs together, so a crash cannot lose a retry.
+ */
+import type PgBoss from 'pg-boss';
+import { encryptWebhookData, signWebhookBody } from '../../client/webhooks';
+import type { AppDeps } from '../app';
+import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
+import { deliveryRepo, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
+import { deliveryJob, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
+import { postWebhook, type AttemptResult } from './sender';
+
+export type WorkerDeps = Pick<AppDeps, 'config' | 'db' | 'logger' | 'secrets' | 'boss'>;
+
+export interface WebhookWorkerOptions {
+  /** Attempts in flight at once in this process. */
+  concurrency?: number;
+  /** Attempts in flight at once to one webhook. */
+  perWebhook?: number;
+  /** How often an idle worker looks for due attempts. */
+  pollIntervalMs?: number;
+}
+
+export interface WebhookWorker {
+  /** Stops fetching, lets the attempts in flight finish and be recorded. */
+  stop(): Promise<void>;
+}
+
+type Job = PgBoss.Job<DeliveryJob>;
+
+interface Outcome {
+  job: Job;
+  kind: 'skip' | 'defer' | 'attempt';
+  result?: AttemptResult;
+}
+
+interface Attempt {
+  webhookId: string;
+  url: string;
+  secretSealed: string;
+  event: string;
+  data: unknown;
+}
+
+const DEFER_SECONDS = 1;
+const FETCH_MAX = 100;
+const RECORD_BATCH = 100;
+const RECORD_WAIT_MS = 5;
+
+export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
+  const { config, db, logger, secrets, boss } = deps;
+  const concurrency = options.concurrency ?? 256;
+  const perWebhook = options.perWebhook ?? 64;
+  const pollMs = options.pollIntervalMs ?? 500;
+  const log = logger.child({ worker: QUEUES.webhookDelivery });
+
+  let stopping = false;
+  let inFlight = 0;
+  const perHook = new Map<string, number>();
+  let wake: (() => void) | undefined;
+  let idle: (() => void) | undefined;
+
+  const nap = (ms: number) =>
+    new Promise<void>((done) => {
+      const timer = setTimeout(() => (wake = undefined, done()), ms);
+      wake = () => (clearTimeout(timer), (wake = undefined), done());
+    });
+  const poke = () => wake?.();
+
+  // Secrets are opened once per webhook and kept while the sealed value is unchanged.
+  const opened = new Map<string, { sealed: string; secret: string }>();
+  const secretOf = (webhookId: string, sealed: string): string => {
+    const cached = opened.get(webhookId);
+    if (cached?.sealed === sealed) return cached.secret;
+    if (opened.size > 10_000) opened.clear();
+    const secret = secrets.decrypt(sealed);
+    opened.set(webhookId, { sealed, secret });
+    return secret;
+  };
+
+  // --- recording, in batches ---------------------------------------------------------------
+  let batch: { outcome: Outcome; done: () => void }[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+
+  const flush = async () => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const items = batch;
+    batch = [];
+    if (items.length === 0) return;
+    try {
+      await writeOutcomes(items.map((item) => item.outcome));
+    } catch (error) {
+      // The jobs stay active, expire and run again; the attempt numbers keep that harmless.
+      log.error({ err: error }, 'could not record webhook attempts');
+    }
+    for (const item of items) item.done();
+  };
+
+  const record = (outcome: Outcome) =>
+    new Promise<void>((done) => {
+      batch.push({ outcome, done });
+      if (batch.length >= RECORD_BATCH) void flush();
+      else flushTimer ??= setTimeout(() => void flush(), RECORD_WAIT_MS);
+    });
+
+  async function writeOutcomes(outcomes: Outcome[]): Promise<void> {
+    const delay = config.webhookRetryDelaySeconds;
+    const stored: AttemptRecord[] = [];
+    for (const { job, kind, result } of outcomes) {
+      if (kind !== 'attempt' || isTestJob(job.data)) continue;
+      const last = job.data.attempt >= MAX_ATTEMPTS;
+      const outcome = result!.ok ? 'delivered' : last ? 'failed' : 'retry';
+      stored.push({ id: job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error, outcome });
+    }
+    await db.transaction(async (trx) => {
+      const changed = await deliveryRepo(trx).record(stored, delay);
+      const next: PgBoss.JobInsert[] = [];
+      for (const { job, kind, result } of outcomes) {
+        const data = job.data;
+        if (kind === 'defer') next.push(deliveryJob(data, DEFER_SECONDS));
+        if (kind !== 'attempt' || result!.ok || data.attempt >= MAX_ATTEMPTS) continue;
+        if (isTestJob(data) || changed.has(data.deliveryId)) next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay));
+      }
+      await enqueueManyIn(boss, trx, next);
+      await completeIn(boss, trx, QUEUES.webhookDelivery, outcomes.map((outcome) => outcome.job.id));
+    });
+    for (const { job, kind, result } of outcomes) {
+      if (kind !== 'attempt' || result!.ok) continue;
+      const final = job.data.attempt >= MAX_ATTEMPTS;
+      log[final ? 'warn' : 'debug'](
+        { delivery: isTestJob(job.data) ? 'test' : job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error },
+        final ? 'webhook delivery failed; no more attempts' : 'webhook attempt failed; retry scheduled',
+      );
+    }
+  }
+
+  // --- one attempt ----------------------------------------------------------------------
+  /** What to send for a job, or undefined when there is nothing to do (webhook gone, done already). */
+  function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Attempt | undefined {
+    const data = job.data;
+    if (isTestJob(data)) {
+      const hook = hooks.get(data.test.webhookId);
+      return hook && { webhookId: hook.id, url: hook.url, secretSealed: hook.secret_sealed, event: data.test.event, data: data.test.data };
+    }
+    const target = targets.get(data.deliveryId);
+    // A finished delivery, or an attempt already made (the job ran before, then its worker died).
+    if (!target || target.finished || target.attempts !== data.attempt - 1) return undefined;
+    return { webhookId: target.webhookId, url: target.url, secretSealed: target.secretSealed, event: target.event, data: target.payload };
+  }
+
+  async function send(attempt: Attempt): Promise<AttemptResult> {
+    let secret: string;
+    try {
+      secret = secretOf(attempt.webhookId, attempt.secretSealed);
+    } catch (error) {
+      log.error({ err: error, webhook: attempt.webhookId }, 'cannot open a webhook secret (DATA_ENCRYPTION_KEY changed?)');
+      return { ok: false, status: null, error: 'the webhook secret could not be opened' };
+    }
+    // Built once: the signature covers exactly these bytes, and exactly these are sent.
+    const data = attempt.event === 'external-charge.create' ? encryptWebhookData(attempt.data, secret) : attempt.data;
+    const body = Buffer.from(JSON.stringify({ data }), 'utf8');
+    const headers = {
+      'Content-Type': 'application/json',
+      'User-Agent': 'debt-collection-service-webhooks/1',
+      'X-Service-Event-Name': attempt.event,
+      'X-Service-Webhook-ID': attempt.webhookId,
+      'X-Service-Signature-256': signWebhookBody(body, secret),
+    };
+    return postWebhook(attempt.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecureUrls });
+  }
+
+  async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
+    try {
+      const attempt = prepare(job, targets, hooks);
+      if (!attempt) return await record({ job, kind: 'skip' });
+      const busy = perHook.get(attempt.webhookId) ?? 0;
+      if (busy >= perWebhook) return await record({ job, kind: 'defer' });
+      perHook.set(attempt.webhookId, busy + 1);
+      let result: AttemptResult;
+      try {
+        result = await send(attempt);
+      } finally {
+        const left = (perHook.get(attempt.webhookId) ?? 1) - 1;
+        if (left > 0) perHook.set(attempt.webhookId, left);
+        else perHook.delete(attempt.webhookId);
+      }
+      await record({ job, kind: 'attempt', result });
+    } finally {
+      inFlight -= 1;
+      if (inFlight === 0) idle?.();
+      poke();
+    }
+  }
+
+  async function handle(jobs: Job[]): Promise<void> {
+    let targets: Map<string, DeliveryTarget>;
+    let hooks: Map<string, Hook>;
+    try {
+      const repo = deliveryRepo(db);
+      targets = await repo.targets(jobs.flatMap((job) => (isTestJob(job.data) ? [] : [job.data.deliveryId])));
+      hooks = await repo.hooks(jobs.flatMap((job) => (isTestJob(job.data) ? [job.data.test.webhookId] : [])));
+    } catch (error) {
+      log.error({ err: error }, 'could not load webhook deliveries');
+      inFlight -= jobs.length;
+      if (inFlight === 0) idle?.();
+      return;
+    }
+    await Promise.all(jobs.map((job) => run(job, targets, hooks)));
+  }
+
+  // --- the pump ---------------------------------------------------------------------------
+  const refill = Math.max(1, Math.floor(concurrency / 4));
+  async function pump(): Promise<void> {
+    while (!stopping) {
+      const free = concurrency - inFlight;
+      // Fetch in batches: wait until a quarter of the slots are free again.
+      if (free < refill && inFlight > 0) {
+        await nap(pollMs);
+        continue;
+      }
+      let jobs: Job[] = [];
+      try {
+        jobs = await boss.fetch<DeliveryJob>(QUEUES.webhookDelivery, { batchSize: Math.min(free, FETCH_MAX) });
+      } catch (error) {
+        log.error({ err: error }, 'could not fetch webhook deliveries');
+      }
+      if (jobs.length === 0) {
+        await nap(pollMs);
+        continue;
+      }
+      inFlight += jobs.length;
+      void handle(jobs);
+    }
+  }
+  const pumping = pump();
+
+  return {
+    async stop() {
+      stopping = true;
+      poke();
+      await pumping;
+      if (inFlight > 0) await new Promise<void>((done) => (idle = done));
+      await flush();
+    },
+  };
+}

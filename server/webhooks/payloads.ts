@@ -1,0 +1,298 @@
+/**
+ * The one place where rows become webhook payloads (the Event* schemas of the document).
+ * Payloads differ from API objects on purpose: timestamps are `YYYY-MM-DD HH:MM:SS` in UTC
+ * (spec 6.1), metadata records carry times, names are split, and nested objects are richer.
+ * Everything a payload needs is loaded beforehand into a PayloadContext (payload-context.ts).
+ */
+import type { components } from '../../generated/schema';
+import type { AddressRow } from '../customers/address-repo';
+import type { CustomerRow } from '../customers/customer-repo';
+import type { DebtAccountRow, PaymentPlanRow } from '../debt-accounts/debt-account-repo';
+import { BILLING_TYPES, sortBillingTypes } from '../debt-accounts/debt-account-mapper';
+import type { LocationRow } from '../locations/location-repo';
+import type { CardBrand } from '../payment-methods/card';
+import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
+
+type S = components['schemas'];
+
+export interface PayloadContext {
+  customers: Map<string, CustomerRow>;
+  /** By customer id, oldest first. */
+  addresses: Map<string, AddressRow[]>;
+  paymentMethods: Map<string, PaymentMethodRow[]>;
+  accountsOfCustomer: Map<string, DebtAccountRow[]>;
+  accounts: Map<string, DebtAccountRow>;
+  /** By parent id, oldest first. */
+  children: Map<string, DebtAccountRow[]>;
+  locations: Map<string, LocationRow>;
+  /** By debt account id. */
+  plans: Map<string, PaymentPlanRow>;
+}
+
+/** `YYYY-MM-DD HH:MM:SS`, UTC (spec 6.1; the zone is our decision). */
+export function eventTime(moment: Date): string {
+  return moment.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/**
+ * Per-key times are not kept, so each key carries its record's: created with the record,
+ * changed when the record last changed.
+ */
+function metadataRecords(metadata: Record<string, string>, created: Date, updated: Date): S['EventMetadataRecord'][] {
+  return Object.keys(metadata)
+    .sort()
+    .map((attribute) => ({ attribute, value: metadata[attribute]!, created_at: eventTime(created), updated_at: eventTime(updated) }));
+}
+
+/** First word and the rest; a single word (or a company name) cannot be split, so both are null. */
+export function splitName(name: string): { first_name: string | null; last_name: string | null } {
+  const words = name.trim().split(/\s+/);
+  return words.length < 2 ? { first_name: null, last_name: null } : { first_name: words[0]!, last_name: words.slice(1).join(' ') };
+}
+
+function addressPayload(row: AddressRow): S['EventAddress'] {
+  const { id, name, city, postal_code, country, line1, line2, state, is_primary } = row;
+  return { id, name, city, postal_code, country, line1, line2, state, is_primary, created_at: eventTime(row.created_at), updated_at: eventTime(row.updated_at) };
+}
+
+/**
+ * A payment method's billing address is its customer's primary address, when that address
+ * is complete enough to bill (street, city and a two-letter state); null otherwise.
+ */
+function billingAddress(primary: AddressRow | undefined): S['EventBillingAddress'] | null {
+  if (!primary?.line1 || !primary.city || !primary.state || !/^[A-Z]{2}$/.test(primary.state)) return null;
+  return {
+    name: primary.name,
+    line1: primary.line1,
+    line2: primary.line2,
+    city: primary.city,
+    state: primary.state,
+    postal_code: primary.postal_code,
+    created_at: eventTime(primary.created_at),
+    updated_at: eventTime(primary.updated_at),
+  };
+}
+
+/** Card number as its last four digits, ACH numbers masked: the full numbers are never stored anyway. */
+function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undefined): S['EventPaymentMethod'] {
+  return {
+    id: row.id,
+    type: row.type,
+    card_token:
+      row.type === 'card'
+        ? {
+            card_holder: row.card_holder!,
+            card_number: row.card_last4!,
+            expiration_month: row.card_exp_month!,
+            expiration_year: row.card_exp_year!,
+            card_type: row.card_brand as CardBrand,
+            card_zip: row.card_zip,
+          }
+        : null,
+    bank_account:
+      row.type === 'ach'
+        ? {
+            account_holder: row.account_holder!,
+            account_type: row.account_type!,
+            ownership_type: 'personal',
+            routing_number: row.routing_number_masked!,
+            account_number: row.account_number_masked!,
+            account_zip: row.account_zip!,
+            account_state: row.account_state!,
+          }
+        : null,
+    is_primary: row.is_primary,
+    billing_address: billingAddress(primary),
+    // No plan, settlement offer or scheduled charge is tied to a payment method in this service yet.
+    has_active_payment_plan: false,
+    has_active_settlement_offer: false,
+    has_active_scheduled_charge: false,
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
+function accountLocation(row: LocationRow): S['EventAccountLocation'] {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    external_id: row.external_id,
+    card: row.card,
+    ach: row.ach,
+    metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
+function accountRules(row: DebtAccountRow): { minimum_payment_amount: number | null } {
+  return { minimum_payment_amount: row.rules.min_payment_amount ?? null };
+}
+
+/** `customer` is set only on the account found directly at `data.debt_account` (the document's rule). */
+function embeddedAccount(row: DebtAccountRow, ctx: PayloadContext, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
+  const children = ctx.children.get(row.id) ?? [];
+  const siblings = row.parent_id ? (ctx.children.get(row.parent_id) ?? []) : [];
+  const rules = accountRules(row);
+  return {
+    id: row.id,
+    is_parent: row.parent_id === null,
+    has_siblings: siblings.some((sibling) => sibling.id !== row.id),
+    has_children: children.length > 0,
+    parent_external_id: row.parent_external_id,
+    external_id: row.external_id,
+    external_account_number: row.external_account_number,
+    billing_type: row.billing_type ? sortBillingTypes(row.billing_type) : BILLING_TYPES,
+    balance: Number(row.balance),
+    current_balance: Number(row.current_balance),
+    // A parent's current_balance is already the sum of its children's (the document's rule).
+    total_current_balance: Number(row.current_balance),
+    status: row.status,
+    external_status: row.external_status,
+    // When an account was paid off is not recorded yet.
+    paid_off_at: null,
+    rules,
+    resource_rules: rules.minimum_payment_amount === null ? {} : { ...rules },
+    customer,
+    location: accountLocation(ctx.locations.get(row.location_id)!),
+    metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
+    children: children.map((child) => embeddedAccount(child, ctx, null)),
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
+function customerCore(row: CustomerRow, ctx: PayloadContext) {
+  const addresses = ctx.addresses.get(row.id) ?? [];
+  const primary = addresses.find((address) => address.is_primary);
+  return {
+    id: row.id,
+    ...splitName(row.name),
+    name: row.name,
+    email: row.email,
+    // Portal activity (registration, log-ins) is not known to this service yet.
+    username: null,
+    phone: row.phone,
+    date_of_birth: row.date_of_birth,
+    last_activity_at: null,
+    ssn_last4: row.ssn_last4,
+    external_id: row.external_id,
+    // Customer rules cannot be set through the API yet.
+    rules: [],
+    metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
+    debt_accounts: (ctx.accountsOfCustomer.get(row.id) ?? []).map((account) => embeddedAccount(account, ctx, null)),
+    addresses: addresses.map(addressPayload),
+    payment_methods: (ctx.paymentMethods.get(row.id) ?? []).map((method) => paymentMethodPayload(method, primary)),
+    registered_at: null,
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
+export function customerPayload(customerId: string, ctx: PayloadContext): S['EventCustomer'] {
+  const core = customerCore(ctx.customers.get(customerId)!, ctx);
+  return { ...core, has_debt_accounts: core.debt_accounts.length > 0 };
+}
+
+function embeddedCustomer(customerId: string, ctx: PayloadContext): S['EventEmbeddedCustomer'] {
+  return { ...customerCore(ctx.customers.get(customerId)!, ctx), must_accept_policies: false, must_verify_customer: false, must_verify_address: false };
+}
+
+function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
+  const { id, name, email, phone, external_id } = row;
+  return { id, ...splitName(name), name, email, phone, external_id, created_at: eventTime(row.created_at), updated_at: eventTime(row.updated_at) };
+}
+
+/**
+ * A plan as set up through the API: no instalments are scheduled until the customer enrolls
+ * in the Portal, so its charges, fees and payment method are empty.
+ */
+function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadContext, withCustomer: boolean): S['EventPaymentPlan'] {
+  return {
+    id: plan.id,
+    frequency: plan.frequency,
+    start_date: plan.start_date,
+    end_date: null,
+    amount: plan.amount === null ? null : Number(plan.amount),
+    status: plan.status,
+    charges: [],
+    charges_total_amount: 0,
+    payment_method: null,
+    debt_account: { ...embeddedAccount(account, ctx, withCustomer ? embeddedCustomer(account.customer_id, ctx) : null), fees: [] },
+    enrolled_at: null,
+    canceled_at: null,
+    recurring_day: plan.frequency === 'monthly' && plan.start_date ? Number(plan.start_date.slice(8, 10)) : null,
+    source: 'api',
+    source_name: 'API',
+    fees: [],
+    total_interest: 0,
+    total_fees: 0,
+    latest_charge: null,
+    next_charge: null,
+    rules: { unscheduled_payment_plan_editable: plan.status === 'pending_configuration' },
+    created_at: eventTime(plan.created_at),
+    updated_at: eventTime(plan.updated_at),
+  };
+}
+
+export function paymentPlanPayload(accountId: string, ctx: PayloadContext): S['EventPaymentPlan'] {
+  const account = ctx.accounts.get(accountId)!;
+  return planPayload(ctx.plans.get(accountId)!, account, ctx, true);
+}
+
+export function debtAccountPayload(accountId: string, ctx: PayloadContext): S['EventDebtAccount'] {
+  const row = ctx.accounts.get(accountId)!;
+  const { customer: _nested, ...embedded } = embeddedAccount(row, ctx, null);
+  const children = ctx.children.get(row.id) ?? [];
+  const parent = row.parent_id ? ctx.accounts.get(row.parent_id) : undefined;
+  const plan = ctx.plans.get(row.id);
+  return {
+    ...embedded,
+    customer: customerSummary(ctx.customers.get(row.customer_id)!),
+    // Charges, transactions, documents, disputes, fees and offers come from the Portal and
+    // payment processing, which this service does not run yet: empty or null.
+    charges: [],
+    transactions: [],
+    payment_plan: plan ? planPayload(plan, row, ctx, false) : null,
+    documents: [],
+    disputes: [],
+    fees: [],
+    first_child: children[0] ? embeddedAccount(children[0], ctx, null) : null,
+    parent: parent ? embeddedAccount(parent, ctx, null) : null,
+    scheduled_charges: [],
+    active_dispute: null,
+    settlement_offer: null,
+    accepted_debt_account_settlement_offer: null,
+  };
+}
+
+export function locationPayload(row: LocationRow, debtAccountsCount: number): S['EventLocation'] {
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    external_id: row.external_id,
+    // Location rules cannot be set through the API yet.
+    rules: [],
+    card: row.card,
+    ach: row.ach,
+    metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
+    debt_accounts_count: debtAccountsCount,
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
+/** import.complete, for the bulk action when it finishes (the shape is the document's decision). */
+export function importCompletePayload(bulk: { id: string; count: number; processed: number; failed: number; created_at: Date; completed_at: Date }): S['EventImport'] {
+  return {
+    bulk_id: bulk.id,
+    count: bulk.count,
+    processed: bulk.processed,
+    failed: bulk.failed,
+    status: 'completed',
+    created_at: eventTime(bulk.created_at),
+    completed_at: eventTime(bulk.completed_at),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * One HTTP attempt of a delivery: POST the exact bytes, no redirects (node's http never
+ * follows them), an answer within the timeout or it is a failure. Connections are kept alive
+ * per endpoint, so a busy endpoint costs one TLS handshake, not one per event.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { deliveryUrlProblem, pinnedLookup } from './url-safety';
+
+export interface AttemptResult {
+  ok: boolean;
+  /** The answer's status; null when there was none. */
+  status: number | null;
+  /** Why the attempt failed; null when it succeeded. */
+  error: string | null;
+}
+
+// Up to 64 connections per endpoint; the worker's per-webhook limit keeps within it.
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+const pinned = pinnedLookup();
+
+export interface SendOptions {
+  timeoutMs: number;
+  /** WEBHOOK_ALLOW_INSECURE_URLS: http and any address allowed (local testing only). */
+  allowInsecure: boolean;
+}
+
+export function postWebhook(rawUrl: string, headers: Record<string, string>, body: Buffer, options: SendOptions): Promise<AttemptResult> {
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return Promise.resolve({ ok: false, status: null, error: 'refused: not a URL' });
+  }
+  const refused = options.allowInsecure ? undefined : deliveryUrlProblem(url);
+  if (refused) return Promise.resolve({ ok: false, status: null, error: refused });
+  const secure = url.protocol === 'https:';
+  if (!secure && url.protocol !== 'http:') return Promise.resolve({ ok: false, status: null, error: 'refused: not an http(s) URL' });
+
+  return new Promise((settle) => {
+    let settled = false;
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      settle(result);
+    };
+    const request = (secure ? https : http).request(url, {
+      method: 'POST',
+      agent: agents[secure ? 'https:' : 'http:'],
+      headers: { ...headers, 'Content-Length': String(body.length) },
+      // The checked address is the one connected to (see url-safety.ts).
+      ...(options.allowInsecure ? {} : { lookup: pinned }),
+    });
+    // The answer must start within the timeout; its body is drained and ignored.
+    const timer = setTimeout(() => {
+      finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
+      request.destroy();
+    }, options.timeoutMs);
+    request.on('response', (response) => {
+      clearTimeout(timer);
+      // The body is ignored; one that never ends must not keep the connection forever.
+      const drain = setTimeout(() => response.destroy(), options.timeoutMs);
+      response.on('close', () => clearTimeout(drain));
+      response.resume();
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
+      else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect (${status}) not followed` });
+      else finish({ ok: false, status, error: `answered ${status}` });
+    });
+    request.on('error', (error) => {
+      clearTimeout(timer);
+      finish({ ok: false, status: null, error: error.message.slice(0, 1000) || 'connection failed' });
+    });
+    request.end(body);
+  });
+}

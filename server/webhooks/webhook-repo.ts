@@ -1,0 +1,130 @@
+/** SQL of the webhook operations, scoped by tenant: subscriptions, the outbox and deliveries as the API sees them. */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { scoped, tenantColumns } from '../db/tenant';
+
+export const WEBHOOKS = 'webhooks';
+export const WEBHOOK_EVENTS = 'webhook_events';
+export const DELIVERIES = 'webhook_deliveries';
+
+export type EventName = components['schemas']['EventName'];
+
+export const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'secret_sealed', 'created_at', 'updated_at'].map((column) => `${WEBHOOKS}.${column}`);
+
+export interface WebhookRow {
+  id: string;
+  url: string;
+  events: EventName[];
+  secret_sealed: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type WebhookValues = Pick<WebhookRow, 'url' | 'events' | 'secret_sealed'>;
+
+/** The unique index behind "not the url of another webhook". */
+export const WEBHOOK_URL_UNIQUE = 'webhooks_organization_id_environment_url_unique';
+
+export const DELIVERY_COLUMNS = [
+  `${DELIVERIES}.id`,
+  `${WEBHOOK_EVENTS}.name as event`,
+  `${DELIVERIES}.attempts`,
+  `${DELIVERIES}.last_status_code`,
+  `${DELIVERIES}.last_error`,
+  `${DELIVERIES}.next_attempt_at`,
+  `${DELIVERIES}.delivered_at`,
+  `${DELIVERIES}.failed_at`,
+  `${DELIVERIES}.created_at`,
+];
+
+export interface DeliveryRow {
+  id: string;
+  event: EventName;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+}
+
+export function webhookRepo(db: Knex, tenant: Tenant) {
+  const webhooks = () => scoped(db, WEBHOOKS, tenant);
+  return {
+    /** Oldest first. */
+    async list(): Promise<WebhookRow[]> {
+      return webhooks().orderBy([{ column: 'created_at' }, { column: 'id' }]).select(WEBHOOK_COLUMNS);
+    },
+
+    async find(id: string, { forUpdate = false } = {}): Promise<WebhookRow | undefined> {
+      const query = webhooks().where('id', id).first(WEBHOOK_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<WebhookRow | undefined>;
+    },
+
+    async urlTaken(url: string, exceptId?: string): Promise<boolean> {
+      const query = webhooks().where('url', url);
+      if (exceptId) query.whereNot('id', exceptId);
+      return (await query.first('id')) !== undefined;
+    },
+
+    async insert(values: WebhookValues): Promise<WebhookRow> {
+      const [row] = await db(WEBHOOKS).insert({ ...values, ...tenantColumns(tenant) }).returning(WEBHOOK_COLUMNS);
+      return row as WebhookRow;
+    },
+
+    async update(id: string, values: Partial<WebhookValues>): Promise<WebhookRow> {
+      const [row] = await webhooks().where('id', id).update({ ...values, updated_at: db.fn.now() }).returning(WEBHOOK_COLUMNS);
+      return row as WebhookRow;
+    },
+
+    async delete(id: string): Promise<void> {
+      await webhooks().where('id', id).delete();
+    },
+
+    /**
+     * The outbox: the events, and one delivery per subscribed webhook and event, in two
+     * statements whatever the number of events. Answers the new deliveries' ids.
+     */
+    async insertEvents(events: { name: string; data: unknown }[]): Promise<string[]> {
+      const { organizationId, environment } = tenant;
+      const { rows } = await db.raw<{ rows: { id: string }[] }>(
+        `WITH inserted AS (
+           INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, payload)
+           SELECT ?, ?, input.name, input.data
+             FROM jsonb_to_recordset(?::jsonb) AS input(name text, data jsonb)
+           RETURNING id, name
+         )
+         INSERT INTO ${DELIVERIES} (webhook_id, event_id, next_attempt_at)
+         SELECT hook.id, inserted.id, now()
+           FROM inserted
+           JOIN ${WEBHOOKS} AS hook
+             ON hook.organization_id = ? AND hook.environment = ? AND inserted.name = ANY (hook.events)
+         RETURNING id`,
+        [organizationId, environment, JSON.stringify(events), organizationId, environment],
+      );
+      return rows.map((row) => row.id);
+    },
+
+    /** A webhook's deliveries, for paging (newest first is the caller's order). */
+    deliveries(webhookId: string): Knex.QueryBuilder {
+      return webhooks()
+        .where(`${WEBHOOKS}.id`, webhookId)
+        .join(DELIVERIES, `${DELIVERIES}.webhook_id`, `${WEBHOOKS}.id`)
+        .join(WEBHOOK_EVENTS, `${WEBHOOK_EVENTS}.id`, `${DELIVERIES}.event_id`);
+    },
+
+    async findDelivery(webhookId: string, deliveryId: string, { forUpdate = false } = {}): Promise<DeliveryRow | undefined> {
+      const query = this.deliveries(webhookId).where(`${DELIVERIES}.id`, deliveryId).first(DELIVERY_COLUMNS);
+      return (forUpdate ? query.forUpdate(DELIVERIES) : query) as Promise<DeliveryRow | undefined>;
+    },
+
+    /** Starts a finished delivery over: no attempts made, the first one due now. */
+    async restartDelivery(deliveryId: string): Promise<void> {
+      await db(DELIVERIES)
+        .where('id', deliveryId)
+        .update({ attempts: 0, delivered_at: null, failed_at: null, next_attempt_at: db.fn.now() });
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * The rules of the webhook operations that a schema cannot state: a URL that is https and
+ * points outside our network (unless the operator allows insecure URLs), unique per tenant;
+ * a secret stored sealed; test deliveries through the normal signed delivery path.
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secrets';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { isUniqueViolation } from '../db/tenant';
+import { enqueueManyIn, type Boss } from '../jobs/queue';
+import type PgBoss from 'pg-boss';
+import { deliveryJob } from './delivery-jobs';
+import { testPayload } from './test-payloads';
+import { webhookUrlProblem } from './url-safety';
+import { deliveryToApi, webhookToApi } from './webhook-mapper';
+import { WEBHOOK_URL_UNIQUE, webhookRepo, type EventName, type WebhookRow } from './webhook-repo';
+
+type S = components['schemas'];
+
+export interface WebhookDeps {
+  db: Knex;
+  boss: Boss;
+  config: Config;
+  secrets: SecretBox;
+}
+
+const TAKEN = 'has already been taken';
+
+async function checkUrl(config: Config, url: string): Promise<void> {
+  const problem = await webhookUrlProblem(url, config.webhookAllowInsecureUrls);
+  if (problem) throw ApiError.field('url', problem);
+}
+
+/** Two writers racing for one url: the unique index decides, the loser gets a 422. */
+async function urlUnique<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error, WEBHOOK_URL_UNIQUE)) throw ApiError.field('url', TAKEN);
+    throw error;
+  }
+}
+
+async function found(db: Knex, tenant: Tenant, id: string): Promise<WebhookRow> {
+  const row = await webhookRepo(db, tenant).find(id);
+  if (!row) throw ApiError.notFound('Webhook');
+  return row;
+}
+
+export async function listWebhooks(db: Knex, tenant: Tenant): Promise<S['Webhook'][]> {
+  return (await webhookRepo(db, tenant).list()).map(webhookToApi);
+}
+
+export async function findWebhook(db: Knex, tenant: Tenant, id: string): Promise<S['Webhook']> {
+  return webhookToApi(await found(db, tenant, id));
+}
+
+export async function createWebhook({ db, config, secrets }: WebhookDeps, tenant: Tenant, body: S['WebhookCreate']): Promise<S['Webhook']> {
+  await checkUrl(config, body.url);
+  const repo = webhookRepo(db, tenant);
+  if (await repo.urlTaken(body.url)) throw ApiError.field('url', TAKEN);
+  return urlUnique(async () => webhookToApi(await repo.insert({ url: body.url, events: body.events, secret_sealed: secrets.encrypt(body.secret) })));
+}
+
+export async function updateWebhook({ db, config, secrets }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookUpdate']): Promise<S['Webhook']> {
+  await found(db, tenant, id);
+  await checkUrl(config, body.url);
+  const repo = webhookRepo(db, tenant);
+  if (await repo.urlTaken(body.url, id)) throw ApiError.field('url', TAKEN);
+  const changes = { url: body.url, secret_sealed: secrets.encrypt(body.secret), ...(body.events ? { events: body.events } : {}) };
+  return urlUnique(async () => webhookToApi(await repo.update(id, changes)));
+}
+
+/** Its delivery rows go with it (cascade); their queued attempts then find nothing to send. */
+export async function deleteWebhook(db: Knex, tenant: Tenant, id: string): Promise<void> {
+  await found(db, tenant, id);
+  await webhookRepo(db, tenant).delete(id);
+}
+
+/**
+ * Test deliveries to every webhook of the tenant, or to one. Each subscribed, requested event
+ * goes to each webhook as one job that carries its generated data; nothing else is written.
+ */
+export async function triggerWebhooks({ db, boss }: WebhookDeps, tenant: Tenant, events: EventName[], webhookId?: string): Promise<S['WebhookTriggerResult']> {
+  const hooks = webhookId ? [await found(db, tenant, webhookId)] : await webhookRepo(db, tenant).list();
+  const dispatched: Record<string, EventName[]> = {};
+  const sent = new Set<EventName>();
+  const jobs: PgBoss.JobInsert[] = [];
+  for (const hook of hooks) {
+    const subscribed = events.filter((event) => hook.events.includes(event));
+    if (subscribed.length === 0) continue;
+    dispatched[hook.url] = subscribed;
+    for (const event of subscribed) {
+      sent.add(event);
+      jobs.push(deliveryJob({ test: { webhookId: hook.id, event, data: testPayload(event) }, attempt: 1 }));
+    }
+  }
+  if (jobs.length > 0) await db.transaction((trx) => enqueueManyIn(boss, trx, jobs));
+  return { dispatched, not_dispatched: events.filter((event) => !sent.has(event)) };
+}
+
+export async function redeliver(db: Knex, tenant: Tenant, boss: Boss, webhookId: string, deliveryId: string): Promise<S['WebhookDelivery']> {
+  return db.transaction(async (trx) => {
+    const repo = webhookRepo(trx, tenant);
+    if (!(await repo.find(webhookId))) throw ApiError.notFound('Webhook');
+    const delivery = await repo.findDelivery(webhookId, deliveryId, { forUpdate: true });
+    if (!delivery) throw ApiError.notFound('Delivery');
+    if (!delivery.delivered_at && !delivery.failed_at) throw ApiError.conflict('This delivery is still pending; its attempts are under way.');
+    await repo.restartDelivery(delivery.id);
+    await enqueueManyIn(boss, trx, [deliveryJob({ deliveryId: delivery.id, attempt: 1 })]);
+    return deliveryToApi((await repo.findDelivery(webhookId, deliveryId))!);
+  });
+}

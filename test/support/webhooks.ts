@@ -1,0 +1,98 @@
+/** Webhook test helpers: receivers on 127.0.0.1, a worker of the test's own, and the document's payload schemas. */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { Config } from '../../server/config';
+import { startQueue } from '../../server/jobs/queue';
+import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../../server/webhooks/delivery-worker';
+import { loadDocument } from '../../server/http/validator';
+import type { TestApp } from './test-app';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  /** The body exactly as it came over the wire. */
+  raw: Buffer;
+  body: { data: unknown };
+  at: number;
+}
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** How the next requests are answered; default 200. */
+  answer: (request: Received, response: ServerResponse, index: number) => void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(answer?: Receiver['answer']): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    received: [],
+    answer: answer ?? ((_request, response) => response.writeHead(200).end('ok')),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const request: Received = { headers: req.headers, raw, body: JSON.parse(raw.toString('utf8')), at: Date.now() };
+      receiver.received.push(request);
+      receiver.answer(request, res, receiver.received.length - 1);
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return receiver;
+}
+
+/** Waits until `check` holds (polling); fails the test with `what` when it never does. */
+export async function eventually<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 25));
+  }
+}
+
+/**
+ * A delivery worker on the test's database with a queue of its own (so that stopping it is a
+ * real stop), a short poll interval, and the config overrides given.
+ */
+export async function startTestWorker(
+  app: TestApp,
+  config: Partial<Config> = {},
+  options: WebhookWorkerOptions = {},
+): Promise<WebhookWorker> {
+  const boss = await startQueue(app.databaseUrl, app.logger);
+  const worker = startWebhookWorker(
+    { config: { ...app.config, ...config }, db: app.db, logger: app.logger, secrets: app.secrets, boss },
+    { pollIntervalMs: 50, ...options },
+  );
+  return {
+    stop: async () => {
+      await worker.stop();
+      await boss.stop({ graceful: false, wait: true });
+    },
+  };
+}
+
+let ajv: Ajv2020 | undefined;
+
+/** The errors of `body` against the request body schema of webhook `event` in the document; [] when it conforms. */
+export function payloadErrors(event: string, body: unknown): string[] {
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(ajv);
+    ajv.addSchema(loadDocument() as object, 'openapi');
+  }
+  const pointer = `openapi#/webhooks/${event}/post/requestBody/content/application~1json/schema`;
+  const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
+  return validate(body) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+}
