@@ -9,8 +9,13 @@ import type { AppDeps } from '../app';
 import type { Environment, Tenant } from '../http/auth';
 import { isUniqueViolation } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
+import { locationRepo } from '../locations/location-repo';
+import { emitEvents, type WebhookEvent } from '../webhooks/emit';
+import { importCompletePayload } from '../webhooks/payloads';
+import { customerEvents, debtAccountEvents, locationEvents } from '../webhooks/resource-events';
+import { webhookRepo } from '../webhooks/webhook-repo';
 import { checkRows, type PendingRow } from './bulk-rows';
-import { writeRows } from './bulk-writer';
+import { writeRows, type Written } from './bulk-writer';
 
 export interface BulkJob {
   bulkActionId: string;
@@ -23,7 +28,22 @@ export const CHUNK_SIZE = 500;
 /** Retried if it fails; expired (and retried) if its worker vanished without a word. */
 export const BULK_JOB_OPTIONS = { retryLimit: 5, retryDelay: 5, expireInSeconds: 300 };
 
-async function importChunk(trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<number> {
+/**
+ * The events of what a chunk created, in its transaction. Building a payload reads the
+ * customer's whole picture, so only the events some webhook of the tenant subscribes to are built.
+ */
+async function createdEvents(trx: Knex.Transaction, tenant: Tenant, written: Written): Promise<WebhookEvent[]> {
+  const subscribed = await webhookRepo(trx, tenant).subscribedEvents();
+  const events: WebhookEvent[] = [];
+  if (subscribed.has('location.create') && written.locationIds.length > 0) {
+    events.push(...(await locationEvents(trx, tenant, 'location.create', await locationRepo(trx, tenant).findMany(written.locationIds))));
+  }
+  if (subscribed.has('customer.create')) events.push(...(await customerEvents(trx, tenant, 'customer.create', written.customerIds)));
+  if (subscribed.has('debt-account.create')) events.push(...(await debtAccountEvents(trx, tenant, 'debt-account.create', written.accounts)));
+  return events;
+}
+
+async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<number> {
   const rows: PendingRow[] = await trx('bulk_rows')
     .where({ bulk_action_id: bulkActionId, status: 'pending' })
     .orderBy('position')
@@ -32,7 +52,8 @@ async function importChunk(trx: Knex.Transaction, tenant: Tenant, bulkActionId: 
     .skipLocked()
     .select('position', 'payload');
   if (rows.length === 0) return 0;
-  await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
+  const written = await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
+  await emitEvents(trx, tenant, deps.boss, await createdEvents(trx, tenant, written));
   return rows.length;
 }
 
@@ -57,7 +78,19 @@ async function complete(deps: AppDeps, job: BulkJob): Promise<void> {
           `GET /api/v1/bulk/${job.bulkActionId}/errors lists the failed rows.`,
       });
     }
-    // The import.complete webhook event is emitted here, in this transaction, once webhooks exist.
+    const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
+    if ((await webhookRepo(trx, tenant).subscribedEvents()).has('import.complete')) {
+      const completed = await trx('bulk_actions').where({ id: job.bulkActionId }).first('completed_at');
+      const payload = importCompletePayload({
+        id: job.bulkActionId,
+        count: action.count,
+        processed: action.count,
+        failed: counts.failed,
+        created_at: action.created_at,
+        completed_at: completed.completed_at,
+      });
+      await emitEvents(trx, tenant, deps.boss, [{ name: 'import.complete', data: payload }]);
+    }
   });
 }
 
@@ -66,7 +99,7 @@ export async function runBulkImport(deps: AppDeps, job: BulkJob): Promise<void> 
   let size = CHUNK_SIZE;
   for (;;) {
     try {
-      const taken = await deps.db.transaction((trx) => importChunk(trx, tenant, job.bulkActionId, size));
+      const taken = await deps.db.transaction((trx) => importChunk(deps, trx, tenant, job.bulkActionId, size));
       if (taken === 0) break;
     } catch (error) {
       // Someone else created one of these identifiers after the check (through the API): go on

@@ -19,7 +19,7 @@ type Account = NonNullable<BulkItem['debt_accounts']>[number] | NonNullable<Bulk
 
 export interface Written {
   customerIds: string[];
-  accountIds: string[];
+  accounts: { id: string; customer_id: string }[];
   locationIds: string[];
 }
 
@@ -134,7 +134,7 @@ export async function writeRows(
   );
   return {
     customerIds: customers.map((c) => c.id as string),
-    accountIds: accounts.map((a) => a.id as string),
+    accounts: accounts.map((a) => ({ id: a.id as string, customer_id: a.customer_id as string })),
     locationIds: locations.map((l) => l.id as string),
   };
 }

@@ -54,6 +54,12 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
   const webhooks = () => scoped(db, WEBHOOKS, tenant);
   return {
     /** Oldest first. */
+    /** The event names some webhook of the tenant subscribes to. */
+    async subscribedEvents(): Promise<Set<string>> {
+      const rows: { name: string }[] = await scoped(db, WEBHOOKS, tenant).select(db.raw('DISTINCT unnest(events) AS name'));
+      return new Set(rows.map((row) => row.name));
+    },
+
     async list(): Promise<WebhookRow[]> {
       return webhooks().orderBy([{ column: 'created_at' }, { column: 'id' }]).select(WEBHOOK_COLUMNS);
     },
