@@ -23,7 +23,7 @@ import { SecretBox } from '../server/crypto/secrets';
 import { connect, migrate } from '../server/db/database';
 import { startEmbedded } from '../server/db/embedded';
 import { startQueue } from '../server/jobs/queue';
-import { startWorkers } from '../server/jobs/workers';
+import { startWorkers, type Workers } from '../server/jobs/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
 
 const root = resolve(__dirname, '..');
@@ -103,6 +103,7 @@ async function main(): Promise<void> {
   const db = connect(url.toString(), 10);
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
   let server: Server | undefined;
+  let workers: Workers | undefined;
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const boss = await (async () => {
     await migrate(db);
@@ -110,7 +111,7 @@ async function main(): Promise<void> {
   })();
   try {
     const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() };
-    await startWorkers(deps);
+    workers = await startWorkers(deps);
     server = await listen(createApp(deps), 0, '127.0.0.1');
     const address = server.address();
     const baseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
     console.log(`ratio service / COPY      ${(s / c).toFixed(2).padStart(6)}`);
   } finally {
     await new Promise((done) => (server ? server.close(done) : done(undefined)));
+    await workers?.stop();
     await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     await pool.end();
     await db.destroy();
