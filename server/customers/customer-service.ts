@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
-import { isForeignKeyViolation, isUniqueViolation } from '../db/tenant';
+import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
@@ -14,7 +14,7 @@ import { customerEvents } from '../webhooks/resource-events';
 import { addressRepo, type AddressRow } from './address-repo';
 import { addAddress, changeAddress } from './address-service';
 import { customerToApi } from './customer-mapper';
-import { customerRepo, type CustomerRow, type CustomerValues } from './customer-repo';
+import { customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -33,7 +33,6 @@ export const CUSTOMER_INCLUDES = [
 ] as const;
 export const DEFAULT_CUSTOMER_INCLUDES = ['metadata', 'addresses'] as const;
 
-const TAKEN = 'has already been taken';
 
 function groupBy<T extends { customer_id: string }>(rows: T[]): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -88,15 +87,6 @@ function checkRules(body: { date_of_birth?: string | null }): void {
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 
-/** Two writers racing for one external_id: the unique index decides, the loser gets a 422. */
-async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw ApiError.field('external_id', TAKEN);
-    throw error;
-  }
-}
 
 export async function findCustomer(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<Customer> {
   const row = await customerRepo(db, tenant).find(key);
@@ -106,7 +96,7 @@ export async function findCustomer(db: Knex, tenant: Tenant, key: string, includ
 
 export async function createCustomer(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
   checkRules(body);
-  return externalIdUnique(() =>
+  return externalIdUnique(CUSTOMERS, () =>
     db.transaction(async (trx) => {
       const customers = customerRepo(trx, tenant);
       if (body.external_id && (await customers.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
@@ -135,7 +125,7 @@ export async function updateCustomer(
   include: Set<string>,
 ): Promise<Customer> {
   checkRules(body);
-  return externalIdUnique(() =>
+  return externalIdUnique(CUSTOMERS, () =>
     db.transaction(async (trx) => {
       const customers = customerRepo(trx, tenant);
       const row = await customers.find(key, { forUpdate: true });

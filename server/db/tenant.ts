@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -43,4 +44,22 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 export function isForeignKeyViolation(error: unknown): boolean {
   const code = (error as { code?: string })?.code;
   return code === '23503' || code === '23001';
+}
+
+export const TAKEN = 'has already been taken';
+
+/** The name knex gives the (organization_id, environment, external_id) unique index of a table. */
+export const externalIdIndex = (table: string) => `${table}_organization_id_environment_external_id_unique`;
+
+/**
+ * Two writers racing for one external_id of `table`: the unique index decides, and the loser
+ * gets the same 422 on external_id as a request that found it taken beforehand.
+ */
+export async function externalIdUnique<T>(table: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error, externalIdIndex(table))) throw ApiError.field('external_id', TAKEN);
+    throw error;
+  }
 }

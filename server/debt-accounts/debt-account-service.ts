@@ -2,12 +2,12 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
-import { isUniqueViolation } from '../db/tenant';
+import { externalIdUnique, TAKEN } from '../db/tenant';
 import { customerRepo } from '../customers/customer-repo';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from './debt-account-loader';
 import { sortBillingTypes } from './debt-account-mapper';
-import { debtAccountRepo, type DebtAccountRow, type DebtAccountValues } from './debt-account-repo';
+import { debtAccountRepo, type DebtAccountRow, type DebtAccountValues, DEBT_ACCOUNTS } from './debt-account-repo';
 import { resolveAdditionalLocations, resolveLocation } from './locations-of-account';
 import type { Boss } from '../jobs/queue';
 import type { LocationRow } from '../locations/location-repo';
@@ -17,7 +17,6 @@ import { debtAccountEvents, locationEvents } from '../webhooks/resource-events';
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
 
-const TAKEN = 'has already been taken';
 
 function todayUtc(): string {
   return new Date().toISOString().slice(0, 10);
@@ -69,14 +68,6 @@ async function parentFor(trx: Knex, tenant: Tenant, parentExternalId: string, cu
   return parent!;
 }
 
-async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw ApiError.field('external_id', TAKEN);
-    throw error;
-  }
-}
 
 /** Locations created on the fly by an account request (location_id unknown, locations[] new). */
 async function locationCreateEvents(trx: Knex, tenant: Tenant, created: LocationRow[]): Promise<WebhookEvent[]> {
@@ -102,7 +93,7 @@ export async function findDebtAccount(db: Knex, tenant: Tenant, key: string, inc
 
 export async function createDebtAccount(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
   checkPlan(body);
-  return externalIdUnique(() =>
+  return externalIdUnique(DEBT_ACCOUNTS, () =>
     db.transaction(async (trx) => {
       const accounts = debtAccountRepo(trx, tenant);
       const customer = await customerRepo(trx, tenant).find(body.customer_id);
@@ -163,7 +154,7 @@ export async function updateDebtAccount(
   body: Schemas['DebtAccountUpdate'],
   include: Set<string>,
 ): Promise<DebtAccount> {
-  return externalIdUnique(() =>
+  return externalIdUnique(DEBT_ACCOUNTS, () =>
     db.transaction(async (trx) => {
       const accounts = debtAccountRepo(trx, tenant);
       const found = await accounts.find(key);

@@ -9,9 +9,6 @@ export const LOCATION_COLUMNS = ['id', 'external_id', 'name', 'type', 'card', 'a
   (column) => `${LOCATIONS}.${column}`,
 );
 
-/** The unique index behind "external_id is unique per organization and environment". */
-export const LOCATION_EXTERNAL_ID_UNIQUE = 'locations_organization_id_environment_external_id_unique';
-
 export type LocationType = components['schemas']['LocationType'];
 
 export interface LocationRow {

@@ -7,18 +7,17 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
-import { isForeignKeyViolation, isUniqueViolation } from '../db/tenant';
+import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
 import type { Boss } from '../jobs/queue';
 import { emitEvents } from '../webhooks/emit';
 import { locationEvents } from '../webhooks/resource-events';
 import { locationToApi } from './location-mapper';
-import { LOCATION_EXTERNAL_ID_UNIQUE, locationRepo, type LocationRow, type LocationValues } from './location-repo';
+import { locationRepo, type LocationRow, type LocationValues, LOCATIONS } from './location-repo';
 
 type Schemas = components['schemas'];
 type Location = Schemas['Location'];
 
-const TAKEN = 'has already been taken';
 
 /** Locations as API objects, with their account counts loaded in one query. */
 export async function loadLocations(db: Knex, tenant: Tenant, rows: LocationRow[]): Promise<Location[]> {
@@ -26,15 +25,6 @@ export async function loadLocations(db: Knex, tenant: Tenant, rows: LocationRow[
   return rows.map((row) => locationToApi(row, counts.get(row.id) ?? 0));
 }
 
-/** Two writers racing for one external_id: the unique index decides, the loser gets a 422. */
-async function externalIdUnique<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isUniqueViolation(error, LOCATION_EXTERNAL_ID_UNIQUE)) throw ApiError.field('external_id', TAKEN);
-    throw error;
-  }
-}
 
 function inUse(count: number): ApiError {
   const accounts = count === 1 ? '1 debt account' : `${count} debt accounts`;
@@ -48,7 +38,7 @@ export async function findLocation(db: Knex, tenant: Tenant, key: string): Promi
 }
 
 export async function createLocation(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['LocationCreate']): Promise<Location> {
-  return externalIdUnique(() =>
+  return externalIdUnique(LOCATIONS, () =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
       if (body.external_id && (await locations.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
@@ -68,7 +58,7 @@ export async function createLocation(db: Knex, boss: Boss, tenant: Tenant, body:
 }
 
 export async function updateLocation(db: Knex, boss: Boss, tenant: Tenant, key: string, body: Schemas['LocationUpdate']): Promise<Location> {
-  return externalIdUnique(() =>
+  return externalIdUnique(LOCATIONS, () =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
       const row = await locations.find(key, { forUpdate: true });
