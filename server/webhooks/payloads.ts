@@ -10,7 +10,7 @@ import type { CustomerRow } from '../customers/customer-repo';
 import type { DebtAccountRow, PaymentPlanRow } from '../debt-accounts/debt-account-repo';
 import { BILLING_TYPES, sortBillingTypes } from '../debt-accounts/debt-account-mapper';
 import type { LocationRow } from '../locations/location-repo';
-import type { CardBrand } from '../payment-methods/card';
+import { bankAccount, cardToken } from '../payment-methods/payment-method-mapper';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 
 type S = components['schemas'];
@@ -78,29 +78,8 @@ function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undef
   return {
     id: row.id,
     type: row.type,
-    card_token:
-      row.type === 'card'
-        ? {
-            card_holder: row.card_holder!,
-            card_number: row.card_last4!,
-            expiration_month: row.card_exp_month!,
-            expiration_year: row.card_exp_year!,
-            card_type: row.card_brand as CardBrand,
-            card_zip: row.card_zip,
-          }
-        : null,
-    bank_account:
-      row.type === 'ach'
-        ? {
-            account_holder: row.account_holder!,
-            account_type: row.account_type!,
-            ownership_type: 'personal',
-            routing_number: row.routing_number_masked!,
-            account_number: row.account_number_masked!,
-            account_zip: row.account_zip!,
-            account_state: row.account_state!,
-          }
-        : null,
+    card_token: cardToken(row),
+    bank_account: bankAccount(row),
     is_primary: row.is_primary,
     billing_address: billingAddress(primary),
     // No plan, settlement offer or scheduled charge is tied to a payment method in this service yet.
