@@ -10,7 +10,6 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -23,9 +22,8 @@ import { SecretBox } from '../server/crypto/secrets';
 import { ADDRESS_COLUMNS, ADDRESSES } from '../server/customers/address-repo';
 import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
 import { createCustomer } from '../server/customers/customer-service';
-import { connect, migrate } from '../server/db/database';
+import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
-import { startEmbedded } from '../server/db/embedded';
 import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
 import { createLimiter, rateLimit } from '../server/http/rate-limit';
 import { createOrganization } from '../server/organizations/organization-repo';
@@ -88,25 +86,12 @@ async function load(url: string, token: string): Promise<Result> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
-  const dataDir = join(root, '.data', `bench-${process.pid}`);
-  let adminUrl = process.env.DATABASE_URL;
-  let stopEmbedded = async () => {};
-  if (!adminUrl) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-    const embedded = await startEmbedded(dataDir, () => {});
-    adminUrl = embedded.url;
-    stopEmbedded = embedded.stop;
-  }
-  const name = `dcs_bench_${randomBytes(4).toString('hex')}`;
-  const admin = connect(adminUrl, 1);
-  await admin.raw(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = connect(url.toString(), 20);
+  const scratch = await openScratchDatabase('bench', 20);
+  const { db } = scratch;
+  const url = new URL(scratch.url);
   const servers: Server[] = [];
   let stopQueue = async () => {};
   try {
-    await migrate(db);
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
@@ -149,11 +134,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
     await stopQueue();
-    await db.destroy();
-    await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.destroy();
-    await stopEmbedded();
-    rmSync(dataDir, { recursive: true, force: true });
+    await scratch.close();
   }
 }
 

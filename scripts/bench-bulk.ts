@@ -7,9 +7,7 @@
  *   npm run bench:bulk [-- --rounds 5 --rows 1000]
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -20,13 +18,11 @@ import { createApiClient } from '../client';
 import { API_BASE, createApp, listen } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
-import { connect, migrate } from '../server/db/database';
-import { startEmbedded } from '../server/db/embedded';
+import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { startWorkers, type Workers } from '../server/jobs/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
 
-const root = resolve(__dirname, '..');
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, rows: { type: 'string', default: '1000' } } });
 const ROWS = Number(options.rows);
 
@@ -86,27 +82,14 @@ async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: strin
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
-  const dataDir = join(root, '.data', `bench-${process.pid}`);
-  let adminUrl = process.env.DATABASE_URL;
-  let stopEmbedded = async () => {};
-  if (!adminUrl) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-    const embedded = await startEmbedded(dataDir, () => {});
-    adminUrl = embedded.url;
-    stopEmbedded = embedded.stop;
-  }
-  const name = `dcs_bench_${randomBytes(4).toString('hex')}`;
-  const admin = connect(adminUrl, 1);
-  await admin.raw(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = connect(url.toString(), 10);
+  const scratch = await openScratchDatabase('bench', 10);
+  const { db } = scratch;
+  const url = new URL(scratch.url);
   const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
   let server: Server | undefined;
   let workers: Workers | undefined;
   const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
   const boss = await (async () => {
-    await migrate(db);
     return startQueue(url.toString(), logger);
   })();
   try {
@@ -150,11 +133,7 @@ async function main(): Promise<void> {
     await workers?.stop();
     await boss.stop({ graceful: true, wait: true, timeout: 10_000 });
     await pool.end();
-    await db.destroy();
-    await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.destroy();
-    await stopEmbedded();
-    rmSync(dataDir, { recursive: true, force: true });
+    await scratch.close();
   }
 }
 

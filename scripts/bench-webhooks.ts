@@ -13,16 +13,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { createCustomer } from '../server/customers/customer-service';
-import { connect, migrate } from '../server/db/database';
-import { startEmbedded } from '../server/db/embedded';
 import type { Tenant } from '../server/http/auth';
+import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { startWebhookWorker } from '../server/webhooks/delivery-worker';
@@ -30,7 +27,6 @@ import { emitEvents } from '../server/webhooks/emit';
 import { customerEvents } from '../server/webhooks/resource-events';
 import { webhookRepo } from '../server/webhooks/webhook-repo';
 
-const root = resolve(__dirname, '..');
 const { values: options } = parseArgs({ options: { events: { type: 'string', default: '10000' }, webhooks: { type: 'string', default: '4' } } });
 const EVENTS = Number(options.events);
 const WEBHOOKS = Number(options.webhooks);
@@ -65,26 +61,13 @@ function memory(label: string): NodeJS.MemoryUsage {
 }
 
 async function main(): Promise<void> {
-  const dataDir = join(root, '.data', `bench-webhooks-${process.pid}`);
-  let adminUrl = process.env.DATABASE_URL;
-  let stopEmbedded = async () => {};
-  if (!adminUrl) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-    const embedded = await startEmbedded(dataDir, () => {});
-    adminUrl = embedded.url;
-    stopEmbedded = embedded.stop;
-  }
-  const name = `dcs_bench_${randomBytes(4).toString('hex')}`;
-  const admin = connect(adminUrl, 1);
-  await admin.raw(`CREATE DATABASE ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  const db = connect(url.toString(), 10);
+  const scratch = await openScratchDatabase('bench-webhooks', 10);
+  const { db } = scratch;
+  const url = new URL(scratch.url);
   const receiver = await startReceiver();
   const logger = pino({ level: 'warn' });
   const boss = await startQueue(url.toString(), logger);
   try {
-    await migrate(db);
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     const secrets = new SecretBox(randomBytes(32));
@@ -134,11 +117,7 @@ async function main(): Promise<void> {
   } finally {
     await boss.stop({ graceful: false, wait: true });
     receiver.child.kill();
-    await db.destroy();
-    await admin.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.destroy();
-    await stopEmbedded();
-    rmSync(dataDir, { recursive: true, force: true });
+    await scratch.close();
   }
 }
 

@@ -50,7 +50,8 @@ export async function up(knex: Knex): Promise<void> {
     table.index(['organization_id', 'environment', 'created_at', 'id']);
     table.index(['customer_id', 'created_at']);
     table.index(['parent_id']);
-    table.index(['location_id']);
+    // With the tenant columns, a location's account count is read from the index alone.
+    table.index(['location_id', 'organization_id', 'environment']);
   });
 
   await knex.schema.createTable('debt_account_locations', (table) => {
@@ -60,7 +61,8 @@ export async function up(knex: Knex): Promise<void> {
     table.specificType('environment', 'environment').notNullable();
     table.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     table.primary(['debt_account_id', 'location_id']);
-    table.index(['location_id']);
+    // With the tenant columns, a location's account count is read from the index alone.
+    table.index(['location_id', 'organization_id', 'environment']);
   });
 
   await knex.schema.createTable('payment_plans', (table) => {
