@@ -27,6 +27,7 @@ import { startQueue } from '../server/jobs/queue';
 import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
 import { createLimiter, rateLimit } from '../server/http/rate-limit';
 import { createOrganization } from '../server/organizations/organization-repo';
+import { median } from './measure';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -83,7 +84,6 @@ async function load(url: string, token: string): Promise<Result> {
   return { requests: report.requests.average, p99: report.latency.p99 };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench', 20);

@@ -22,6 +22,7 @@ import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { startWorkers, type Workers } from '../server/jobs/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
+import { median } from './measure';
 
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, rows: { type: 'string', default: '1000' } } });
 const ROWS = Number(options.rows);
@@ -79,7 +80,6 @@ async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: strin
   }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench', 10);

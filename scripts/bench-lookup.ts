@@ -31,6 +31,7 @@ import { DEBT_ACCOUNT_INCLUDES } from '../server/debt-accounts/debt-account-load
 import { LOOKUP_FLOWS, lookupDebtAccounts } from '../server/debt-accounts/lookup';
 import type { Tenant } from '../server/http/auth';
 import { createOrganization } from '../server/organizations/organization-repo';
+import { encodeQueryValue } from '../server/http/pagination';
 
 const { values: options } = parseArgs({
   options: {
@@ -140,11 +141,9 @@ function queryFor(flow: string, target: Target): Record<string, string> {
   return { lookup_flow_type: flow, ...Object.fromEntries(LOOKUP_FLOWS[flow]!.map((field) => [field, all[field]!])) };
 }
 
-/** RFC 3986 encoding (a space as %20, parentheses as %28 %29): the validator refuses raw reserved characters. */
-const encode = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 const queryString = (query: Record<string, string>) =>
   Object.entries(query)
-    .map(([key, value]) => `${key}=${encode(value)}`)
+    .map(([key, value]) => `${key}=${encodeQueryValue(value)}`)
     .join('&');
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;

@@ -6,12 +6,13 @@ import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import type { BulkItem } from './bulk-rows';
 import { BULK_JOB_OPTIONS, type BulkJob } from './bulk-import';
+import { todayUtc } from '../dates';
 
 type Schemas = components['schemas'];
 
 /** Structure rules the schema cannot state; any failure refuses the whole request. */
 function checkStructure(items: BulkItem[]): void {
-  const today = new Date().toISOString().slice(0, 10);
+  const today = todayUtc();
   const errors: FieldErrors = {};
   items.forEach((item, i) => {
     const accounts = (item.parent_debt_accounts?.length ?? 0) + (item.debt_accounts?.length ?? 0);

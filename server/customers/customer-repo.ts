@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
-import { scoped, tenantColumns, whereIdOrExternalId } from '../db/tenant';
+import { scoped, tenantColumns, whereIdOrExternalId, externalIdTaken } from '../db/tenant';
 
 export const CUSTOMERS = 'customers';
 export const CUSTOMER_COLUMNS = [
@@ -47,11 +47,7 @@ export function customerRepo(db: Knex, tenant: Tenant) {
       return customers().whereIn(`${CUSTOMERS}.id`, ids).select(CUSTOMER_COLUMNS);
     },
 
-    async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
-      const query = customers().where('external_id', externalId);
-      if (exceptId) query.whereNot('id', exceptId);
-      return (await query.first('id')) !== undefined;
-    },
+    externalIdTaken: (externalId: string, exceptId?: string) => externalIdTaken(customers(), externalId, exceptId),
 
     async insert(values: CustomerValues): Promise<CustomerRow> {
       const [row] = await db(CUSTOMERS)

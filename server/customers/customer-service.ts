@@ -15,6 +15,8 @@ import { addressRepo, type AddressRow } from './address-repo';
 import { addAddress, changeAddress } from './address-service';
 import { customerToApi } from './customer-mapper';
 import { customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
+import { groupBy } from '../collections';
+import { todayUtc } from '../dates';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -34,18 +36,12 @@ export const CUSTOMER_INCLUDES = [
 export const DEFAULT_CUSTOMER_INCLUDES = ['metadata', 'addresses'] as const;
 
 
-function groupBy<T extends { customer_id: string }>(rows: T[]): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) groups.set(row.customer_id, [...(groups.get(row.customer_id) ?? []), row]);
-  return groups;
-}
-
 /** Customers as API objects, with the included relations loaded in one query each. */
 export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>): Promise<Customer[]> {
   const ids = rows.map((row) => row.id);
   const billing = include.has('payment_methods.billing_address');
-  const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : []);
-  const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : []);
+  const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
+  const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
   const accounts = include.has('debt_accounts') ? await debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>();
   return rows.map((row) => {
     const own: AddressRow[] = addresses.get(row.id) ?? [];
@@ -81,7 +77,7 @@ function ssnLast4(value: number | string | null | undefined): string | null | un
 /** Rules the document states but a schema cannot check. */
 function checkRules(body: { date_of_birth?: string | null }): void {
   const errors: FieldErrors = {};
-  if (body.date_of_birth && body.date_of_birth > new Date().toISOString().slice(0, 10)) {
+  if (body.date_of_birth && body.date_of_birth > todayUtc()) {
     errors.date_of_birth = ['must not be in the future'];
   }
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);

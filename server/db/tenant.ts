@@ -48,6 +48,13 @@ export function isForeignKeyViolation(error: unknown): boolean {
 
 export const TAKEN = 'has already been taken';
 
+/** Whether `query` (a tenant's rows of one table) holds `externalId`, other than the row `exceptId`. */
+export async function externalIdTaken(query: Knex.QueryBuilder, externalId: string, exceptId?: string): Promise<boolean> {
+  query.where('external_id', externalId);
+  if (exceptId) query.whereNot('id', exceptId);
+  return (await query.first('id')) !== undefined;
+}
+
 /** The name knex gives the (organization_id, environment, external_id) unique index of a table. */
 export const externalIdIndex = (table: string) => `${table}_organization_id_environment_external_id_unique`;
 

@@ -7,6 +7,7 @@ import { customerRepo } from '../customers/customer-repo';
 import { locationRepo } from '../locations/location-repo';
 import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
+import { groupBy } from '../collections';
 
 export const DEBT_ACCOUNT_INCLUDES = ['customer', 'location', 'locations', 'metadata'] as const;
 
@@ -21,8 +22,7 @@ export async function loadDebtAccounts(
   const accounts = debtAccountRepo(db, tenant);
   const ids = rows.map((row) => row.id);
   const links = include.has('locations') ? await accounts.additionalLocations(ids) : [];
-  const additional = new Map<string, string[]>();
-  for (const link of links) additional.set(link.debt_account_id, [...(additional.get(link.debt_account_id) ?? []), link.location_id]);
+  const additional = new Map([...groupBy(links, (link) => link.debt_account_id)].map(([id, rows]) => [id, rows.map((link) => link.location_id)]));
   // The primary location is always needed: external_company_id is its external_id.
   const locationIds = [...new Set([...rows.map((row) => row.location_id), ...links.map((link) => link.location_id)])];
   const locations = locationRepo(db, tenant);

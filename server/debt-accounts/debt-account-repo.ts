@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
-import { scoped, tenantColumns, UUID } from '../db/tenant';
+import { scoped, tenantColumns, UUID, externalIdTaken } from '../db/tenant';
 import { DEBT_ACCOUNT_LOCATIONS } from '../locations/location-repo';
 
 export const DEBT_ACCOUNTS = 'debt_accounts';
@@ -112,11 +112,7 @@ export function debtAccountRepo(db: Knex, tenant: Tenant) {
       return Number(row?.count ?? 0);
     },
 
-    async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
-      const query = scoped(db, DEBT_ACCOUNTS, tenant).where({ external_id: externalId });
-      if (exceptId) query.whereNot('id', exceptId);
-      return (await query.first('id')) !== undefined;
-    },
+    externalIdTaken: (externalId: string, exceptId?: string) => externalIdTaken(scoped(db, DEBT_ACCOUNTS, tenant), externalId, exceptId),
 
     async insert(values: DebtAccountValues & { balance: number; current_balance: number }): Promise<string> {
       const [row] = await db(DEBT_ACCOUNTS)

@@ -13,14 +13,11 @@ import type { Boss } from '../jobs/queue';
 import type { LocationRow } from '../locations/location-repo';
 import { emitEvents, type WebhookEvent } from '../webhooks/emit';
 import { debtAccountEvents, locationEvents } from '../webhooks/resource-events';
+import { todayUtc } from '../dates';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
 
-
-function todayUtc(): string {
-  return new Date().toISOString().slice(0, 10);
-}
 
 function planStatus(plan: NonNullable<Schemas['PaymentPlanCreate']>): Schemas['PaymentPlanStatus'] {
   return plan.frequency && plan.start_date && plan.amount ? 'pending_enrollment' : 'pending_configuration';

@@ -30,13 +30,13 @@ function collectionUrl(req: Request): URL {
 }
 
 /** RFC 3986 encoding: a space is %20 (not +), and ( ) ' ! * are escaped too, as the validator wants. */
-const encode = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+export const encodeQueryValue = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function pageLink(req: Request, page: number): string {
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(req.query)) {
     if (key === 'page') continue;
-    for (const item of Array.isArray(value) ? value : [value]) pairs.push(`${encode(key)}=${encode(String(item))}`);
+    for (const item of Array.isArray(value) ? value : [value]) pairs.push(`${encodeQueryValue(key)}=${encodeQueryValue(String(item))}`);
   }
   pairs.push(`page=${page}`);
   return `${collectionUrl(req).toString()}?${pairs.join('&')}`;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
-import { scoped, tenantColumns, whereIdOrExternalId } from '../db/tenant';
+import { scoped, tenantColumns, whereIdOrExternalId, externalIdTaken } from '../db/tenant';
 
 export const LOCATIONS = 'locations';
 export const DEBT_ACCOUNT_LOCATIONS = 'debt_account_locations';
@@ -37,11 +37,7 @@ export function locationRepo(db: Knex, tenant: Tenant) {
       return (forUpdate ? query.forUpdate() : query) as Promise<LocationRow | undefined>;
     },
 
-    async externalIdTaken(externalId: string, exceptId?: string): Promise<boolean> {
-      const query = locations().where('external_id', externalId);
-      if (exceptId) query.whereNot('id', exceptId);
-      return (await query.first('id')) !== undefined;
-    },
+    externalIdTaken: (externalId: string, exceptId?: string) => externalIdTaken(locations(), externalId, exceptId),
 
     async findMany(ids: string[]): Promise<LocationRow[]> {
       if (ids.length === 0) return [];

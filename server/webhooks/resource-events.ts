@@ -13,15 +13,8 @@ import { locationRepo, type LocationRow } from '../locations/location-repo';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import type { WebhookEvent } from './emit';
 import { customerPayload, debtAccountPayload, locationPayload, paymentPlanPayload, type PayloadContext } from './payloads';
+import { groupBy } from '../collections';
 
-function groupBy<T>(rows: T[], key: (row: T) => string | null): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) {
-    const k = key(row);
-    if (k !== null) groups.set(k, [...(groups.get(k) ?? []), row]);
-  }
-  return groups;
-}
 
 /**
  * Everything about these customers that a payload shows: their addresses, payment methods,
