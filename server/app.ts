@@ -5,12 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Express } from 'express';
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import type { Config } from './config';
-import type { Boss } from './jobs/queue';
-import { SecretBox } from './crypto/secrets';
+import type { AppDeps } from './deps';
 import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
@@ -20,28 +16,16 @@ import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
 import { debtAccountRouter } from './debt-accounts/debt-account-routes';
 import { bulkRouter } from './bulk/bulk-routes';
-import { customerSessionRouter } from './customer-sessions/session-routes';
-import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
-import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
+import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
+import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
-
-export interface AppDeps {
-  config: Config;
-  db: Knex;
-  logger: Logger;
-  secrets: SecretBox;
-  /** The job queue (pg-boss) in the same database: background work is enqueued here. */
-  boss: Boss;
-  /** The time of every session expiry computation; tests move it. */
-  clock: () => Date;
-}
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
-  const logPath = redactLinkCredentials(config);
+  const links = browserLinks(deps);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -56,7 +40,7 @@ export function createApp(deps: AppDeps): Express {
       },
       // Only method and path: never headers (the token) nor bodies (card numbers).
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: logPath(req.url) }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: links.logPath(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
@@ -75,10 +59,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(express.json({ limit: BODY_LIMIT }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
-  api.post(
-    '/bulk/customer-sessions',
-    rateLimit(createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' }), 'bulk session requests'),
-  );
+  api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
   api.use(
     customerRouter(deps),
@@ -93,10 +74,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(API_BASE, api);
 
   // What a person's browser opens: no bearer token, no API rate limit (the link is the credential).
-  const shortLinks = mountPath(config.shortLinkBaseUrl);
-  const portal = mountPath(config.portalUrl);
-  app.use(shortLinks || '/', shortLinkRouter(deps, shortLinks));
-  app.use(portal || '/', portalEntryRouter(deps, portal));
+  for (const { path, router } of links.mounts) app.use(path, router);
 
   app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));
   app.use(errorHandler(logger));

@@ -10,6 +10,7 @@ import { migrate, openDatabase } from './db/database';
 import { startQueue, type Boss } from './jobs/queue';
 import { startWorkers, type Workers } from './jobs/workers';
 import { createLogger } from './logging';
+import { webhookEvents } from './webhooks/outbox';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,7 +23,7 @@ async function main(): Promise<void> {
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
     boss = await startQueue(database.url, logger);
     const queue = boss;
-    const deps = { config, db: database.knex, logger, secrets, boss, clock: () => new Date() };
+    const deps = { config, db: database.knex, logger, secrets, boss, clock: () => new Date(), events: webhookEvents(boss) };
     workers = await startWorkers(deps);
     const running = workers;
     const app = createApp(deps);

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { hashToken } from '../crypto/secrets';
 import { customerRepo, type CustomerRow } from '../customers/customer-repo';
 import { isForeignKeyViolation } from '../db/tenant';
@@ -87,7 +87,7 @@ async function stillThere<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function createSession(deps: SessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
+async function createOne(deps: SessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
       const { checked, errors } = await check(trx, tenant, body, '');
@@ -99,7 +99,7 @@ export async function createSession(deps: SessionDeps, tenant: Tenant, body: Cre
 }
 
 /** All items or none: every invalid item is reported, keyed by its index, and nothing is made. */
-export async function createSessions(deps: SessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
+async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
       const checked: Checked[] = [];
@@ -118,4 +118,11 @@ export async function createSessions(deps: SessionDeps, tenant: Tenant, items: C
       return sessions;
     }),
   );
+}
+
+export function sessionService(deps: SessionDeps) {
+  return {
+    create: (tenant: Tenant, body: Create) => createOne(deps, tenant, body),
+    createMany: (tenant: Tenant, items: Create[]) => createMany(deps, tenant, items),
+  };
 }

@@ -1,13 +1,15 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
+import { typedRoutes } from '../http/typed-routes';
 import { paymentMethodToApi } from './payment-method-mapper';
-import { createPaymentMethod } from './payment-method-service';
+import { paymentMethodService } from './payment-method-service';
 
-export function paymentMethodRouter({ db, boss, secrets }: AppDeps): Router {
+export function paymentMethodRouter(deps: AppDeps): Router {
+  const methods = paymentMethodService(deps);
   const router = Router();
-  router.post('/customers/:id/payment-methods', async (req, res) => {
-    const row = await createPaymentMethod(db, boss, tenantOf(res), secrets, req.params.id!, req.body);
+  typedRoutes(router).post('/customers/{id}/payment-methods', async (req, res) => {
+    const row = await methods.create(tenantOf(res), req.params.id, req.body);
     res.status(201).json({ data: paymentMethodToApi(row) });
   });
   return router;

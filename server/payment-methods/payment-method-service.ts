@@ -3,15 +3,12 @@
  * the number and the security code go no further than this function. ACH numbers are sealed
  * with the data key and shown masked. The customer's first method is primary.
  */
-import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';
-import type { Boss } from '../jobs/queue';
-import { emitEvents } from '../webhooks/emit';
-import { customerEvents } from '../webhooks/resource-events';
+import type { AppDeps } from '../deps';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
@@ -20,12 +17,12 @@ type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
 type CardInput = components['schemas']['CardInput'];
 type AchInput = components['schemas']['AchInput'];
 
-function cardValues(card: CardInput, secrets: SecretBox): PaymentMethodValues {
+function cardValues(card: CardInput, secrets: SecretBox, now: Date): PaymentMethodValues {
   const errors: FieldErrors = {};
   if (!passesLuhn(card.card_number)) errors['card.card_number'] = ['is not a valid card number (Luhn check failed)'];
   const month = Number(card.card_expiration_month);
   const year = expiryYear(Number(card.card_expiration_year));
-  if (isExpired(month, year)) errors['card.card_expiration_year'] = ['the card has expired'];
+  if (isExpired(month, year, now)) errors['card.card_expiration_year'] = ['the card has expired'];
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
   return {
     type: 'card',
@@ -57,23 +54,22 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
   };
 }
 
-/** A new method changes the customer's payload (its payment methods): customer.update. */
-export async function createPaymentMethod(
-  db: Knex,
-  boss: Boss,
-  tenant: Tenant,
-  secrets: SecretBox,
-  customerKey: string,
-  body: PaymentMethodCreate,
-): Promise<PaymentMethodRow> {
-  const values = body.card ? cardValues(body.card, secrets) : achValues(body.ach!, secrets);
-  return db.transaction(async (trx) => {
-    const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
-    if (!customer) throw ApiError.notFound('Customer');
-    const methods = paymentMethodRepo(trx, tenant);
-    const first = !(await methods.hasAny(customer.id));
-    const row = await methods.insert(customer.id, { ...values, is_primary: first });
-    await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [customer.id]));
-    return row;
-  });
+export type PaymentMethodDeps = Pick<AppDeps, 'db' | 'events' | 'secrets' | 'clock'>;
+
+export function paymentMethodService({ db, events, secrets, clock }: PaymentMethodDeps) {
+  return {
+    /** A new method changes the customer's payload (its payment methods): customer.update. */
+    async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
+      const values = body.card ? cardValues(body.card, secrets, clock()) : achValues(body.ach!, secrets);
+      return db.transaction(async (trx) => {
+        const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
+        if (!customer) throw ApiError.notFound('Customer');
+        const methods = paymentMethodRepo(trx, tenant);
+        const first = !(await methods.hasAny(customer.id));
+        const row = await methods.insert(customer.id, { ...values, is_primary: first });
+        await events.record(trx, tenant, [{ name: 'customer.update', ids: [customer.id] }]);
+        return row;
+      });
+    },
+  };
 }

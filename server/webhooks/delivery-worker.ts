@@ -12,7 +12,7 @@
  */
 import type PgBoss from 'pg-boss';
 import { encryptWebhookData, signWebhookBody } from '../../client/webhooks';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
 import { deliveryRepo, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
 import { deliveryJob, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
