@@ -21,7 +21,7 @@ import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
-import { startWorkers, type Workers } from '../server/jobs/workers';
+import { startWorkers, type Workers } from '../server/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
 

@@ -8,7 +8,7 @@ import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
 import { migrate, openDatabase } from './db/database';
 import { startQueue, type Boss } from './jobs/queue';
-import { startWorkers, type Workers } from './jobs/workers';
+import { startWorkers, type Workers } from './workers';
 import { createLogger } from './logging';
 import { webhookEvents } from './webhooks/outbox';
 

@@ -13,7 +13,7 @@ import { loadConfig, type Config } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import { startQueue, type Boss } from '../../server/jobs/queue';
-import { startWorkers, type Workers } from '../../server/jobs/workers';
+import { startWorkers, type Workers } from '../../server/workers';
 import { createLogger } from '../../server/logging';
 import type { Logger } from 'pino';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';

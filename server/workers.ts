@@ -2,12 +2,12 @@
  * The background workers every server process runs. Each handler must be safe to run twice
  * for one job: pg-boss retries a job whose worker died.
  */
-import type { AppDeps } from '../deps';
-import { resumePendingBulkActions, runBulkImport, type BulkJob } from '../bulk/bulk-import';
-import { createMailer, type Mail } from '../mail/mailer';
-import { startWebhookWorker } from '../webhooks/delivery-worker';
-import { QUEUES } from './queue';
-import { registerWorker } from './wake';
+import type { AppDeps } from './deps';
+import { resumePendingBulkActions, runBulkImport, type BulkJob } from './bulk/bulk-import';
+import { createMailer, type Mail } from './mail/mailer';
+import { startWebhookWorker } from './webhooks/delivery-worker';
+import { QUEUES } from './jobs/queue';
+import { registerWorker } from './jobs/wake';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
