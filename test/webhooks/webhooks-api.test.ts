@@ -1,3 +1,5 @@
+import type { Schemas } from '../../client';
+import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, UNKNOWN_UUID } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -13,9 +15,9 @@ let hostSequence = 0;
 /** A public address literal, so that no DNS is needed; each test its own path (urls are unique). */
 const publicUrl = () => `https://93.184.216.34/hooks/${++hostSequence}`;
 
-async function newWebhook(body: Record<string, unknown> = {}) {
+async function newWebhook(body: Partial<Schemas['WebhookCreate']> = {}) {
   const { data, response, error } = await app.api.POST('/webhooks', {
-    body: { url: publicUrl(), events: ['customer.create'], secret: SECRET, ...body } as never,
+    body: { url: publicUrl(), events: ['customer.create'], secret: SECRET, ...body },
   });
   if (response.status !== 201) throw new Error(`webhook create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
@@ -192,5 +194,23 @@ describe('GET /webhooks/{id}/deliveries and redeliver', () => {
     const webhook = await newWebhook();
     const { response } = await app.other.GET('/webhooks/{id}/deliveries', { params: { path: { id: webhook.id } } });
     expect(response.status).toBe(404);
+  });
+});
+
+describe('events nobody subscribes to', () => {
+  test('are neither built nor stored: only what a webhook of the tenant subscribes to reaches the outbox', async () => {
+    const fresh = await createOrganization(app.db, 'Quiet Recovery', 'ops@quiet-recovery.example');
+    const client = app.clientFor(fresh.production_token);
+    const stored = async () =>
+      (await app.db('webhook_events').where({ organization_id: fresh.organization_id }).orderBy('created_at').select('name')).map((row) => row.name);
+
+    const customer = (await client.POST('/customers', { body: { name: 'Ivy Chen', email: 'ivy.chen@mail.debt-collection.example' } })).data!.data;
+    expect(await stored()).toEqual([]);
+
+    const hook = await client.POST('/webhooks', { body: { url: publicUrl(), events: ['customer.update'], secret: SECRET } });
+    expect(hook.response.status).toBe(201);
+    await client.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Ivy Chen-Park' } });
+    await client.POST('/locations', { body: { name: 'Lakeside Medical Center' } });
+    expect(await stored()).toEqual(['customer.update']);
   });
 });
