@@ -1027,10 +1027,13 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description Lists every webhook of the organization and environment, oldest first, without their
-         *     secrets (spec 4.7). The list is **not paged** (the spec gives it no paging, and an
-         *     organization has few webhooks): the answer is `{data: [...]}` without `meta` or `links`,
-         *     and `page` and `limit` are not accepted.
+         * @description Lists the webhooks of the organization and environment, without their secrets (spec 4.7),
+         *     a page at a time like every other list (section 8): `page` from 1, `limit` 1 to 500
+         *     (default 10). The spec gives this list no paging; we page it anyway so that integrators
+         *     reuse one paging code for every list. The answer carries `data`, `meta` and `links`; the
+         *     links keep every query parameter of the request. Webhooks are ordered by `created_at`,
+         *     oldest first, then by `id`. A `page` or `limit` out of range is a 422 on `query.page` or
+         *     `query.limit`.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -1040,11 +1043,7 @@ export interface paths {
          *     subscribed event is POSTed to `url` as JSON `{data: ...}` with the headers
          *     `X-Service-Event-Name`, `X-Service-Webhook-ID` and `X-Service-Signature-256` (HMAC-SHA256
          *     of the body keyed with `secret`); a 2XX answer acknowledges it, anything else (a redirect
-         *     included) is retried 3 times, 900 seconds apart.
-         *
-         *     **Timeout (our decision).** Each delivery waits up to 10 seconds for an answer. The spec
-         *     states both 5 s and 10 s; we take 10 s. No answer in time counts as a failure and is
-         *     retried (3 retries, 900 seconds apart).
+         *     or no answer within the timeout included) is retried, as the tag `Webhooks` describes.
          *
          *     Rules:
          *     - `url` is required, at most 2048 characters. Server rules, each answering 422 on `url`:
@@ -1133,8 +1132,9 @@ export interface paths {
          *     reached the endpoint, which are still being retried and why attempts failed.
          *
          *     Each event the webhook subscribes to gives one delivery when it occurs. An attempt that is
-         *     not answered 2XX within the timeout (a redirect included) is retried 3 times, 900 seconds
-         *     apart; `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
+         *     not answered 2XX within the delivery timeout (a redirect included) is retried 3 times, each
+         *     retry at least the retry delay later (both settings of the service, see the tag
+         *     `Webhooks`); `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
          *     stands. Test deliveries store nothing and are not listed. A webhook unknown in this
          *     organization and environment answers 404.
          */
@@ -1268,22 +1268,6 @@ export interface webhooks {
          *     false; `error` and `error_code` carry the payment gateway's decline reason and code, and are
          *     both null when the gateway reported no failure (for example when the attempt did not reach
          *     it). The spec does not show the precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeFailed"];
         delete?: never;
@@ -1308,22 +1292,6 @@ export interface webhooks {
          *     `payment_plan_charge_uuid`, `scheduled_charge_uuid` and `debt_account_settlement_offer` say
          *     whether the charge pays a payment plan instalment, a scheduled charge or a settlement offer.
          *     The spec does not show the precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeSucceeded"];
         delete?: never;
@@ -1348,22 +1316,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalActionButtonClicked"];
         delete?: never;
@@ -1387,22 +1339,6 @@ export interface webhooks {
          *     banner" (spec 6.3): it reports a customer's activity in the Portal. The spec names the event
          *     but does not show its precise trigger; the sentence above reads the name. `trackables` holds
          *     the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalClosed"];
         delete?: never;
@@ -1427,22 +1363,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalDisplayed"];
         delete?: never;
@@ -1467,22 +1387,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutAutopayCustomSuccess"];
         delete?: never;
@@ -1507,22 +1411,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountFailed"];
         delete?: never;
@@ -1547,22 +1435,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountScheduledSuccess"];
         delete?: never;
@@ -1587,22 +1459,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountSuccess"];
         delete?: never;
@@ -1627,22 +1483,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -1667,22 +1507,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountScheduledSuccess"];
         delete?: never;
@@ -1707,22 +1531,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -1747,22 +1555,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanCustomSuccess"];
         delete?: never;
@@ -1786,22 +1578,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanFailed"];
         delete?: never;
@@ -1825,22 +1601,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuccess"];
         delete?: never;
@@ -1865,22 +1625,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuggestedSuccess"];
         delete?: never;
@@ -1905,22 +1649,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPolicyAccepted"];
         delete?: never;
@@ -1945,22 +1673,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -1985,22 +1697,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountScheduledSuccess"];
         delete?: never;
@@ -2025,22 +1721,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -2065,22 +1745,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferPaymentPlanSuccess"];
         delete?: never;
@@ -2103,22 +1767,6 @@ export interface webhooks {
          * @description Fires after a customer is created and the change is committed. It pairs with create customer
          *     (`POST /customers`). The spec pairs the event with the operation by name but does not show
          *     its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCreate"];
         delete?: never;
@@ -2142,22 +1790,6 @@ export interface webhooks {
          *     (`DELETE /customers/{id}`). The spec pairs the event with the operation by name but does not
          *     show its precise trigger conditions. The payload is the resource as it was just before
          *     deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDelete"];
         delete?: never;
@@ -2182,22 +1814,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDisputeCreated"];
         delete?: never;
@@ -2222,22 +1838,6 @@ export interface webhooks {
          *     reports a customer's activity in the Portal. The spec names the event but does not show its
          *     precise trigger; the sentence above reads the name. `trackables` holds the customer and the
          *     debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDocumentSigned"];
         delete?: never;
@@ -2261,22 +1861,6 @@ export interface webhooks {
          *     registration" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginFailed"];
         delete?: never;
@@ -2300,22 +1884,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginSuccess"];
         delete?: never;
@@ -2340,22 +1908,6 @@ export interface webhooks {
          *     a customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerPaymentPlanUpdated"];
         delete?: never;
@@ -2380,22 +1932,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationFailed"];
         delete?: never;
@@ -2420,22 +1956,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationSuccess"];
         delete?: never;
@@ -2458,22 +1978,6 @@ export interface webhooks {
          * @description Fires after a customer is changed and the change is committed. It pairs with update customer
          *     (`PUT /customers/{id}`). The spec pairs the event with the operation by name but does not
          *     show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerUpdate"];
         delete?: never;
@@ -2496,22 +2000,6 @@ export interface webhooks {
          * @description Fires when a dispute of a debt account is filed. The spec does not show the precise trigger
          *     conditions. The spec lists the payload fields up to the embedded `debt_account` and states
          *     that any fields after it are not shown, so the payload may carry further fields.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeCreate"];
         delete?: never;
@@ -2535,22 +2023,6 @@ export interface webhooks {
          *     the precise trigger conditions. The spec lists the payload fields up to the embedded
          *     `debt_account` and states that any fields after it are not shown, so the payload may carry
          *     further fields.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeUpdate"];
         delete?: never;
@@ -2573,22 +2045,6 @@ export interface webhooks {
          * @description Fires when a customer accepts a settlement offer for a debt account. The spec does not show
          *     the precise trigger conditions. The spec does not show this payload (section 6.3); the
          *     schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferCreate"];
         delete?: never;
@@ -2611,22 +2067,6 @@ export interface webhooks {
          * @description Fires when an accepted settlement offer changes, for example when its payment is scheduled
          *     or made. The spec does not show the precise trigger conditions. The spec does not show this
          *     payload (section 6.3); the schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferUpdate"];
         delete?: never;
@@ -2649,22 +2089,6 @@ export interface webhooks {
          * @description Fires after a debt account is created and the change is committed. It pairs with create debt
          *     account (`POST /debt-accounts`). The spec pairs the event with the operation by name but
          *     does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountCreate"];
         delete?: never;
@@ -2688,22 +2112,6 @@ export interface webhooks {
          *     account (`DELETE /debt-accounts/{id}`). The spec pairs the event with the operation by name
          *     but does not show its precise trigger conditions. The payload is the resource as it was just
          *     before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDelete"];
         delete?: never;
@@ -2726,22 +2134,6 @@ export interface webhooks {
          * @description Fires after a debt account is changed and the change is committed. It pairs with update debt
          *     account (`PUT /debt-accounts/{id}`). The spec pairs the event with the operation by name but
          *     does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountUpdate"];
         delete?: never;
@@ -2795,21 +2187,8 @@ export interface webhooks {
          *     The example body was encrypted with the secret `whsec_test_0123456789abcdef` and decrypts to
          *     an illustrative object.
          *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: decrypt first, then recognise a repeat by the
-         *     content of the data object.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
+         *     Receivers recognise a repeated delivery by the decrypted content of the data object (see
+         *     the tag `Resource events` on delivery).
          */
         post: operations["notifyExternalChargeCreate"];
         delete?: never;
@@ -2834,22 +2213,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -2873,22 +2236,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -2913,22 +2260,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationFailed"];
         delete?: never;
@@ -2953,22 +2284,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationSuccess"];
         delete?: never;
@@ -2993,22 +2308,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationFailed"];
         delete?: never;
@@ -3033,22 +2332,6 @@ export interface webhooks {
          *     the Portal. The spec names the event but does not show its precise trigger; the sentence
          *     above reads the name. `trackables` holds the customer and the debt account only when they
          *     are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationSuccess"];
         delete?: never;
@@ -3073,22 +2356,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFailed"];
         delete?: never;
@@ -3112,22 +2379,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -3151,22 +2402,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -3190,22 +2425,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentSuccess"];
         delete?: never;
@@ -3230,22 +2449,6 @@ export interface webhooks {
          *     activity in the Portal. The spec names the event but does not show its precise trigger; the
          *     sentence above reads the name. `trackables` holds the customer and the debt account only
          *     when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeCreated"];
         delete?: never;
@@ -3270,22 +2473,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationFailed"];
         delete?: never;
@@ -3310,22 +2497,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationSuccess"];
         delete?: never;
@@ -3349,22 +2520,6 @@ export interface webhooks {
          *     registration" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationFailed"];
         delete?: never;
@@ -3388,22 +2543,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationSuccess"];
         delete?: never;
@@ -3428,22 +2567,6 @@ export interface webhooks {
          *     spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationFailed"];
         delete?: never;
@@ -3468,22 +2591,6 @@ export interface webhooks {
          *     spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationSuccess"];
         delete?: never;
@@ -3507,22 +2614,6 @@ export interface webhooks {
          *     addition to the e-mail the organization receives. Read the failed rows with `GET
          *     /bulk/{id}/errors`. The spec does not show this payload; its shape is our decision: the bulk
          *     action's identifier, its counters and its times.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyImportComplete"];
         delete?: never;
@@ -3546,22 +2637,6 @@ export interface webhooks {
          *     (`POST /locations`), or when create debt account names a `location_id` that matches no
          *     location. The spec pairs the event with the operation by name but does not show its
          *     precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationCreate"];
         delete?: never;
@@ -3585,22 +2660,6 @@ export interface webhooks {
          *     (`DELETE /locations/{id}`; the spec itself shows no way to delete a location). The spec
          *     pairs the event with the operation by name but does not show its precise trigger
          *     conditions. The payload is the resource as it was just before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationDelete"];
         delete?: never;
@@ -3623,22 +2682,6 @@ export interface webhooks {
          * @description Fires after a location is changed and the change is committed, by update location
          *     (`PUT /locations/{id}`; the spec itself shows no way to change a location). The spec pairs
          *     the event with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationUpdate"];
         delete?: never;
@@ -3661,22 +2704,6 @@ export interface webhooks {
          * @description Fires after a payment plan is created and the change is committed. A plan is set up with
          *     `payment_plan` on create debt account or by the customer in the Portal. The spec pairs the
          *     event with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanCreate"];
         delete?: never;
@@ -3699,22 +2726,6 @@ export interface webhooks {
          * @description Fires after a payment plan is deleted and the change is committed. The spec pairs the event
          *     with the operation by name but does not show its precise trigger conditions. The payload is
          *     the resource as it was just before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanDelete"];
         delete?: never;
@@ -3736,22 +2747,6 @@ export interface webhooks {
          * Payment plan updated
          * @description Fires after a payment plan is changed and the change is committed. The spec pairs the event
          *     with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanUpdate"];
         delete?: never;
@@ -3774,22 +2769,6 @@ export interface webhooks {
          * @description Fires when a payment is refunded. The spec does not show the precise trigger conditions, nor
          *     the payload beyond the `data` wrapper; the schema leaves its content open and the example is
          *     illustrative only.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyRefundSucceeded"];
         delete?: never;
@@ -3812,22 +2791,6 @@ export interface webhooks {
          * @description Fires when a charge is scheduled for a later day. The spec does not show the precise trigger
          *     conditions. The spec does not show this payload (section 6.3); the schema states what we
          *     send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeCreate"];
         delete?: never;
@@ -3850,22 +2813,6 @@ export interface webhooks {
          * @description Fires when a scheduled charge is deleted before it runs. The spec does not show the precise
          *     trigger conditions. The spec does not show this payload (section 6.3); the schema states
          *     what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeDelete"];
         delete?: never;
@@ -3888,22 +2835,6 @@ export interface webhooks {
          * @description Fires when a scheduled charge changes. The spec does not show the precise trigger
          *     conditions. The spec does not show this payload (section 6.3); the schema states what we
          *     send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeUpdate"];
         delete?: never;
@@ -3927,22 +2858,6 @@ export interface webhooks {
          *     when the payment goes through rather than at signing. A document shown in several contexts
          *     can be signed in each, so the event can fire more than once for one document. The payload
          *     equals the Get Signature Document result.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifySignatureDocumentSigned"];
         delete?: never;
@@ -3964,22 +2879,6 @@ export interface webhooks {
          * Ticket created
          * @description Fires once when a support ticket is created. The payload equals the Get Ticket result and
          *     includes the whole message thread. A ticket.update may follow immediately.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketCreate"];
         delete?: never;
@@ -4002,22 +2901,6 @@ export interface webhooks {
          * @description Fires on later changes of a support ticket: auto-assignment, agent replies, status changes
          *     and read-state updates. It may follow ticket.create immediately, so handle it idempotently.
          *     The payload equals the Get Ticket result and includes the whole message thread.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketUpdate"];
         delete?: never;
@@ -4040,22 +2923,6 @@ export interface webhooks {
          * @description Fires when the bank returns an ACH transaction that was submitted earlier, so the money is
          *     not collected. The spec does not show the precise trigger conditions. The spec does not show
          *     this payload (section 6.3); the schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionReturnedAch"];
         delete?: never;
@@ -4078,22 +2945,6 @@ export interface webhooks {
          * @description Fires when an ACH transaction settles, so the money is collected. The spec does not show the
          *     precise trigger conditions. The spec does not show this payload (section 6.3); the schema
          *     states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionSettledAch"];
         delete?: never;
@@ -4116,22 +2967,6 @@ export interface webhooks {
          * @description Fires when a payment is voided (canceled before it settles). The spec does not show the
          *     precise trigger conditions, nor the payload beyond the `data` wrapper; the schema leaves its
          *     content open and the example is illustrative only.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyVoidSucceeded"];
         delete?: never;
@@ -9225,7 +8060,7 @@ export interface components {
             };
         };
         /**
-         * @description Any 2XX status, within 10 seconds, acknowledges the delivery. The answer's body and headers
+         * @description Any 2XX status, within the delivery timeout (tag `Webhooks`), acknowledges the delivery. The answer's body and headers
          *     are ignored.
          */
         WebhookAcknowledged: {
@@ -9236,8 +8071,9 @@ export interface components {
         };
         /**
          * @description Any answer other than 2XX counts as a failed attempt: a 3XX redirect (never followed), a 4XX
-         *     or a 5XX, and likewise no answer within 10 seconds. A failed delivery is retried 3 times, 900
-         *     seconds apart, so at most 4 attempts are made; after the last failed attempt the delivery is
+         *     or a 5XX, and likewise no answer within the delivery timeout. A failed delivery is retried 3
+         *     times, each retry at least the retry delay later (both settings of the service, see the tag
+         *     `Webhooks`), so at most 4 attempts are made; after the last failed attempt the delivery is
          *     given up. The answer's body is ignored.
          */
         WebhookRejected: {
@@ -11609,14 +10445,25 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All webhooks of the organization and environment; an empty list when there is none. */
+            /** @description One page of webhooks; an empty `data` when there is none. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -11647,16 +10494,38 @@ export interface operations {
                      *           "created_at": "2026-11-22T09:12:03.000Z",
                      *           "updated_at": "2026-11-25T14:40:37.000Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 2,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 2,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks",
+                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
+                     *         "to_submitted_date": "2026-11-22T09:12:03.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks?page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
                      *     }
                      */
                     "application/json": {
-                        /** @description The webhooks, oldest first. */
+                        /** @description The webhooks on this page, oldest first. */
                         data: components["schemas"]["Webhook"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
             401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

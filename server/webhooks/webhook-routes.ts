@@ -23,8 +23,10 @@ export function webhookRouter(deps: AppDeps): Router {
     res.status(201).json({ data: await createWebhook(deps, tenantOf(res), req.body) });
   });
 
-  router.get('/webhooks', async (_req, res) => {
-    res.json({ data: await listWebhooks(db, tenantOf(res)) });
+  router.get('/webhooks', async (req, res) => {
+    const page = pageRequest(req);
+    const { total, rows, data } = await listWebhooks(db, tenantOf(res), page);
+    res.json(envelope(req, page, total, rows, data));
   });
 
   // The trigger paths come before /webhooks/:id so that "trigger" is never taken for an id.

@@ -9,6 +9,7 @@ import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
+import { paginate, type PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
 import { enqueueManyIn, type Boss } from '../jobs/queue';
 import type PgBoss from 'pg-boss';
@@ -16,7 +17,7 @@ import { deliveryJob } from './delivery-jobs';
 import { testPayload } from './test-payloads';
 import { webhookUrlProblem } from './url-safety';
 import { deliveryToApi, webhookToApi } from './webhook-mapper';
-import { WEBHOOK_URL_UNIQUE, webhookRepo, type EventName, type WebhookRow } from './webhook-repo';
+import { WEBHOOK_COLUMNS, WEBHOOK_URL_UNIQUE, WEBHOOKS, webhookRepo, type EventName, type WebhookRow } from './webhook-repo';
 
 type S = components['schemas'];
 
@@ -50,8 +51,10 @@ async function found(db: Knex, tenant: Tenant, id: string): Promise<WebhookRow> 
   return row;
 }
 
-export async function listWebhooks(db: Knex, tenant: Tenant): Promise<S['Webhook'][]> {
-  return (await webhookRepo(db, tenant).list()).map(webhookToApi);
+/** One page of the tenant's webhooks, oldest first: the rows (for the paging meta) and the API objects. */
+export async function listWebhooks(db: Knex, tenant: Tenant, page: PageRequest): Promise<{ total: number; rows: WebhookRow[]; data: S['Webhook'][] }> {
+  const { total, rows } = await paginate<WebhookRow>(webhookRepo(db, tenant).query(), page, WEBHOOK_COLUMNS, WEBHOOKS);
+  return { total, rows, data: rows.map(webhookToApi) };
 }
 
 export async function findWebhook(db: Knex, tenant: Tenant, id: string): Promise<S['Webhook']> {
