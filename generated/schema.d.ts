@@ -3377,78 +3377,12 @@ export interface components {
         BulkActionStatus: "pending" | "completed";
         /**
          * BulkCustomer
-         * @description The customer of one bulk row (spec 4.6). The fields and rules are those of a customer
-         *     create request. A customer whose `external_id` is already taken in the organization and
-         *     environment is not created (nor updated): the row fails with
-         *     `external_id: ["has already been taken"]` in `errors.customer`.
-         * @example {
-         *       "name": "Rosa Delgado",
-         *       "email": "rosa.delgado@debt-collection.example",
-         *       "external_id": "CUST-100233",
-         *       "phone": "(512) 555-0162",
-         *       "date_of_birth": "1984-03-17",
-         *       "ssn_last4": "0427",
-         *       "address": {
-         *         "name": "Home",
-         *         "line1": "2210 Barton Hills Dr",
-         *         "line2": "Unit 12",
-         *         "city": "Austin",
-         *         "state": "TX",
-         *         "country": "US",
-         *         "postal_code": "78704",
-         *         "is_primary": true
-         *       },
-         *       "metadata": {
-         *         "portfolio": "spring-2026"
-         *       }
-         *     }
+         * @description The customer of one bulk row (spec 4.6): the fields and rules of a customer create request
+         *     (`CustomerCreate`), unknown fields included (a 422). A customer whose `external_id` is
+         *     already taken in the organization and environment is not created (nor updated): the row
+         *     fails with `external_id: ["has already been taken"]` in `errors.customer`.
          */
-        BulkCustomer: {
-            /**
-             * @description The customer's address; it becomes the primary address. Spec 2.2 lists every address
-             *     field of customer create as optional while 2.3 requires postal_code; we require
-             *     postal_code whenever an address is given (our decision).
-             */
-            address?: components["schemas"]["CustomerAddressInput"];
-            /**
-             * Format: date
-             * @description Date of birth, `YYYY-MM-DD`. Must not be in the future (a server rule, checked with the structure, against today's date in UTC).
-             * @example 1984-03-17
-             */
-            date_of_birth?: string;
-            /**
-             * Format: email
-             * @description The customer's e-mail address.
-             * @example rosa.delgado@debt-collection.example
-             */
-            email: string;
-            /**
-             * @description The customer's identifier in the client's system; unique per organization and environment (a duplicate is a row error).
-             * @example CUST-100233
-             */
-            external_id?: string;
-            /** @description Free key-value pairs for the customer; keys and values at most 255 characters. */
-            metadata?: components["schemas"]["Metadata"];
-            /**
-             * @description First and last name, or company name.
-             * @example Rosa Delgado
-             */
-            name: string;
-            /**
-             * @description A US phone number, with the rules of customer creation: 10 digits, optionally prefixed
-             *     by `+1` or `1`, with a space, dot or dash between the groups and optional parentheses
-             *     around the area code, for example `(512) 555-0162`. Stored exactly as given.
-             * @example (512) 555-0162
-             */
-            phone?: string;
-            /**
-             * @description The last 4 digits of the social security number, as an integer from 0 to 9999 or a
-             *     string of exactly 4 digits (a string keeps leading zeros; an integer is left-padded to 4
-             *     digits). Read back on the customer as the 4-character string `ssn`.
-             * @example 0427
-             */
-            ssn_last4?: number | string;
-        };
+        BulkCustomer: components["schemas"]["CustomerCreate"];
         /**
          * BulkCustomerSession
          * @description One session of a bulk creation: the fields of `CustomerSession` plus the ids of the request
@@ -5150,37 +5084,10 @@ export interface components {
         };
         /**
          * EventBankAccount
-         * @description An ACH bank account as payloads carry it (spec 2.4 `bank_account`), with the routing and
-         *     account numbers masked.
+         * @description An ACH bank account as payloads carry it (spec 2.4 `bank_account`): the bank account as API
+         *     answers show it (`BankAccount`), with the routing and account numbers masked.
          */
-        EventBankAccount: {
-            /** @description Name of the account holder. */
-            account_holder: string;
-            /**
-             * @description The account number, masked: one asterisk per hidden digit (0 to 13), then the last four
-             *     digits. A 4-digit account number masks to just its 4 digits.
-             */
-            account_number: string;
-            /** @description Two-letter USPS code of the state of the account. */
-            account_state: string;
-            /**
-             * @description The kind of account.
-             * @enum {string}
-             */
-            account_type: "checking" | "savings";
-            /** @description ZIP code of the account, 5 digits. */
-            account_zip: string;
-            /**
-             * @description Who owns the account, for example `personal`. The spec shows this value only by example;
-             *     its complete value set is not shown.
-             */
-            ownership_type: string;
-            /**
-             * @description The ABA routing number, masked: five asterisks and the last four digits, for example
-             *     `*****0021`.
-             */
-            routing_number: string;
-        };
+        EventBankAccount: components["schemas"]["BankAccount"];
         /**
          * EventBillingAddress
          * @description The billing address of a payment method or a charge (spec 6.4).
@@ -5207,43 +5114,18 @@ export interface components {
          * EventCard
          * @description The card a charge was made with (spec 6.4): only the last four digits of the number.
          */
-        EventCard: {
-            /** @description Name of the card holder. */
-            card_holder: string;
-            /** @description The LAST FOUR DIGITS of the card number only; the full number is never sent. */
-            card_number: string;
-            /** @description The card network. */
-            card_type: components["schemas"]["CardBrand"];
-            /** @description Billing ZIP code of the card, 5 digits; null when not given. */
-            card_zip: string | null;
+        EventCard: components["schemas"]["EventCardToken"] & {
             /** @description When the card was stored. */
             created_at: components["schemas"]["EventTimestamp"];
-            /** @description Expiry month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiry year, four digits. */
-            expiration_year: number;
             /** @description When the card was last changed. */
             updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventCardToken
          * @description The stored part of a card inside a payment method (spec 2.4 `card_token`), as payloads carry
-         *     it: only the last four digits of the number.
+         *     it: the card as API answers show it (`CardToken`), only the last four digits of the number.
          */
-        EventCardToken: {
-            /** @description Name of the card holder. */
-            card_holder: string;
-            /** @description The LAST FOUR DIGITS of the card number only; the full number is never sent. */
-            card_number: string;
-            /** @description The card network. */
-            card_type: components["schemas"]["CardBrand"];
-            /** @description Billing ZIP code of the card, 5 digits; null when not given. */
-            card_zip: string | null;
-            /** @description Expiry month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiry year, four digits. */
-            expiration_year: number;
-        };
+        EventCardToken: components["schemas"]["CardToken"];
         /**
          * EventCharge
          * @description A payment attempt on a debt account: the `data` of charge.succeeded and charge.failed (spec
@@ -5342,7 +5224,16 @@ export interface components {
          * @description The `data` of the customer events (spec 6.4). A delete event carries the customer as it was
          *     just before deletion.
          */
-        EventCustomer: {
+        EventCustomer: components["schemas"]["EventCustomerFields"] & {
+            /** @description Whether the customer has at least one debt account. */
+            has_debt_accounts: boolean;
+        };
+        /**
+         * EventCustomerFields
+         * @description The fields every customer in a payload carries: those of the customer events
+         *     (`EventCustomer`) and of a customer embedded in a debt account (`EventEmbeddedCustomer`).
+         */
+        EventCustomerFields: {
             /** @description The customer's addresses; empty when none. */
             addresses: components["schemas"]["EventAddress"][];
             /** @description When the record was created. */
@@ -5363,8 +5254,6 @@ export interface components {
             external_id: string | null;
             /** @description First name, taken from `name`; null for a company or when `name` has a single word. */
             first_name: string | null;
-            /** @description Whether the customer has at least one debt account. */
-            has_debt_accounts: boolean;
             /**
              * Format: uuid
              * @description The customer's UUID. Null only in test deliveries.
@@ -5443,11 +5332,46 @@ export interface components {
          *     subset, plus the account's related records. A delete event carries the account as it was just
          *     before deletion.
          */
-        EventDebtAccount: {
+        EventDebtAccount: components["schemas"]["EventDebtAccountFields"] & {
             /** @description The settlement offer the customer accepted; null when none was accepted. */
             accepted_debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The dispute currently open on the account; null when none is. */
             active_dispute: components["schemas"]["EventDispute"] | null;
+            /** @description Charges made on the account, oldest first; empty when none. */
+            charges: components["schemas"]["EventCharge"][];
+            /** @description The owning customer (subset). */
+            customer: components["schemas"]["EventCustomerSummary"];
+            /** @description Disputes filed on the account, oldest first; empty when none. */
+            disputes: components["schemas"]["EventDispute"][];
+            /** @description Documents attached to the account; empty when none. */
+            documents: components["schemas"]["EventDocument"][];
+            /** @description The fee rules that apply to payments on the account; empty when none. */
+            fees: components["schemas"]["EventAccountFee"][];
+            /** @description The first child account (the oldest); null when the account has no children. */
+            first_child: components["schemas"]["EventEmbeddedDebtAccount"] | null;
+            /** @description The parent account; null when the account is not a child. */
+            parent: components["schemas"]["EventEmbeddedDebtAccount"] | null;
+            /** @description The account's payment plan; null when it has none. */
+            payment_plan: components["schemas"]["EventPaymentPlan"] | null;
+            /** @description Charges scheduled on the account, soonest first; empty when none. */
+            scheduled_charges: components["schemas"]["EventScheduledCharge"][];
+            /**
+             * @description The settlement offer currently available to the customer for this account; null when none
+             *     is. The spec names this field without showing its fields.
+             */
+            settlement_offer: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Gateway transactions of the account, oldest first; empty when none. */
+            transactions: components["schemas"]["EventTransaction"][];
+        };
+        /**
+         * EventDebtAccountFields
+         * @description The fields every debt account in a payload carries: those of the debt account events
+         *     (`EventDebtAccount`) and of an embedded account (`EventEmbeddedDebtAccount`,
+         *     `EventPlanDebtAccount`); they differ in their `customer` and related records.
+         */
+        EventDebtAccountFields: {
             /**
              * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
              *     balances.
@@ -5455,30 +5379,18 @@ export interface components {
             balance: number;
             /** @description The payment options the Portal offers for the account; all three when none were set. */
             billing_type: components["schemas"]["BillingType"][];
-            /** @description Charges made on the account, oldest first; empty when none. */
-            charges: components["schemas"]["EventCharge"][];
             /** @description The child accounts grouped under this account; empty when none. */
             children: components["schemas"]["EventEmbeddedDebtAccount"][];
             /** @description When the record was created. */
             created_at: components["schemas"]["EventTimestamp"];
             /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
             current_balance: number;
-            /** @description The owning customer (subset). */
-            customer: components["schemas"]["EventCustomerSummary"];
-            /** @description Disputes filed on the account, oldest first; empty when none. */
-            disputes: components["schemas"]["EventDispute"][];
-            /** @description Documents attached to the account; empty when none. */
-            documents: components["schemas"]["EventDocument"][];
             /** @description The account number in the client's system; null when none was given. */
             external_account_number: string | null;
             /** @description The account's identifier in the client's system; null when none was given. */
             external_id: string | null;
             /** @description The account's status in the client's system; null when none was given. */
             external_status: string | null;
-            /** @description The fee rules that apply to payments on the account; empty when none. */
-            fees: components["schemas"]["EventAccountFee"][];
-            /** @description The first child account (the oldest); null when the account has no children. */
-            first_child: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /** @description Whether child accounts are grouped under this account. */
             has_children: boolean;
             /** @description Whether the account is a child and its parent has other children. */
@@ -5499,12 +5411,8 @@ export interface components {
             metadata: components["schemas"]["EventMetadataRecord"][];
             /** @description When the account was paid off; null while it is not. */
             paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent account; null when the account is not a child. */
-            parent: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /** @description The parent's `external_id`; null when the account is not a child. */
             parent_external_id: string | null;
-            /** @description The account's payment plan; null when it has none. */
-            payment_plan: components["schemas"]["EventPaymentPlan"] | null;
             /**
              * @description The rules in effect for the account once defaults of its location and organization are
              *     applied, keyed by rule name. The spec names this field without showing its keys.
@@ -5523,15 +5431,6 @@ export interface components {
                  */
                 minimum_payment_amount: number | null;
             };
-            /** @description Charges scheduled on the account, soonest first; empty when none. */
-            scheduled_charges: components["schemas"]["EventScheduledCharge"][];
-            /**
-             * @description The settlement offer currently available to the customer for this account; null when none
-             *     is. The spec names this field without showing its fields.
-             */
-            settlement_offer: {
-                [key: string]: unknown;
-            } | null;
             /** @description The account's status. */
             status: components["schemas"]["DebtAccountStatus"];
             /**
@@ -5540,8 +5439,6 @@ export interface components {
              *     the account and its descendants, which for a parent equals its own `current_balance`.
              */
             total_current_balance: number;
-            /** @description Gateway transactions of the account, oldest first; empty when none. */
-            transactions: components["schemas"]["EventTransaction"][];
             /** @description When the record was last changed. */
             updated_at: components["schemas"]["EventTimestamp"];
         };
@@ -5690,83 +5587,20 @@ export interface components {
          * EventEmbeddedCustomer
          * @description A customer as embedded in a debt account (spec 6.4, "embedded customer").
          */
-        EventEmbeddedCustomer: {
-            /** @description The customer's addresses; empty when none. */
-            addresses: components["schemas"]["EventAddress"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /**
-             * Format: date
-             * @description Date of birth, `YYYY-MM-DD`; null when not given.
-             */
-            date_of_birth: string | null;
-            /** @description The customer's debt accounts; their `customer` is null, as this object is the customer. */
-            debt_accounts: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /**
-             * Format: email
-             * @description E-mail address.
-             */
-            email: string;
-            /** @description The customer's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description First name, taken from `name`; null for a company or when `name` has a single word. */
-            first_name: string | null;
-            /**
-             * Format: uuid
-             * @description The customer's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /** @description When the customer was last active in the Portal; null when never. */
-            last_activity_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description Last name, taken from `name`; null for a company or when `name` has a single word. */
-            last_name: string | null;
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
+        EventEmbeddedCustomer: components["schemas"]["EventCustomerFields"] & {
             /** @description Whether the customer must accept the organization's policies at the next Portal visit. */
             must_accept_policies: boolean;
             /** @description Whether the customer must confirm their address at the next Portal visit. */
             must_verify_address: boolean;
             /** @description Whether the customer must verify their identity at the next Portal visit. */
             must_verify_customer: boolean;
-            /** @description First and last name, or company name, as given. */
-            name: string;
-            /** @description The customer's stored payment methods; empty when none. */
-            payment_methods: components["schemas"]["EventPaymentMethod"][];
-            /** @description US phone number as given; null when not given. */
-            phone: string | null;
-            /** @description When the customer registered in the Portal; null when not registered. */
-            registered_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The customer's Portal rules; empty when none. */
-            rules: components["schemas"]["EventRule"][];
-            /**
-             * @description Last four digits of the social security number, as a 4-character string; null when not
-             *     given.
-             */
-            ssn_last4: string | null;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
-            /** @description The Portal user name; null until the customer registers in the Portal. */
-            username: string | null;
         };
         /**
          * EventEmbeddedDebtAccount
          * @description A debt account as embedded in other payloads (spec 6.4, "embedded debt account"). `children`
          *     nests the same shape.
          */
-        EventEmbeddedDebtAccount: {
-            /**
-             * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
-             *     balances.
-             */
-            balance: number;
-            /** @description The payment options the Portal offers for the account; all three when none were set. */
-            billing_type: components["schemas"]["BillingType"][];
-            /** @description The child accounts grouped under this account; empty when none. */
-            children: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
-            current_balance: number;
+        EventEmbeddedDebtAccount: components["schemas"]["EventDebtAccountFields"] & {
             /**
              * @description The owning customer. To keep payloads finite, it is set only on the account found directly
              *     at `data.debt_account` of the payload; on every account nested deeper (children, parent,
@@ -5774,62 +5608,6 @@ export interface components {
              *     charge inside another object) it is null.
              */
             customer: components["schemas"]["EventEmbeddedCustomer"] | null;
-            /** @description The account number in the client's system; null when none was given. */
-            external_account_number: string | null;
-            /** @description The account's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description The account's status in the client's system; null when none was given. */
-            external_status: string | null;
-            /** @description Whether child accounts are grouped under this account. */
-            has_children: boolean;
-            /** @description Whether the account is a child and its parent has other children. */
-            has_siblings: boolean;
-            /**
-             * Format: uuid
-             * @description The account's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /**
-             * @description Whether the account is the top of its group, that is, not the child of another account. A
-             *     stand-alone account is its own parent; `has_children` says whether it has children.
-             */
-            is_parent: boolean;
-            /** @description The account's location (creditor). */
-            location: components["schemas"]["EventAccountLocation"];
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description When the account was paid off; null while it is not. */
-            paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent's `external_id`; null when the account is not a child. */
-            parent_external_id: string | null;
-            /**
-             * @description The rules in effect for the account once defaults of its location and organization are
-             *     applied, keyed by rule name. The spec names this field without showing its keys.
-             */
-            resource_rules: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description Account-specific Portal rules. Payloads name the minimum payment rule
-             *     `minimum_payment_amount` (the API names it `min_payment_amount`).
-             */
-            rules: {
-                /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
-                 *     the account has no such rule.
-                 */
-                minimum_payment_amount: number | null;
-            };
-            /** @description The account's status. */
-            status: components["schemas"]["DebtAccountStatus"];
-            /**
-             * @description The outstanding amount of the account and all accounts below it, in cents. The spec does
-             *     not say how it differs from `current_balance`; we send the sum of `current_balance` over
-             *     the account and its descendants, which for a parent equals its own `current_balance`.
-             */
-            total_current_balance: number;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventExternalChargePayload
@@ -5902,32 +5680,11 @@ export interface components {
          * EventLocation
          * @description The `data` of the location events (spec 6.4).
          */
-        EventLocation: {
-            /** @description Whether ACH payments are accepted for accounts of this location. */
-            ach: boolean;
-            /** @description Whether card payments are accepted for accounts of this location. */
-            card: boolean;
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
+        EventLocation: components["schemas"]["EventAccountLocation"] & {
             /** @description Number of debt accounts tied to the location. */
             debt_accounts_count: number;
-            /** @description The location's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /**
-             * Format: uuid
-             * @description The location's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description The location's name. */
-            name: string;
             /** @description The location's Portal rules; empty when none. */
             rules: components["schemas"]["EventRule"][];
-            /** @description The kind of location. */
-            type: components["schemas"]["LocationType"];
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventLocationPayload
@@ -6142,85 +5899,9 @@ export interface components {
          * @description The debt account of a payment plan payload: the embedded debt account
          *     (EventEmbeddedDebtAccount) with its `fees` (spec 6.4, "embedded account with fees").
          */
-        EventPlanDebtAccount: {
-            /**
-             * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
-             *     balances.
-             */
-            balance: number;
-            /** @description The payment options the Portal offers for the account; all three when none were set. */
-            billing_type: components["schemas"]["BillingType"][];
-            /** @description The child accounts grouped under this account; empty when none. */
-            children: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
-            current_balance: number;
-            /**
-             * @description The owning customer. To keep payloads finite, it is set only on the account found directly
-             *     at `data.debt_account` of the payload; on every account nested deeper (children, parent,
-             *     first child, the `debt_accounts` of a customer, the account of a transaction or scheduled
-             *     charge inside another object) it is null.
-             */
-            customer: components["schemas"]["EventEmbeddedCustomer"] | null;
-            /** @description The account number in the client's system; null when none was given. */
-            external_account_number: string | null;
-            /** @description The account's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description The account's status in the client's system; null when none was given. */
-            external_status: string | null;
+        EventPlanDebtAccount: components["schemas"]["EventEmbeddedDebtAccount"] & {
             /** @description The fee rules that apply to payments on the account; empty when none. */
             fees: components["schemas"]["EventAccountFee"][];
-            /** @description Whether child accounts are grouped under this account. */
-            has_children: boolean;
-            /** @description Whether the account is a child and its parent has other children. */
-            has_siblings: boolean;
-            /**
-             * Format: uuid
-             * @description The account's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /**
-             * @description Whether the account is the top of its group, that is, not the child of another account. A
-             *     stand-alone account is its own parent; `has_children` says whether it has children.
-             */
-            is_parent: boolean;
-            /** @description The account's location (creditor). */
-            location: components["schemas"]["EventAccountLocation"];
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description When the account was paid off; null while it is not. */
-            paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent's `external_id`; null when the account is not a child. */
-            parent_external_id: string | null;
-            /**
-             * @description The rules in effect for the account once defaults of its location and organization are
-             *     applied, keyed by rule name. The spec names this field without showing its keys.
-             */
-            resource_rules: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description Account-specific Portal rules. Payloads name the minimum payment rule
-             *     `minimum_payment_amount` (the API names it `min_payment_amount`).
-             */
-            rules: {
-                /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
-                 *     the account has no such rule.
-                 */
-                minimum_payment_amount: number | null;
-            };
-            /** @description The account's status. */
-            status: components["schemas"]["DebtAccountStatus"];
-            /**
-             * @description The outstanding amount of the account and all accounts below it, in cents. The spec does
-             *     not say how it differs from `current_balance`; we send the sum of `current_balance` over
-             *     the account and its descendants, which for a parent equals its own `current_balance`.
-             */
-            total_current_balance: number;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventRule
@@ -7137,6 +6818,17 @@ export interface components {
         MetadataUpdate: {
             [key: string]: string | null;
         } | null;
+        /**
+         * Paginated
+         * @description The paging part of every list answer (section 8): `meta` and `links`, beside the list's own
+         *     `data` array. Each list operation composes it (`allOf`) with its `data`.
+         */
+        Paginated: {
+            /** @description Links to the first, last, previous and next pages; they keep every query parameter of the request. */
+            links: components["schemas"]["PaginationLinks"];
+            /** @description Paging counters. */
+            meta: components["schemas"]["PaginationMeta"];
+        };
         /**
          * PaginationLinks
          * @description Links to other pages of the same list; every query parameter of the request is kept, only `page` changes.
@@ -8620,13 +8312,9 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The failed rows on this page, by row position. */
                         data: components["schemas"]["BulkActionError"][];
-                        /** @description Links to other pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -8922,13 +8610,9 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The customers on this page, oldest first. */
                         data: components["schemas"]["Customer"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -9540,13 +9224,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
-                        /** @description Links to the other pages, keeping every query parameter. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -9930,13 +9610,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The matching accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
-                        /** @description Links to the other pages, keeping every query parameter. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -10027,13 +9703,9 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The locations on this page, oldest first. */
                         data: components["schemas"]["Location"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -10616,13 +10288,9 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The webhooks on this page, oldest first. */
                         data: components["schemas"]["Webhook"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
@@ -10917,13 +10585,9 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The deliveries on this page, newest first. */
                         data: components["schemas"]["WebhookDelivery"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters; the submitted dates are the deliveries' `created_at`. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
