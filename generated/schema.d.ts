@@ -5426,7 +5426,8 @@ export interface components {
              */
             rules: {
                 /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
+                 * @description The smallest amount the customer may pay at once, in cents, within the bounds of the
+                 *     API's `min_payment_amount` (`DebtAccountRules`); null when
                  *     the account has no such rule.
                  */
                 minimum_payment_amount: number | null;
@@ -5767,7 +5768,10 @@ export interface components {
          *     plan as it was just before deletion.
          */
         EventPaymentPlan: {
-            /** @description The regular instalment, in cents; null while the plan waits for the customer to configure it. */
+            /**
+             * @description The regular instalment, in cents, within the bounds of `PaymentPlan.amount`; null while the
+             *     plan waits for the customer to configure it.
+             */
             amount: number | null;
             /** @description When the plan was canceled; null unless it was. */
             canceled_at: components["schemas"]["EventNullableTimestamp"];
