@@ -7166,7 +7166,7 @@ export interface components {
          *       "verification_required": false,
          *       "customer": {
          *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-         *         "external_id": "CUST-100233",
+         *         "external_id": "CUST-100482",
          *         "name": "Maria Gonzalez"
          *       },
          *       "debt_account": {
@@ -8663,6 +8663,10 @@ export interface operations {
                      *             {
                      *               "attribute": "portfolio",
                      *               "value": "spring-2026"
+                     *             },
+                     *             {
+                     *               "attribute": "branch",
+                     *               "value": "north"
                      *             }
                      *           ],
                      *           "addresses": [
@@ -8678,10 +8682,23 @@ export interface operations {
                      *               "is_primary": true,
                      *               "created_at": "2026-11-02T14:21:07.000Z",
                      *               "updated_at": "2026-11-02T14:21:07.000Z"
+                     *             },
+                     *             {
+                     *               "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+                     *               "name": "Work",
+                     *               "line1": "500 W 2nd St",
+                     *               "line2": "Suite 1900",
+                     *               "city": "Austin",
+                     *               "state": "TX",
+                     *               "country": "US",
+                     *               "postal_code": "78701",
+                     *               "is_primary": false,
+                     *               "created_at": "2026-11-05T09:12:30.000Z",
+                     *               "updated_at": "2026-11-05T09:12:30.000Z"
                      *             }
                      *           ],
                      *           "created_at": "2026-11-02T14:21:07.000Z",
-                     *           "updated_at": "2026-11-02T14:21:07.000Z"
+                     *           "updated_at": "2026-11-05T09:12:30.000Z"
                      *         },
                      *         {
                      *           "id": "2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d",
@@ -9634,69 +9651,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
-                     *         "external_id": "ACC-2026-004417",
-                     *         "parent_external_id": null,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez",
-                     *           "email": "maria.gonzalez@debt-collection.example",
-                     *           "phone": "(512) 555-0147"
-                     *         },
-                     *         "billing_type": [
-                     *           "partial-payment",
-                     *           "full-amount-payment",
-                     *           "payment-plan"
-                     *         ],
-                     *         "balance": 184250,
-                     *         "current_balance": 159250,
-                     *         "external_company_id": "LOC-LAKESIDE-01",
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z",
-                     *         "rules": {
-                     *           "min_payment_amount": 2500
-                     *         },
-                     *         "location": {
-                     *           "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
-                     *           "name": "Lakeside Medical Center",
-                     *           "type": "original_creditor",
-                     *           "external_id": "LOC-LAKESIDE-01",
-                     *           "rules": {},
-                     *           "card": true,
-                     *           "ach": true,
-                     *           "metadata": [],
-                     *           "debt_accounts_count": 13,
-                     *           "created_at": "2026-10-02T13:20:00.000Z",
-                     *           "updated_at": "2026-10-02T13:20:00.000Z"
-                     *         },
-                     *         "locations": [],
-                     *         "transactions": [],
-                     *         "payment_plan": {
-                     *           "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
-                     *           "frequency": "monthly",
-                     *           "start_date": "2026-12-01",
-                     *           "amount": 15000,
-                     *           "status": "pending_enrollment",
-                     *           "created_at": "2026-11-21T16:04:54.000Z",
-                     *           "updated_at": "2026-11-21T16:04:54.000Z"
-                     *         },
-                     *         "charges": [],
-                     *         "external_account_number": "4417-0093-2210",
-                     *         "external_status": "placed",
-                     *         "status": "active",
-                     *         "metadata": [
-                     *           {
-                     *             "attribute": "portfolio",
-                     *             "value": "spring-2026"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The debt account. */
                         data: components["schemas"]["DebtAccount"];
@@ -10065,7 +10019,7 @@ export interface operations {
                      *           "card": true,
                      *           "ach": true,
                      *           "metadata": [],
-                     *           "debt_accounts_count": 12,
+                     *           "debt_accounts_count": 13,
                      *           "created_at": "2026-10-02T13:20:00.000Z",
                      *           "updated_at": "2026-10-02T13:20:00.000Z"
                      *         }
@@ -10221,28 +10175,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
-                     *         "name": "Lakeside Medical Center",
-                     *         "type": "original_creditor",
-                     *         "external_id": "LOC-LAKESIDE-01",
-                     *         "rules": {},
-                     *         "card": true,
-                     *         "ach": true,
-                     *         "metadata": [
-                     *           {
-                     *             "attribute": "region",
-                     *             "value": "midwest"
-                     *           }
-                     *         ],
-                     *         "debt_accounts_count": 12,
-                     *         "created_at": "2026-10-02T13:20:00.000Z",
-                     *         "updated_at": "2026-10-02T13:20:00.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The location. */
                         data: components["schemas"]["Location"];
@@ -10397,7 +10329,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100234",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": null,
@@ -10454,7 +10386,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -10517,7 +10449,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -10580,7 +10512,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -10643,7 +10575,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100235",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": null,
@@ -10802,21 +10734,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
-                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
-                     *         "events": [
-                     *           "customer.create",
-                     *           "debt-account.update",
-                     *           "charge.succeeded"
-                     *         ],
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The new webhook, without its secret. */
                         data: components["schemas"]["Webhook"];
@@ -10879,21 +10796,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
-                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
-                     *         "events": [
-                     *           "customer.create",
-                     *           "debt-account.update",
-                     *           "charge.succeeded"
-                     *         ],
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The webhook, without its secret. */
                         data: components["schemas"]["Webhook"];
