@@ -3814,6 +3814,34 @@ export interface components {
             /**
              * @description Included by default and with `include=addresses`. The customer's addresses, oldest
              *     first; exactly one is primary when the list is not empty.
+             * @default [
+             *       {
+             *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
+             *         "name": "Home",
+             *         "line1": "1208 Oak Hollow Dr",
+             *         "line2": "Apt 4B",
+             *         "city": "Austin",
+             *         "state": "TX",
+             *         "country": "US",
+             *         "postal_code": "78704",
+             *         "is_primary": true,
+             *         "created_at": "2026-11-02T14:21:07.000Z",
+             *         "updated_at": "2026-11-02T14:21:07.000Z"
+             *       },
+             *       {
+             *         "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+             *         "name": "Work",
+             *         "line1": "500 W 2nd St",
+             *         "line2": "Suite 1900",
+             *         "city": "Austin",
+             *         "state": "TX",
+             *         "country": "US",
+             *         "postal_code": "78701",
+             *         "is_primary": false,
+             *         "created_at": "2026-11-05T09:12:30.000Z",
+             *         "updated_at": "2026-11-05T09:12:30.000Z"
+             *       }
+             *     ]
              */
             addresses?: components["schemas"]["Address"][];
             /**
@@ -9171,7 +9199,37 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        /** @description Every address of the customer, oldest first. */
+                        /**
+                         * @description Every address of the customer, oldest first.
+                         * @default [
+                         *       {
+                         *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
+                         *         "name": "Home",
+                         *         "line1": "1208 Oak Hollow Dr",
+                         *         "line2": "Apt 4B",
+                         *         "city": "Austin",
+                         *         "state": "TX",
+                         *         "country": "US",
+                         *         "postal_code": "78704",
+                         *         "is_primary": true,
+                         *         "created_at": "2026-11-02T14:21:07.000Z",
+                         *         "updated_at": "2026-11-02T14:21:07.000Z"
+                         *       },
+                         *       {
+                         *         "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+                         *         "name": "Work",
+                         *         "line1": "500 W 2nd St",
+                         *         "line2": "Suite 1900",
+                         *         "city": "Austin",
+                         *         "state": "TX",
+                         *         "country": "US",
+                         *         "postal_code": "78701",
+                         *         "is_primary": false,
+                         *         "created_at": "2026-11-05T09:12:30.000Z",
+                         *         "updated_at": "2026-11-05T09:12:30.000Z"
+                         *       }
+                         *     ]
+                         */
                         data: components["schemas"]["Address"][];
                     };
                 };

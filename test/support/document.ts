@@ -94,3 +94,55 @@ export function responseSchemaPointer(operation: Operation, status: number): str
   if (!(response.content as Json | undefined)?.['application/json']) return undefined;
   return `#${base}/content/application~1json/schema`;
 }
+
+/**
+ * The document with every object schema closed (`unevaluatedProperties: false`) where it
+ * names its properties and says nothing about others: a value checked against it may hold no
+ * property the document does not name. Parts of an `allOf` stay open, so that the whole
+ * composition is what closes.
+ */
+function closedDocument(): Json {
+  const copy = structuredClone(document);
+  const members = new Set<unknown>();
+  const collect = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(collect);
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Json;
+    if (Array.isArray(schema.allOf)) for (const part of schema.allOf) members.add(typeof (part as Json).$ref === 'string' ? resolveIn(copy, (part as Json).$ref as string) : part);
+    Object.values(schema).forEach(collect);
+  };
+  const close = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(close);
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Json;
+    const named = schema.properties !== undefined || Array.isArray(schema.allOf);
+    if (named && !members.has(schema) && !('additionalProperties' in schema) && !('unevaluatedProperties' in schema)) schema.unevaluatedProperties = false;
+    Object.entries(schema).forEach(([key, value]) => {
+      if (key !== 'example' && key !== 'examples' && !key.startsWith('x-')) close(value);
+    });
+  };
+  collect(copy);
+  close(copy);
+  return copy;
+}
+
+function resolveIn(root: Json, ref: string): unknown {
+  return ref
+    .slice(2)
+    .split('/')
+    .reduce<Json>((at, key) => at[key.replace(/~1/g, '/').replace(/~0/g, '~')] as Json, root);
+}
+
+let strict: Ajv2020 | undefined;
+
+/** As schemaErrors, and any property the document does not name is an error too. */
+export function strictSchemaErrors(pointer: string, value: unknown): string[] {
+  if (!strict) {
+    strict = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    addFormats(strict);
+    strict.addSchema(closedDocument(), 'closed');
+  }
+  const ref = `closed${pointer}`;
+  const validate = strict.getSchema(ref) ?? strict.compile({ $ref: ref });
+  return validate(value) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message} ${JSON.stringify(error.params)}`);
+}
