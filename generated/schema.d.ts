@@ -3813,7 +3813,8 @@ export interface components {
         Customer: {
             /**
              * @description Included by default and with `include=addresses`. The customer's addresses, oldest
-             *     first; exactly one is primary when the list is not empty.
+             *     first; exactly one is primary when the list is not empty. (The `default` shown is what
+             *     the mock's dynamic mode answers; the service never fills it in.)
              * @default [
              *       {
              *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
@@ -9200,7 +9201,7 @@ export interface operations {
                      */
                     "application/json": {
                         /**
-                         * @description Every address of the customer, oldest first.
+                         * @description Every address of the customer, oldest first; exactly one is primary when there is any. (The `default` shown is what the mock's dynamic mode answers; the service never fills it in.)
                          * @default [
                          *       {
                          *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
