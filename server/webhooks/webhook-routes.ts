@@ -14,8 +14,10 @@ export function webhookRouter(deps: AppDeps): Router {
     res.status(201).json({ data: await webhooks.create(tenantOf(res), req.body) });
   });
 
-  routes.get('/webhooks', async (_req, res) => {
-    res.json({ data: await webhooks.list(tenantOf(res)) });
+  routes.get('/webhooks', async (req, res) => {
+    const page = pageRequest(req);
+    const { total, rows, data } = await webhooks.list(tenantOf(res), page);
+    res.json(envelope(req, page, total, rows, data));
   });
 
   // The trigger paths come before /webhooks/{id} so that "trigger" is never taken for an id.

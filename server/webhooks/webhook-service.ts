@@ -18,7 +18,17 @@ import { deliveryJob } from './delivery-jobs';
 import { testPayload } from './test-payloads';
 import { webhookUrlProblem } from './url-safety';
 import { deliveryToApi, webhookToApi } from './webhook-mapper';
-import { DELIVERIES, DELIVERY_COLUMNS, WEBHOOK_URL_UNIQUE, webhookRepo, type DeliveryRow, type EventName, type WebhookRow } from './webhook-repo';
+import {
+  DELIVERIES,
+  DELIVERY_COLUMNS,
+  WEBHOOK_COLUMNS,
+  WEBHOOK_URL_UNIQUE,
+  WEBHOOKS,
+  webhookRepo,
+  type DeliveryRow,
+  type EventName,
+  type WebhookRow,
+} from './webhook-repo';
 
 type S = components['schemas'];
 
@@ -47,8 +57,9 @@ async function found(db: Knex, tenant: Tenant, id: string): Promise<WebhookRow> 
   return row;
 }
 
-async function list({ db }: WebhookDeps, tenant: Tenant): Promise<S['Webhook'][]> {
-  return (await webhookRepo(db, tenant).list()).map(webhookToApi);
+/** One page of the tenant's webhooks, oldest first. */
+async function list({ db }: WebhookDeps, tenant: Tenant, page: PageRequest): Promise<Listed<S['Webhook']>> {
+  return listPage<WebhookRow, S['Webhook']>(webhookRepo(db, tenant).query(), page, { columns: WEBHOOK_COLUMNS, table: WEBHOOKS }, (rows) => rows.map(webhookToApi));
 }
 
 async function find({ db }: WebhookDeps, tenant: Tenant, id: string): Promise<S['Webhook']> {
@@ -123,7 +134,7 @@ async function deliveries({ db }: WebhookDeps, tenant: Tenant, webhookId: string
 
 export function webhookService(deps: WebhookDeps) {
   return {
-    list: (tenant: Tenant) => list(deps, tenant),
+    list: (tenant: Tenant, page: PageRequest) => list(deps, tenant, page),
     find: (tenant: Tenant, id: string) => find(deps, tenant, id),
     create: (tenant: Tenant, body: S['WebhookCreate']) => create(deps, tenant, body),
     update: (tenant: Tenant, id: string, body: S['WebhookUpdate']) => update(deps, tenant, id, body),

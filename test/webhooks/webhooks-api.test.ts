@@ -110,11 +110,30 @@ describe('GET, PUT, DELETE /webhooks/{id}', () => {
     const webhook = await newWebhook();
     const one = await app.api.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } });
     expect(one.data!.data).toEqual(webhook);
-    const list = await app.api.GET('/webhooks');
+    const list = await app.api.GET('/webhooks', { params: { query: { limit: 500 } } });
     expect(list.data!.data.map((item) => item.id)).toContain(webhook.id);
     expect(JSON.stringify(list.data)).not.toContain(SECRET);
     expect((await app.other.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } })).response.status).toBe(404);
     expect((await app.sandbox.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } })).response.status).toBe(404);
+  });
+
+  test('the list pages like every other list: page and limit in, data, meta and links out, oldest first', async () => {
+    const organization = await createOrganization(app.db, 'Paging Hooks LLC', 'ops@paging-hooks.example');
+    const client = app.clientFor(organization.production_token);
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      const { data } = await client.POST('/webhooks', { body: { url: publicUrl(), events: ['customer.create'], secret: SECRET } });
+      created.push(data!.data.id);
+    }
+    const { data, response } = await client.GET('/webhooks', { params: { query: { page: 2, limit: 2 } } });
+    expect(response.status).toBe(200);
+    expect(data!.data.map((item) => item.id)).toEqual([created[2]]);
+    expect(data!.meta).toMatchObject({ current_page: 2, from: 3, to: 3, last_page: 2, per_page: 2, total: 3 });
+    expect(data!.links.prev).toMatch(/\/webhooks\?limit=2&page=1$/);
+    expect(data!.links.next).toBeNull();
+    const tooMany = await client.GET('/webhooks', { params: { query: { limit: 501 } } });
+    expect(tooMany.response.status).toBe(422);
+    expectFieldError(tooMany.error, 'query.limit');
   });
 
   test('DELETE removes the webhook; then 404', async () => {
