@@ -24,6 +24,7 @@ import { customerSessionRouter } from './customer-sessions/session-routes';
 import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
 import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { requestId } from './logging';
 
 export interface AppDeps {
   config: Config;
@@ -50,7 +51,7 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger,
       genReqId: (req, res) => {
-        const id = randomUUID();
+        const id = requestId(req.headers['x-request-id'], randomUUID);
         res.setHeader('X-Request-Id', id);
         return id;
       },

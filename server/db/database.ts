@@ -32,6 +32,40 @@ export async function openDatabase(config: Config, log: (line: string) => void =
   };
 }
 
+/** Failures that a database still starting (or a network still coming up) gives. */
+const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', '57P03']);
+
+export class DatabaseUnavailable extends Error {}
+
+/**
+ * Resolves once the database answers `select 1`. A database that is not up yet (refused, not
+ * resolvable, starting up) is tried again every second for `seconds`, with `onRetry` told of
+ * each try; a wrong one (no such database, bad password) fails at once. Either failure is a
+ * DatabaseUnavailable whose message is one clear line.
+ */
+export async function waitForDatabase(url: string, seconds: number, onRetry: (attempt: number, reason: string) => void): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return;
+    } catch (error) {
+      const { code, message } = error as { code?: string; message: string };
+      const reason = message || code || 'no answer';
+      const transient = TRANSIENT.has(code ?? '') || /timeout/i.test(message);
+      if (!transient) throw new DatabaseUnavailable(`the database refused the connection: ${reason}`);
+      if (Date.now() >= deadline) throw new DatabaseUnavailable(`the database did not answer within ${seconds} s: ${reason}`);
+      onRetry(attempt, reason);
+    } finally {
+      await client.end().catch(() => {});
+    }
+    await new Promise((done) => setTimeout(done, 1000));
+  }
+}
+
 /** An arbitrary, fixed key: the session-level advisory lock that serializes migrations. */
 const MIGRATION_LOCK = 20_261_121;
 
