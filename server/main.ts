@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { createApp, listen } from './app';
 import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
-import { migrate, openDatabase, waitForDatabase, type Database } from './db/database';
+import { migrate, openDatabase, STARTUP_LOCKS, underAdvisoryLock, waitForDatabase, type Database } from './db/database';
 import { startQueue, type Boss } from './jobs/queue';
 import { startWorkers, type Workers } from './jobs/workers';
 import { createLogger } from './logging';
@@ -93,7 +93,8 @@ async function main(): Promise<void> {
     await migrate(database.knex);
     checkpoint();
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
-    running.boss = await startQueue(database.url, logger);
+    // pg-boss creating its schema and queues in two processes at once deadlocks: one at a time.
+    running.boss = await underAdvisoryLock(database.knex, STARTUP_LOCKS.jobQueue, () => startQueue(database.url, logger));
     checkpoint();
     const deps = { config, db: database.knex, logger, secrets, boss: running.boss, clock: () => new Date() };
     running.workers = await startWorkers(deps);

@@ -66,25 +66,32 @@ export async function waitForDatabase(url: string, seconds: number, onRetry: (at
   }
 }
 
-/** An arbitrary, fixed key: the session-level advisory lock that serializes migrations. */
-const MIGRATION_LOCK = 20_261_121;
+/** Arbitrary, fixed keys of the session-level advisory locks taken at start. */
+export const STARTUP_LOCKS = { migrations: 20_261_121, jobQueue: 20_261_122 } as const;
 
 /**
- * Brings the schema up to date. Several processes may start at once over one database, even
- * an empty one (where knex's own lock table does not exist yet), so the whole migration runs
- * under a PostgreSQL advisory lock: the others wait for it, then find nothing left to do.
- * Needs a pool of at least two connections: one holds the lock while knex migrates.
+ * Runs `work` holding a PostgreSQL advisory lock on a connection of its own: several processes
+ * starting at once over one database (even an empty one) take their turns. The pool needs a
+ * second connection for `work` itself.
  */
-export async function migrate(db: Knex): Promise<void> {
+export async function underAdvisoryLock<T>(db: Knex, key: number, work: () => Promise<T>): Promise<T> {
   const connection = await db.client.acquireConnection();
   try {
-    await connection.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await connection.query('SELECT pg_advisory_lock($1)', [key]);
     try {
-      await db.migrate.latest({ migrationSource });
+      return await work();
     } finally {
-      await connection.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await connection.query('SELECT pg_advisory_unlock($1)', [key]);
     }
   } finally {
     await db.client.releaseConnection(connection);
   }
+}
+
+/**
+ * Brings the schema up to date, one process at a time (knex's own lock table does not exist
+ * yet in an empty database): the others wait, then find nothing left to do.
+ */
+export async function migrate(db: Knex): Promise<void> {
+  await underAdvisoryLock(db, STARTUP_LOCKS.migrations, () => db.migrate.latest({ migrationSource }));
 }

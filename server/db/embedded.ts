@@ -53,10 +53,19 @@ const START_WAIT_MS = 120_000;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
+/** An exited process its parent has not reaped yet (Linux; elsewhere, never). */
+function zombie(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').startsWith('Z');
+  } catch {
+    return false;
+  }
+}
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
+    return !zombie(pid);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
@@ -263,7 +272,7 @@ async function stopPostgres(pgDir: string, log: (line: string) => void): Promise
   // Fast shutdown: no client of ours is left (the caller checked), others are cut off.
   process.kill(running.pid, 'SIGINT');
   const deadline = Date.now() + 60_000;
-  while (alive(running.pid) && existsSync(join(pgDir, 'postmaster.pid'))) {
+  while (alive(running.pid)) {
     if (Date.now() > deadline) {
       process.kill(running.pid, 'SIGQUIT');
       break;
