@@ -2,8 +2,7 @@
  * Builds the `client/` package (run by its `prepack`, so `npm pack ./client` always ships a
  * fresh build): JavaScript for ESM (`dist/esm`) and CommonJS (`dist/cjs`), each with its
  * declarations, and one copy of the generated types (`dist/schema.d.ts`): the package needs
- * nothing outside itself
- * but openapi-fetch.
+ * nothing outside itself but openapi-fetch.
  *
  * In the repository the client imports `../generated/schema` and `./webhooks` (the server and
  * the tests use it as source); the build compiles a copy whose imports point inside the
