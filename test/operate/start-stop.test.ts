@@ -22,8 +22,11 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const customers = (port: number, token: string) =>
-  fetch(`http://127.0.0.1:${port}/api/v1/customers`, { headers: { authorization: `Bearer ${token}` } });
+/** A sandbox token of the organization the first test creates; the cluster keeps it. */
+let token: string;
+
+const customers = (port: number, bearer: string) =>
+  fetch(`http://127.0.0.1:${port}/api/v1/customers`, { headers: { authorization: `Bearer ${bearer}` } });
 
 test('two servers and org:create started together on a fresh DATA_DIR share one cluster, and the last one out stops it', async () => {
   const [portA, portB] = [await freePort(), await freePort()];
@@ -34,7 +37,7 @@ test('two servers and org:create started together on a fresh DATA_DIR share one 
     cwd: root,
     env: embeddedEnv(dataDir),
   });
-  const { sandbox_token: token } = JSON.parse(created.stdout) as { sandbox_token: string };
+  token = (JSON.parse(created.stdout) as { sandbox_token: string }).sandbox_token;
   await Promise.all([waitForHealth(portA), waitForHealth(portB)]);
   expect((await customers(portA, token)).status).toBe(200);
   expect((await customers(portB, token)).status).toBe(200);
@@ -76,11 +79,6 @@ async function gone(port: number, pids: number[]): Promise<void> {
 test("Ctrl-C (SIGINT to npm start's process group) finishes the request in flight, then stops everything without an error line", async () => {
   const port = await freePort();
   const { npm, pids } = await npmStart(port);
-  const created = await run(process.execPath, ['--import', 'tsx', 'scripts/org.ts', 'create', '--name', 'Northwind Credit'], {
-    cwd: root,
-    env: embeddedEnv(dataDir),
-  });
-  const { sandbox_token: token } = JSON.parse(created.stdout) as { sandbox_token: string };
 
   // A request whose body is still arriving when the signal comes: its headers are in the
   // server's hands once a later request on another connection has been answered.

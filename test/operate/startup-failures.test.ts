@@ -29,10 +29,8 @@ describe('the environment is checked before anything starts', () => {
     );
   });
 
-  test('a DATABASE_URL that is not a postgres URL, without echoing it (it may hold a password)', async () => {
-    expect(await fails({ DATABASE_URL: 'notaurl' })).toBe(
-      'Could not start: DATABASE_URL must be a URL like postgres://user:password@host:5432/database\n',
-    );
+  test('a DATABASE_URL that is not a postgres URL, without echoing it (it may hold a password)', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'notaurl' })).toThrow('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
     expect(() => loadConfig({ DATABASE_URL: 'mysql://root:s3cret@db/app' })).toThrow(/^(?!.*s3cret)DATABASE_URL must be/);
     expect(loadConfig({ DATABASE_URL: 'postgresql://app:pw@db.internal:5432/app' }).databaseUrl).toBe('postgresql://app:pw@db.internal:5432/app');
     expect(() => loadConfig({ DATABASE_WAIT_SECONDS: 'soon' })).toThrow('DATABASE_WAIT_SECONDS must be a whole number from 0 to 3600, not "soon"');
