@@ -183,7 +183,8 @@ function writeSettings(file: string, settings: Settings): void {
 function run(command: string, args: string[], user: { uid: number; gid: number } | undefined, logFile: string): Promise<void> {
   return new Promise((done, fail) => {
     const out = openSync(logFile, 'a');
-    const child = spawn(command, args, { stdio: ['ignore', out, out], ...user, env: { ...process.env, LC_MESSAGES: 'C' } });
+    // Detached too: a Ctrl-C during the first start must not cut initdb off half-way.
+    const child = spawn(command, args, { detached: true, stdio: ['ignore', out, out], ...user, env: { ...process.env, LC_MESSAGES: 'C' } });
     closeSync(out);
     child.once('error', fail);
     child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`${command} failed (exit ${code}); see ${logFile}`))));
