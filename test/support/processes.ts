@@ -5,6 +5,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { alive } from '../../server/db/dir-lock';
+
+export { alive };
 
 export const root = resolve(__dirname, '../..');
 
@@ -59,24 +62,6 @@ export async function waitForHealth(port: number, timeoutMs = 90_000): Promise<v
     await new Promise((done) => setTimeout(done, 200));
   }
   throw new Error(`no healthy answer on port ${port}`);
-}
-
-/** An exited process its parent has not reaped yet (Linux; elsewhere, never). */
-function zombie(pid: number): boolean {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').startsWith('Z');
-  } catch {
-    return false;
-  }
-}
-
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !zombie(pid);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The pid of the embedded PostgreSQL on `dataDir`, from its postmaster.pid. */
