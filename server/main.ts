@@ -45,6 +45,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const logger: Logger = createLogger(config.logLevel);
   const running: Running = {};
+  // pino writes asynchronously: its last lines out, in order, before the process ends.
+  const exit = (code: number) => logger.flush(() => process.exit(code));
 
   // Signals are ours from the first moment: during start-up they end the start after its
   // current step, so nothing (the embedded PostgreSQL above all) is left half-started.
@@ -56,11 +58,11 @@ async function main(): Promise<void> {
     stopping = shutdown(running, true).then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'could not stop cleanly');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -106,7 +108,7 @@ async function main(): Promise<void> {
     await shutdown(running, false).catch(() => {});
     if (error instanceof StartInterrupted) {
       logger.info('stopped');
-      process.exit(0);
+      return exit(0);
     }
     throw error;
   }
