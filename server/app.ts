@@ -19,6 +19,7 @@ import { bulkRouter } from './bulk/bulk-routes';
 import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { requestId } from './logging';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
@@ -34,7 +35,7 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger,
       genReqId: (req, res) => {
-        const id = randomUUID();
+        const id = requestId(req.headers['x-request-id'], randomUUID);
         res.setHeader('X-Request-Id', id);
         return id;
       },
