@@ -9055,6 +9055,24 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The `Host` header is not a valid host (for example `a b`), so the paging links, which are
+         *     absolute URLs on the host the client used, cannot be made (RFC 9112, section 3.2).
+         */
+        BadHost: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The Host header is not a valid host.",
+                 *       "errorCode": "bad_request"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is not valid JSON, or valid data was given but the request failed. */
         BadRequest: {
             headers: {
@@ -9122,7 +9140,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An internal failure of the service. No details are given; the request id in the logs identifies it. */
+        /** @description An internal failure of the service. No details are given; the request id (the `X-Request-Id` header, also named in `error`) identifies it in the logs. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
@@ -9130,7 +9148,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "Internal server error.",
+                 *       "error": "Internal server error (request id 3f2b8c1e-7d4a-4e6b-9c05-1a2b3c4d5e6f).",
                  *       "errorCode": "internal_error"
                  *     }
                  */
@@ -9292,12 +9310,12 @@ export interface components {
          */
         IdOrExternalId: string;
         /**
-         * @description Records per page, from 1 to 500.
+         * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
          * @example 10
          */
         Limit: number;
         /**
-         * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+         * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
          * @example 1
          */
         Page: number;
@@ -9604,12 +9622,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -9741,6 +9759,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
@@ -9936,12 +9955,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["CustomerInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10036,6 +10055,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -10600,12 +10620,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["DebtAccountInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10632,6 +10652,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -10958,7 +10979,7 @@ export interface operations {
                  */
                 last_name?: string;
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
@@ -10968,7 +10989,7 @@ export interface operations {
                  */
                 lookup_flow_type: "phone_ssn_last4" | "phone_date_of_birth" | "phone_postal_code" | "first_name_last_name_ssn_last4" | "first_name_last_name_date_of_birth";
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11012,6 +11033,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -11022,12 +11044,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11108,6 +11130,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -11862,12 +11885,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11947,6 +11970,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];

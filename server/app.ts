@@ -14,6 +14,7 @@ import { SecretBox } from './crypto/secrets';
 import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
+import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
@@ -62,6 +63,8 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
+  app.use(refuseUnstorablePath);
+
   app.get('/health', async (_req, res, next) => {
     try {
       await db.raw('select 1');
@@ -72,7 +75,8 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
-  api.use(express.json({ limit: BODY_LIMIT }));
+  // Only operations with a body read one: a GET with a (corrupt) body is not an error.
+  api.use(express.json({ limit: BODY_LIMIT, type: (req) => ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^application\/(?:[\w.+-]+\+)?json\b/i.test(String(req.headers['content-type'] ?? '')) }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
   api.post(
@@ -80,6 +84,7 @@ export function createApp(deps: AppDeps): Express {
     rateLimit(createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' }), 'bulk session requests'),
   );
   api.use(openApiValidator());
+  api.use(refuseUnstorableText);
   api.use(
     customerRouter(deps),
     addressRouter(deps),
