@@ -1271,13 +1271,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1311,13 +1314,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1351,13 +1357,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1390,13 +1399,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1430,13 +1442,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1470,13 +1485,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1510,13 +1528,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1550,13 +1571,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1590,13 +1614,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1630,13 +1657,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1670,13 +1700,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1710,13 +1743,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1750,13 +1786,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1789,13 +1828,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1828,13 +1870,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1868,13 +1913,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1908,13 +1956,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1948,13 +1999,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -1988,13 +2042,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2028,13 +2085,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2068,13 +2128,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2106,13 +2169,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2145,13 +2211,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2185,13 +2254,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2225,13 +2297,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2264,13 +2339,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2303,13 +2381,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2343,13 +2424,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2383,13 +2467,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2423,13 +2510,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2461,13 +2551,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2499,13 +2592,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2538,13 +2634,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2576,13 +2675,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2614,13 +2716,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2652,13 +2757,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2691,13 +2799,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2729,13 +2840,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2797,13 +2911,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: decrypt first, then recognise a repeat by the
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, decrypt first, then recognise a repeat by the
          *     content of the data object.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2837,13 +2954,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2876,13 +2996,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2916,13 +3039,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2956,13 +3082,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -2996,13 +3125,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3036,13 +3168,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3076,13 +3211,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3115,13 +3253,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3154,13 +3295,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3193,13 +3337,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3233,13 +3380,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3273,13 +3423,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3313,13 +3466,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3352,13 +3508,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3391,13 +3550,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3431,13 +3593,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3471,13 +3636,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `event`, `occurred_at` and
          *     `trackables` you have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3510,13 +3678,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3549,13 +3720,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3588,13 +3762,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3626,13 +3803,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3664,13 +3844,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3702,13 +3885,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3739,13 +3925,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3777,13 +3966,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3815,13 +4007,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3853,13 +4048,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3891,13 +4089,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3930,13 +4131,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -3967,13 +4171,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -4005,13 +4212,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -4043,13 +4253,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -4081,13 +4294,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -4119,13 +4335,16 @@ export interface webhooks {
          *
          *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
          *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
+         *     `X-Service-Webhook-ID` (the webhook subscription), `X-Service-Delivery-ID` (this delivery,
+         *     the same on every retry and redelivery of this event to this webhook) and
+         *     `X-Service-Signature-256` (lowercase
          *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
          *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
          *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
          *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
          *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
+         *     order, so receivers must be idempotent: a repeated `X-Service-Delivery-ID` is the same delivery
+         *     again (answer 2XX and skip it); beyond that, ignore a payload whose `id` and `updated_at` you
          *     have already processed.
          *
          *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
@@ -9345,6 +9564,16 @@ export interface components {
          */
         WebhookDeliveryId: string;
         /**
+         * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+         *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+         *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+         *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+         *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+         *     the same across its retries.
+         * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+         */
+        WebhookDeliveryIdHeader: string;
+        /**
          * @description The event's name, for example `customer.create`.
          * @example customer.create
          */
@@ -12152,6 +12381,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12453,6 +12692,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12838,6 +13087,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12888,6 +13147,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12940,6 +13209,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12990,6 +13269,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13046,6 +13335,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13100,6 +13399,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13156,6 +13465,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13210,6 +13529,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13266,6 +13595,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13320,6 +13659,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13376,6 +13725,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13430,6 +13789,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13486,6 +13855,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13540,6 +13919,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13596,6 +13985,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13650,6 +14049,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13706,6 +14115,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13760,6 +14179,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13816,6 +14245,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13870,6 +14309,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13953,6 +14402,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14153,6 +14612,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14207,6 +14676,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14263,6 +14742,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14308,6 +14797,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14359,6 +14858,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14415,6 +14924,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14470,6 +14989,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14524,6 +15053,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14723,6 +15262,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14985,6 +15534,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15281,6 +15840,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15342,6 +15911,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15509,6 +16088,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15634,6 +16223,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15911,6 +16510,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16615,6 +17224,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16655,6 +17274,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16701,6 +17330,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16757,6 +17396,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16802,6 +17451,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16858,6 +17517,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16903,6 +17572,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16959,6 +17638,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17005,6 +17694,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17050,6 +17749,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17106,6 +17815,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17160,6 +17879,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17216,6 +17945,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17261,6 +18000,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17317,6 +18066,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17362,6 +18121,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17414,6 +18183,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17459,6 +18238,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17515,6 +18304,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17563,6 +18362,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17624,6 +18433,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17683,6 +18502,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17750,6 +18579,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18092,6 +18931,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18432,6 +19281,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18790,6 +19649,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18835,6 +19704,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19111,6 +19990,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19385,6 +20274,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19661,6 +20560,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19717,6 +20626,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19802,6 +20721,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19903,6 +20832,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -20157,6 +21096,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -20409,6 +21358,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
