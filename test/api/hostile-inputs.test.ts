@@ -2,9 +2,9 @@
  * Requests an attacker or a careless client sends: each answers a 4xx in the spec's error
  * shape (never a 500, never HTML) and changes nothing.
  */
-import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { expectFieldError, newCustomer, newDebtAccount } from '../support/fixtures';
+import { rawRequest, type RawAnswer } from '../support/raw-http';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -13,35 +13,11 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-interface Raw {
-  status: number;
-  type: string;
-  text: string;
-  body: { error?: string; errorCode?: string; errors?: Record<string, string[]> };
-}
+type Raw = RawAnswer & { body: { error?: string; errorCode?: string; errors?: Record<string, string[]> } };
 
-/** One request exactly as written: no URL normalization, any Host, any body bytes. */
-function raw(method: string, path: string, { headers = {}, body }: { headers?: Record<string, string>; body?: Buffer | string } = {}): Promise<Raw> {
-  const { port } = new URL(app.origin);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, headers: { authorization: `Bearer ${app.organization.production_token}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: Raw['body'] = {};
-        try {
-          parsed = JSON.parse(text) as Raw['body'];
-        } catch {
-          // not JSON: the assertions below say so
-        }
-        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text, body: parsed });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** One request exactly as written, with the organization's token unless the headers say otherwise. */
+const raw = (method: string, path: string, { headers = {}, body }: { headers?: Record<string, string>; body?: Buffer | string } = {}) =>
+  rawRequest(app.origin, { method, path, headers: { authorization: `Bearer ${app.organization.production_token}`, ...headers }, body }) as Promise<Raw>;
 
 const json = (value: unknown, headers: Record<string, string> = {}) => ({
   headers: { 'content-type': 'application/json', ...headers },
