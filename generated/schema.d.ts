@@ -241,7 +241,8 @@ export interface paths {
          *       account's UUID. The token is 32 random bytes in base64url (43 characters), kept by the
          *       service only as a SHA-256 hash and sealed (encrypted) so that the short link can rebuild
          *       the address. See the Portal entry operations.
-         *     - `tags` (at most 4, each name at most once, else 422 on `tags`) are appended to
+         *     - `tags` (at most 4, each name at most once, and short enough that `portal_url` stays within
+         *       2048 characters once they are URL-encoded, else 422 on `tags`) are appended to
          *       `portal_url` as URL-encoded query parameters in request order, after `utm_source`, which
          *       the service always adds first with the organization's UUID as value (our reading of "from
          *       the user id").
@@ -5841,7 +5842,9 @@ export interface components {
              *     (`application/x-www-form-urlencoded`: a space is `+`), in request order after
              *     `utm_source`, each name at most once (a server rule). The service adds `utm_source`
              *     itself, first, whose value is the organization's UUID (our reading of the spec's "from
-             *     the user id").
+             *     the user id"). A value is encoded as UTF-8 and percent-encoded, so one character may
+             *     take up to 9: tags that would make `portal_url` longer than its 2048 characters answer
+             *     422 on `tags` (a server rule), and nothing is saved.
              * @example [
              *       {
              *         "name": "utm_medium",
