@@ -40,6 +40,10 @@ export interface AppDeps {
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
 
+/** Only operations with a body read one: a body sent with a GET or DELETE (corrupt or not) is ignored. */
+const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
+  ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^application\/(?:[\w.+-]+\+)?json\b/i.test(String(req.headers['content-type'] ?? ''));
+
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
   const logPath = redactLinkCredentials(config);
@@ -75,8 +79,7 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
-  // Only operations with a body read one: a GET with a (corrupt) body is not an error.
-  api.use(express.json({ limit: BODY_LIMIT, type: (req) => ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^application\/(?:[\w.+-]+\+)?json\b/i.test(String(req.headers['content-type'] ?? '')) }));
+  api.use(express.json({ limit: BODY_LIMIT, type: readsJsonBody }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
   api.post(

@@ -2,7 +2,11 @@
  * Requests an attacker or a careless client sends: each answers a 4xx in the spec's error
  * shape (never a 500, never HTML) and changes nothing.
  */
+import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import express from 'express';
+import { errorHandler } from '../../server/http/errors';
+import { createLogger } from '../../server/logging';
 import { expectFieldError, newCustomer, newDebtAccount } from '../support/fixtures';
 import { rawRequest, type RawAnswer } from '../support/raw-http';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -217,5 +221,31 @@ describe('the error handler cannot fail', () => {
     const answer = await raw('POST', '/api/v1/customers', json(deep));
     expect(answer.status).toBe(422);
     expectErrorShape(answer, 422);
+  });
+
+  test.each([
+    ['a string', () => 'just a string'],
+    ['a number', () => 42],
+    ['an object whose every property throws', () => new Proxy({}, { get: () => { throw new Error('no'); } })],
+    ['a validator error naming prototype keys', () => ({ status: 400, errors: [{ path: '/body/__proto__', message: 'x' }, { path: '/body/constructor' }, { path: 7 }] })],
+    ['an http error of an odd status', () => Object.assign(new Error('teapot'), { status: 418, expose: true })],
+    ['a status that is no number', () => ({ status: 'four hundred' })],
+  ])('%s thrown answers JSON in the error shape', async (_what, make) => {
+    const small = express();
+    small.get('/boom', () => {
+      throw make();
+    });
+    small.use(errorHandler(createLogger('silent')));
+    const server = small.listen(0, '127.0.0.1');
+    await new Promise((done) => server.once('listening', done));
+    try {
+      const answer = (await rawRequest(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, { method: 'GET', path: '/boom' })) as Raw;
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.type).toContain('application/json');
+      expect(answer.body).toEqual(expect.objectContaining({ error: expect.any(String), errorCode: expect.any(String) }));
+      expect(answer.text).not.toMatch(/<html|at .*\.ts:\d+/i);
+    } finally {
+      server.close();
+    }
   });
 });
