@@ -42,7 +42,7 @@ const BODY_LIMIT = '10mb';
 
 /** Only operations with a body read one: a body sent with a GET or DELETE (corrupt or not) is ignored. */
 const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
-  ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^application\/(?:[\w.+-]+\+)?json\b/i.test(String(req.headers['content-type'] ?? ''));
+  ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^\s*application\/json\s*(?:;|$)/i.test(String(req.headers['content-type'] ?? ''));
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
