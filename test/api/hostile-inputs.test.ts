@@ -77,6 +77,21 @@ describe('2. an unknown field named like a property of every object', () => {
   });
 });
 
+describe('2. prototype names as data', () => {
+  test('metadata keys named __proto__, constructor and toString are stored and read back like any key', async () => {
+    const created = await raw('POST', '/api/v1/customers', json('{"name":"Maria","email":"m@mail.debt-collection.example","metadata":{"__proto__":"a","constructor":"b","toString":"c"}}'));
+    expect(created.status).toBe(201);
+    const id = (created.body as unknown as { data: { id: string } }).data.id;
+    const read = await raw('GET', `/api/v1/customers/${id}?include=metadata`);
+    const metadata = (read.body as unknown as { data: { metadata: { attribute: string; value: string }[] } }).data.metadata;
+    expect(metadata).toEqual(expect.arrayContaining([{ attribute: '__proto__', value: 'a' }, { attribute: 'constructor', value: 'b' }, { attribute: 'toString', value: 'c' }]));
+    const updated = await raw('PUT', `/api/v1/customers/${id}`, json('{"metadata":{"__proto__":"z","hasOwnProperty":"d"}}'));
+    expect(updated.status).toBe(200);
+    const after = (await raw('GET', `/api/v1/customers/${id}?include=metadata`)).body as unknown as { data: { metadata: { attribute: string; value: string }[] } };
+    expect(after.data.metadata).toEqual(expect.arrayContaining([{ attribute: '__proto__', value: 'z' }, { attribute: 'hasOwnProperty', value: 'd' }]));
+  });
+});
+
 describe('3. a body whose Content-Encoding does not match its bytes', () => {
   test.each(['gzip', 'deflate', 'br'])('%s answers 400, and nothing is stored', async (encoding) => {
     const before = await customerCount();
