@@ -241,7 +241,8 @@ export interface paths {
          *       account's UUID. The token is 32 random bytes in base64url (43 characters), kept by the
          *       service only as a SHA-256 hash and sealed (encrypted) so that the short link can rebuild
          *       the address. See the Portal entry operations.
-         *     - `tags` (at most 4, each name at most once, else 422 on `tags`) are appended to
+         *     - `tags` (at most 4, each name at most once, and short enough that `portal_url` stays within
+         *       2048 characters once they are URL-encoded, else 422 on `tags`) are appended to
          *       `portal_url` as URL-encoded query parameters in request order, after `utm_source`, which
          *       the service always adds first with the organization's UUID as value (our reading of "from
          *       the user id").
@@ -4420,7 +4421,9 @@ export interface components {
              *     (`application/x-www-form-urlencoded`: a space is `+`), in request order after
              *     `utm_source`, each name at most once (a server rule). The service adds `utm_source`
              *     itself, first, whose value is the organization's UUID (our reading of the spec's "from
-             *     the user id").
+             *     the user id"). A value is encoded as UTF-8 and percent-encoded, so one character may
+             *     take up to 9: tags that would make `portal_url` longer than its 2048 characters answer
+             *     422 on `tags` (a server rule), and nothing is saved.
              * @example [
              *       {
              *         "name": "utm_medium",
@@ -7615,6 +7618,24 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The `Host` header is not a valid host (for example `a b`), so the paging links, which are
+         *     absolute URLs on the host the client used, cannot be made (RFC 9112, section 3.2).
+         */
+        BadHost: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The Host header is not a valid host.",
+                 *       "errorCode": "bad_request"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is not valid JSON, or valid data was given but the request failed. */
         BadRequest: {
             headers: {
@@ -7682,7 +7703,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An internal failure of the service. No details are given; the request id in the logs identifies it. */
+        /** @description An internal failure of the service. No details are given; the request id (the `X-Request-Id` header, also named in `error`) identifies it in the logs. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
@@ -7690,7 +7711,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "Internal server error.",
+                 *       "error": "Internal server error (request id 3f2b8c1e-7d4a-4e6b-9c05-1a2b3c4d5e6f).",
                  *       "errorCode": "internal_error"
                  *     }
                  */
@@ -7903,12 +7924,12 @@ export interface components {
          */
         IdOrExternalId: string;
         /**
-         * @description Records per page, from 1 to 500.
+         * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
          * @example 10
          */
         Limit: number;
         /**
-         * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+         * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
          * @example 1
          */
         Page: number;
@@ -7937,6 +7958,16 @@ export interface components {
          * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
          */
         WebhookDeliveryId: string;
+        /**
+         * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+         *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+         *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+         *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+         *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+         *     the same across its retries.
+         * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+         */
+        WebhookDeliveryIdHeader: string;
         /**
          * @description The event's name, for example `customer.create`.
          * @example customer.create
@@ -8257,12 +8288,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -8390,6 +8421,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
@@ -8655,12 +8687,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["CustomerInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -8768,6 +8800,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -9554,12 +9587,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["DebtAccountInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -9582,6 +9615,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -9940,7 +9974,7 @@ export interface operations {
                  */
                 last_name?: string;
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
@@ -9950,7 +9984,7 @@ export interface operations {
                  */
                 lookup_flow_type: "phone_ssn_last4" | "phone_date_of_birth" | "phone_postal_code" | "first_name_last_name_ssn_last4" | "first_name_last_name_date_of_birth";
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -9990,6 +10024,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -10026,12 +10061,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10108,6 +10143,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -10661,12 +10697,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11027,12 +11063,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11108,6 +11144,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
@@ -11381,6 +11418,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -11683,6 +11730,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12068,6 +12125,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12118,6 +12185,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12170,6 +12247,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12220,6 +12307,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12276,6 +12373,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12330,6 +12437,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12386,6 +12503,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12440,6 +12567,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12496,6 +12633,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12550,6 +12697,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12606,6 +12763,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12660,6 +12827,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12716,6 +12893,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12770,6 +12957,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12826,6 +13023,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12880,6 +13087,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -12936,6 +13153,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -12990,6 +13217,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13046,6 +13283,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13100,6 +13347,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13183,6 +13440,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13383,6 +13650,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13437,6 +13714,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13493,6 +13780,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13538,6 +13835,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13589,6 +13896,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13645,6 +13962,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13700,6 +14027,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -13754,6 +14091,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -13953,6 +14300,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14215,6 +14572,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14511,6 +14878,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14572,6 +14949,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14739,6 +15126,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14864,6 +15261,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15141,6 +15548,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15845,6 +16262,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15885,6 +16312,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15931,6 +16368,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15987,6 +16434,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16032,6 +16489,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16088,6 +16555,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16133,6 +16610,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16189,6 +16676,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16235,6 +16732,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16280,6 +16787,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16336,6 +16853,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16390,6 +16917,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16446,6 +16983,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16491,6 +17038,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16547,6 +17104,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16592,6 +17159,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16644,6 +17221,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16689,6 +17276,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16745,6 +17342,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16793,6 +17400,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16854,6 +17471,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16913,6 +17540,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16980,6 +17617,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17322,6 +17969,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17662,6 +18319,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18020,6 +18687,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18065,6 +18742,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18341,6 +19028,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18615,6 +19312,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18891,6 +19598,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18947,6 +19664,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19032,6 +19759,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19133,6 +19870,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19387,6 +20134,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19639,6 +20396,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create

@@ -10,6 +10,7 @@ import type { AppDeps } from './deps';
 import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
+import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
@@ -23,6 +24,10 @@ import { requestId } from './logging';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
+
+/** Only operations with a body read one: a body sent with a GET or DELETE (corrupt or not) is ignored. */
+const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
+  ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^\s*application\/json\s*(?:;|$)/i.test(String(req.headers['content-type'] ?? ''));
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
@@ -47,6 +52,8 @@ export function createApp(deps: AppDeps): Express {
     }),
   );
 
+  app.use(refuseUnstorablePath);
+
   app.get('/health', async (_req, res, next) => {
     try {
       await db.raw('select 1');
@@ -57,11 +64,12 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
-  api.use(express.json({ limit: BODY_LIMIT }));
+  api.use(express.json({ limit: BODY_LIMIT, type: readsJsonBody }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
   api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
+  api.use(refuseUnstorableText);
   api.use(
     customerRouter(deps),
     addressRouter(deps),

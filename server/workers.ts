@@ -29,5 +29,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
     await send(job!.data);
   });
   const webhooks = startWebhookWorker(deps);
+  // Before the server listens: every delivery it queues gets this configuration's lease.
+  await webhooks.ready;
   return { stop: () => webhooks.stop() };
 }
