@@ -815,6 +815,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List payment plans
+         * @description Lists the payment plans of the organization in this environment, a page at a time (`page`
+         *     from 1, `limit` 1 to 500, default 10), newest first, each with its instalment schedule.
+         *     `debt_account_id` (UUID or `external_id`) keeps the plans of one account (an unknown
+         *     account gives an empty page); `status` keeps the plans in that state. Plans made on create
+         *     debt account are listed too.
+         */
+        get: operations["listPaymentPlans"];
+        put?: never;
+        /**
+         * Create a payment plan
+         * @description Creates a payment plan for a debt account and answers `201` with it. The schedule, when
+         *     the plan is enrolled, covers the account's current balance in equal instalments of
+         *     `amount`, the last one the remainder (see the tag `Payment plans` for when instalments
+         *     are charged, retries and defaults).
+         *
+         *     Rules and our decisions:
+         *     - `debt_account_id` (UUID or `external_id`): an account of this organization and
+         *       environment (`422` on `debt_account_id` otherwise), `active`, top-level (a child is paid
+         *       through its parent), with a current balance above 0, and offering `payment-plan` in its
+         *       `billing_type` when that is set (`422` on `debt_account_id` otherwise). One open plan per
+         *       account: an account whose plan is still `pending_configuration`, `pending_enrollment` or
+         *       `active` answers `409`; change that plan instead (`PUT /payment-plans/{id}`).
+         *     - `payment_method_id`: a saved payment method of the account's customer (`422` otherwise;
+         *       an expired card too). With it the plan is `active` at once: its schedule is made and
+         *       `enrolled_at` set. Without it the plan is `pending_enrollment`, has no schedule and
+         *       charges nothing until a method is attached.
+         *     - `start_date`: today to 365 days ahead, in UTC (`422` otherwise). An instalment due today
+         *       is charged from 14:00 UTC today (at once when that hour has passed).
+         *     - `amount`: at least the account's `rules.min_payment_amount` (when set) unless it covers
+         *       the whole balance, at most the balance, and large enough to cover the balance in at most
+         *       120 instalments (`422` on `amount` otherwise).
+         *     - Subscribed webhooks receive `payment-plan.create`.
+         */
+        post: operations["createPaymentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment plan's UUID. A value that is not a UUID is a `422`.
+                 * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
+                 */
+                id: components["parameters"]["PaymentPlanId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a payment plan
+         * @description Answers one payment plan with its instalment schedule (`charges`: each instalment's
+         *     charge date, amount, status, attempts and when it was paid). A plan of another
+         *     organization or environment answers `404`, like a missing one.
+         */
+        get: operations["getPaymentPlan"];
+        /**
+         * Update a payment plan
+         * @description Changes an open plan (`pending_configuration`, `pending_enrollment` or `active`); every
+         *     field is optional, fields not given keep their values. Another state answers `409`.
+         *
+         *     Rules and our decisions:
+         *     - `payment_method_id`: a saved method of the account's customer (`422` otherwise).
+         *       Attaching one to a plan whose terms are all set enrolls it: `active`, schedule made.
+         *     - `amount`, `frequency`, `start_date`: the bounds of create. On an `active` plan a change
+         *       of any of them recomputes the schedule from the next unpaid instalment: the pending
+         *       instalments are canceled and new ones cover the account's current balance, from
+         *       `start_date` when given, else from the charge date of the first pending instalment.
+         *       Instalments already paid keep their history.
+         *     - Subscribed webhooks receive `payment-plan.update`.
+         */
+        put: operations["updatePaymentPlan"];
+        post?: never;
+        /**
+         * Cancel a payment plan
+         * @description Cancels an open plan: status `canceled`, `canceled_at` set, its pending instalments
+         *     canceled (a charge already made stays). The plan stays readable. A plan no longer open
+         *     (`completed`, `canceled`, `defaulted`) answers `409`. Subscribed webhooks receive
+         *     `payment-plan.delete`.
+         */
+        delete: operations["cancelPaymentPlan"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/s/{token}/accounts": {
         parameters: {
             query?: never;
@@ -1013,6 +1112,44 @@ export interface paths {
         get: operations["openPortalDispute"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the sandbox clock
+         * @description Answers the sandbox clock of the organization: its time, and whether the work of its last
+         *     move is done (`ready`) or still being carried out (`advancing`). A sandbox that never moved
+         *     its clock answers real time. A production token gets `404`.
+         */
+        get: operations["getSandboxClock"];
+        put?: never;
+        /**
+         * Move the sandbox clock forward
+         * @description Moves the organization's sandbox clock to `advance_to` and carries out, in order of their
+         *     due times, everything that fell due in this sandbox up to then: plan instalments (with
+         *     their retries), as the tag `Payment plans` describes, each with its events. The time
+         *     rules that are computed when read (session expiry, "today or later", card expiry) simply
+         *     follow the clock.
+         *
+         *     Rules and our decisions:
+         *     - `advance_to` must be later than the sandbox clock and at most 2 years after it (`422` on
+         *       `advance_to` otherwise). The clock never goes back.
+         *     - The answer is `200` with the clock: `status` `ready` when all the work is done.
+         *       `advancing` means it goes on in the background; `GET` answers `ready` when it is done.
+         *       While the clock is advancing, another move is a `409`.
+         *     - A production token gets `404`.
+         */
+        post: operations["advanceSandboxClock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7112,6 +7249,87 @@ export interface components {
             start_date?: string | null;
         } | null;
         /**
+         * PaymentPlanDetail
+         * @description A payment plan as the payment plan operations answer it: the plan as a debt account embeds
+         *     it (`PaymentPlan`), plus its account, payment method, enrolment and instalment schedule.
+         */
+        PaymentPlanDetail: components["schemas"]["PaymentPlan"] & {
+            /**
+             * Format: date-time
+             * @description When the plan was canceled (ISO 8601, UTC); null unless it was.
+             * @example null
+             */
+            canceled_at: string | null;
+            /** @description The instalment schedule, by charge date (canceled instalments included, so the history stays whole); empty before enrolment. */
+            charges: components["schemas"]["PaymentPlanInstalment"][];
+            /**
+             * @description What the instalments paid so far add up to, in cents.
+             * @example 0
+             */
+            charges_total_amount: number;
+            /**
+             * Format: uuid
+             * @description The debt account the plan pays.
+             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             */
+            debt_account_id: string;
+            /**
+             * Format: date
+             * @description The charge date of the last instalment still to pay or paid; null while there are none.
+             * @example 2027-02-01
+             */
+            end_date: string | null;
+            /**
+             * Format: date-time
+             * @description When the plan was enrolled with a payment method and its schedule made (ISO 8601, UTC); null before.
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            enrolled_at: string | null;
+            /**
+             * Format: uuid
+             * @description The saved payment method the plan charges; null while none is attached (status `pending_enrollment`), or after it was deleted.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+        };
+        /**
+         * PaymentPlanEnrollment
+         * @description A new payment plan for a debt account.
+         * @example {
+         *       "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+         *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+         *       "frequency": "monthly",
+         *       "start_date": "2026-12-01",
+         *       "amount": 15000
+         *     }
+         */
+        PaymentPlanEnrollment: {
+            /**
+             * @description Each instalment, in cents; at least the account's `rules.min_payment_amount` unless it covers the whole balance; the balance in at most 120 instalments.
+             * @example 15000
+             */
+            amount: number;
+            /**
+             * @description The debt account (UUID or `external_id`); an active, top-level account with a balance.
+             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             */
+            debt_account_id: string;
+            /** @description How often the plan charges. */
+            frequency: components["schemas"]["PaymentPlanFrequency"];
+            /**
+             * Format: uuid
+             * @description A saved payment method of the account's customer. Without it the plan is `pending_enrollment` and charges nothing until a method is attached.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id?: string;
+            /**
+             * Format: date
+             * @description The first charge date (`YYYY-MM-DD`), today to 365 days ahead (UTC; the sandbox clock in the sandbox).
+             * @example 2026-12-01
+             */
+            start_date: string;
+        };
+        /**
          * PaymentPlanFrequency
          * @description How often a payment plan charges (spec 2.1):
          *     - `weekly`: every 7 days from `start_date`.
@@ -7123,19 +7341,115 @@ export interface components {
          */
         PaymentPlanFrequency: "weekly" | "every_other_week" | "monthly" | "last_of_month";
         /**
+         * PaymentPlanInstalment
+         * @description One instalment of a payment plan (a `charges` item of spec 6.4's plan).
+         */
+        PaymentPlanInstalment: {
+            /**
+             * @description The instalment, in cents.
+             * @example 15000
+             */
+            amount: number;
+            /**
+             * @description Charge attempts made so far (at most 3).
+             * @example 0
+             */
+            attempts: number;
+            /**
+             * Format: date
+             * @description The day the instalment is due (`YYYY-MM-DD`, UTC); charged from 14:00 UTC that day.
+             * @example 2026-12-01
+             */
+            charge_date: string;
+            /**
+             * Format: date-time
+             * @description When the instalment was scheduled (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * @description Why the last attempt failed; null when none failed.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description The gateway's code of the last failed attempt (`card_declined`, …); null when none failed.
+             * @example null
+             */
+            error_code: string | null;
+            /**
+             * Format: uuid
+             * @description The instalment's UUID; a charge made for it names it in `payment_plan_charge_uuid`.
+             * @example 0c5a8e21-7f4b-4d39-9a16-3e8b2d7c4f05
+             */
+            id: string;
+            /**
+             * @description `pending`: not yet paid (also between a failed attempt and its retry); `succeeded`: paid;
+             *     `failed`: every attempt failed; `canceled`: dropped (the plan was canceled, defaulted,
+             *     completed early or recomputed by an update).
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "canceled";
+            /**
+             * Format: date-time
+             * @description When the instalment was paid (ISO 8601, UTC); null until it is.
+             * @example null
+             */
+            successfully_charged_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the instalment last changed (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            updated_at: string;
+        };
+        /**
          * PaymentPlanStatus
          * @description The state of a payment plan. The spec shows only the value `active`; this closed list is ours:
          *     - `pending_configuration`: the frequency, start date or amount is still open; the customer
          *       completes them in the Portal before checkout.
-         *     - `pending_enrollment`: every term is set, but the customer has not yet enrolled with a
-         *       payment method in the Portal.
-         *     - `active`: the customer has enrolled; charges are scheduled.
-         *     - `completed`: every charge of the plan has been paid.
-         *     - `canceled`: the plan was canceled before completion.
+         *     - `pending_enrollment`: every term is set, but no payment method is attached yet (a plan
+         *       proposed on create debt account, or made without `payment_method_id`). It charges nothing
+         *       and has no instalments until a method is attached (`PUT /payment-plans/{id}`, or the
+         *       customer in the Portal).
+         *     - `active`: enrolled with a payment method; its instalments are charged when due.
+         *     - `completed`: the account's balance was paid off (by the plan or otherwise).
+         *     - `canceled`: the plan was canceled (`DELETE /payment-plans/{id}`, or its account closed).
+         *     - `defaulted`: three attempts in a row failed; the plan charges no more (see the tag `Payment plans`).
          * @example pending_enrollment
          * @enum {string}
          */
-        PaymentPlanStatus: "pending_configuration" | "pending_enrollment" | "active" | "completed" | "canceled";
+        PaymentPlanStatus: "pending_configuration" | "pending_enrollment" | "active" | "completed" | "canceled" | "defaulted";
+        /**
+         * PaymentPlanUpdate
+         * @description Changes to an open payment plan; fields not given keep their values.
+         * @example {
+         *       "amount": 20000,
+         *       "frequency": "every_other_week"
+         *     }
+         */
+        PaymentPlanUpdate: {
+            /**
+             * @description Each instalment from now on, in cents (the same bounds as on create).
+             * @example 20000
+             */
+            amount?: number;
+            /** @description How often the plan charges from now on. */
+            frequency?: components["schemas"]["PaymentPlanFrequency"];
+            /**
+             * Format: uuid
+             * @description A saved payment method of the account's customer; attaching one to a `pending_enrollment` plan enrolls it.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id?: string;
+            /**
+             * Format: date
+             * @description The date of the next instalment (`YYYY-MM-DD`), today to 365 days ahead.
+             * @example 2026-12-15
+             */
+            start_date?: string;
+        };
         /**
          * PortalCustomer
          * @description The customer of a session, as the Portal entry shows it.
@@ -7256,6 +7570,44 @@ export interface components {
              * @example false
              */
             verification_required: boolean;
+        };
+        /**
+         * SandboxClock
+         * @description The sandbox clock of the organization.
+         * @example {
+         *       "now": "2026-12-16T09:30:00.000Z",
+         *       "status": "ready"
+         *     }
+         */
+        SandboxClock: {
+            /**
+             * Format: date-time
+             * @description The sandbox's current time (ISO 8601, UTC). It runs at real speed from the time it was last moved to.
+             * @example 2026-12-16T09:30:00.000Z
+             */
+            now: string;
+            /**
+             * @description `ready`: everything due up to `now` has been carried out. `advancing`: the clock was
+             *     moved and the work that fell due is still being carried out; follow with `GET`.
+             * @example ready
+             * @enum {string}
+             */
+            status: "ready" | "advancing";
+        };
+        /**
+         * SandboxClockAdvance
+         * @description Where to move the sandbox clock.
+         * @example {
+         *       "advance_to": "2026-12-16T09:30:00.000Z"
+         *     }
+         */
+        SandboxClockAdvance: {
+            /**
+             * Format: date-time
+             * @description The new time (ISO 8601 with a zone or offset); later than the sandbox clock and at most 2 years after it.
+             * @example 2026-12-16T09:30:00.000Z
+             */
+            advance_to: string;
         };
         /**
          * SessionDestination
@@ -7933,6 +8285,11 @@ export interface components {
          * @example 1
          */
         Page: number;
+        /**
+         * @description The payment plan's UUID. A value that is not a UUID is a `422`.
+         * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
+         */
+        PaymentPlanId: string;
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
          * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
@@ -10395,6 +10752,427 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listPaymentPlans: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the plans of this debt account (UUID or `external_id`).
+                 * @example ACC-2026-004452
+                 */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only the plans in this state.
+                 * @example active
+                 */
+                status?: components["schemas"]["PaymentPlanStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of plans. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26",
+                     *           "frequency": "monthly",
+                     *           "start_date": "2026-12-01",
+                     *           "amount": 15000,
+                     *           "status": "active",
+                     *           "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+                     *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *           "end_date": "2027-10-01",
+                     *           "enrolled_at": "2026-11-21T16:04:54.000Z",
+                     *           "canceled_at": null,
+                     *           "charges_total_amount": 0,
+                     *           "charges": [
+                     *             {
+                     *               "id": "0c5a8e21-7f4b-4d39-9a16-3e8b2d7c4f05",
+                     *               "charge_date": "2026-12-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e301b01",
+                     *               "charge_date": "2027-01-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e311c02",
+                     *               "charge_date": "2027-02-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e321d03",
+                     *               "charge_date": "2027-03-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e331e04",
+                     *               "charge_date": "2027-04-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e341f05",
+                     *               "charge_date": "2027-05-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e352006",
+                     *               "charge_date": "2027-06-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e362107",
+                     *               "charge_date": "2027-07-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e372208",
+                     *               "charge_date": "2027-08-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e382309",
+                     *               "charge_date": "2027-09-01",
+                     *               "amount": 15000,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             },
+                     *             {
+                     *               "id": "1b7e4f2a-9c3d-4e8f-8a6b-5c4d3e39240a",
+                     *               "charge_date": "2027-10-01",
+                     *               "amount": 9250,
+                     *               "status": "pending",
+                     *               "attempts": 0,
+                     *               "successfully_charged_at": null,
+                     *               "error": null,
+                     *               "error_code": null,
+                     *               "created_at": "2026-11-21T16:04:54.000Z",
+                     *               "updated_at": "2026-11-21T16:04:54.000Z"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-11-21T16:04:54.000Z",
+                     *           "updated_at": "2026-11-21T16:04:54.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/payment-plans",
+                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
+                     *         "to_submitted_date": "2026-11-21T16:04:54.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/payment-plans?status=active&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/payment-plans?status=active&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The plans on this page, newest first. */
+                        data: components["schemas"]["PaymentPlanDetail"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.status": [
+                     *           "must be equal to one of the allowed values: pending_configuration, pending_enrollment, active, completed, canceled, defaulted"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentPlanEnrollment"];
+            };
+        };
+        responses: {
+            /** @description The plan was created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The new plan. */
+                        data: components["schemas"]["PaymentPlanDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "amount": [
+                     *           "must be at least the account's minimum payment (2500)"
+                     *         ],
+                     *         "start_date": [
+                     *           "must be today or later"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment plan's UUID. A value that is not a UUID is a `422`.
+                 * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
+                 */
+                id: components["parameters"]["PaymentPlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plan. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan. */
+                        data: components["schemas"]["PaymentPlanDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updatePaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment plan's UUID. A value that is not a UUID is a `422`.
+                 * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
+                 */
+                id: components["parameters"]["PaymentPlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentPlanUpdate"];
+            };
+        };
+        responses: {
+            /** @description The plan after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan after the change. */
+                        data: components["schemas"]["PaymentPlanDetail"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "payment_method_id": [
+                     *           "is not a payment method of the account's customer"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment plan's UUID. A value that is not a UUID is a `422`.
+                 * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
+                 */
+                id: components["parameters"]["PaymentPlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     openPortalAccounts: {
         parameters: {
             query?: never;
@@ -10690,6 +11468,112 @@ export interface operations {
             302: components["responses"]["ExpiredRedirect"];
             404: components["responses"]["LinkNotFound"];
             410: components["responses"]["Gone"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sandbox clock. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "now": "2026-12-16T09:30:00.000Z",
+                     *         "status": "ready"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The sandbox clock. */
+                        data: components["schemas"]["SandboxClock"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    advanceSandboxClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "advance_to": "2026-12-16T09:30:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SandboxClockAdvance"];
+            };
+        };
+        responses: {
+            /** @description The sandbox clock after the move. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "now": "2026-12-16T09:30:00.000Z",
+                     *         "status": "ready"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The sandbox clock after the move. */
+                        data: components["schemas"]["SandboxClock"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "advance_to": [
+                     *           "must be later than the sandbox clock (2026-12-16T09:30:00.000Z)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };

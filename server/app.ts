@@ -20,6 +20,8 @@ import { bulkRouter } from './bulk/bulk-routes';
 import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { paymentPlanRouter } from './payment-plans/plan-routes';
+import { sandboxRouter } from './sandbox/sandbox-routes';
 import { requestId } from './logging';
 
 export const API_BASE = '/api/v1';
@@ -79,6 +81,8 @@ export function createApp(deps: AppDeps): Express {
     bulkRouter(deps),
     customerSessionRouter(deps),
     webhookRouter(deps),
+    paymentPlanRouter(deps),
+    sandboxRouter(deps),
   );
   app.use(API_BASE, api);
 

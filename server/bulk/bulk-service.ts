@@ -10,6 +10,7 @@ import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
 import { BULK_JOB_OPTIONS, type BulkJob } from './bulk-import';
 import { todayUtc } from '../dates';
+import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
 
@@ -29,7 +30,7 @@ export type BulkDeps = Pick<AppDeps, 'db' | 'boss' | 'clock'>;
 
 /** Stores the rows and queues their import in one transaction, and answers at once. */
 async function create({ db, boss, clock }: BulkDeps, tenant: Tenant, items: BulkItem[]): Promise<Schemas['BulkAction']> {
-  checkStructure(items, clock());
+  checkStructure(items, nowFor(clock, tenant));
   const action = await db.transaction(async (trx) => {
     const [action] = await trx('bulk_actions')
       .insert({ organization_id: tenant.organizationId, environment: tenant.environment, count: items.length })

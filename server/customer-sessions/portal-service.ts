@@ -13,6 +13,7 @@ import { pagePath } from './session-links';
 import { portalSessionToApi, portalUrlOf } from './session-mapper';
 import { sessionLinkRepo, tenantOfSession, type SessionRow } from './session-repo';
 import type { SessionDeps } from './session-service';
+import { nowFor, withClock } from '../sandbox/sandbox-clock';
 
 /** Where the person goes next: a redirect, or (Portal entry only) the page's context. */
 export type Opened = { redirect: string } | { data: components['schemas']['PortalSession'] };
@@ -26,7 +27,8 @@ function expired(row: SessionRow): { redirect: string } {
 
 /** The session after this use, or undefined when it has expired (before or during the use). */
 async function use(deps: SessionDeps, row: SessionRow): Promise<SessionRow | undefined> {
-  const now = deps.clock();
+  // The session's own sandbox clock: a link expires in sandbox time.
+  const now = nowFor(deps.clock, await withClock(deps.db, tenantOfSession(row)));
   if (isExpired(row.expires_at, now)) return undefined;
   return sessionLinkRepo(deps.db).recordUse(row.id, now, expiryAfterUse(row, now));
 }

@@ -17,6 +17,7 @@ import { expiryAtCreation } from './session-lifetime';
 import { newSessionToken, newShortCode, PORTAL_URL_MAX_LENGTH, portalUrlLength } from './session-links';
 import { bulkSessionToApi, sessionToApi } from './session-mapper';
 import { sessionRepo, type SessionRow } from './session-repo';
+import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
 type Create = Schemas['CustomerSessionCreate'];
@@ -60,7 +61,7 @@ async function check(trx: Knex, deps: SessionDeps, tenant: Tenant, body: Create,
 
 async function insert(trx: Knex, deps: SessionDeps, tenant: Tenant, { body, customer, account }: Checked): Promise<{ row: SessionRow; token: string }> {
   const token = newSessionToken();
-  const now = deps.clock();
+  const now = nowFor(deps.clock, tenant);
   const lifetime = { valid_until_hours: body.valid_until ?? null, is_valid_forever: body.is_valid_forever === true };
   const row = await sessionRepo(trx, tenant).insert(
     {

@@ -22,6 +22,7 @@ import { customerToApi } from './customer-mapper';
 import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
 import { groupBy } from '../collections';
 import { todayUtc } from '../dates';
+import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -90,12 +91,12 @@ function checkRules(body: { date_of_birth?: string | null }, now: Date): void {
 }
 
 export function customerService({ db, events, clock }: CustomerDeps) {
-  const load = async (trx: Knex, tenant: Tenant, row: CustomerRow, include: Set<string>) => (await loadCustomers(trx, tenant, [row], include, clock()))[0]!;
+  const load = async (trx: Knex, tenant: Tenant, row: CustomerRow, include: Set<string>) => (await loadCustomers(trx, tenant, [row], include, nowFor(clock, tenant)))[0]!;
 
   return {
     async list(tenant: Tenant, page: PageRequest, include: Set<string>): Promise<Listed<Customer>> {
       return listPage<CustomerRow, Customer>(customerRepo(db, tenant).query(), page, { columns: CUSTOMER_COLUMNS, table: CUSTOMERS }, (rows) =>
-        loadCustomers(db, tenant, rows, include, clock()),
+        loadCustomers(db, tenant, rows, include, nowFor(clock, tenant)),
       );
     },
 
@@ -106,7 +107,7 @@ export function customerService({ db, events, clock }: CustomerDeps) {
     },
 
     async create(tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
-      checkRules(body, clock());
+      checkRules(body, nowFor(clock, tenant));
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);
@@ -128,7 +129,7 @@ export function customerService({ db, events, clock }: CustomerDeps) {
     },
 
     async update(tenant: Tenant, key: string, body: Schemas['CustomerUpdate'], include: Set<string>): Promise<Customer> {
-      checkRules(body, clock());
+      checkRules(body, nowFor(clock, tenant));
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);

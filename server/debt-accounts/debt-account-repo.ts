@@ -184,7 +184,11 @@ export function debtAccountRepo(db: Knex, tenant: Tenant) {
 
     async plans(accountIds: string[]): Promise<PaymentPlanRow[]> {
       if (accountIds.length === 0) return [];
-      return scoped(db, PAYMENT_PLANS, tenant).whereIn('debt_account_id', accountIds).select(PLAN_COLUMNS);
+      // Oldest first: keyed by account, the latest plan (the open one, if any) is the one shown.
+      return scoped(db, PAYMENT_PLANS, tenant)
+        .whereIn('debt_account_id', accountIds)
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .select(PLAN_COLUMNS);
     },
 
     async insertPlan(accountId: string, plan: Omit<PaymentPlanRow, 'id' | 'debt_account_id' | 'created_at' | 'updated_at' | 'amount'> & { amount: number | null }): Promise<void> {

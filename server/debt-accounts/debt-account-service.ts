@@ -16,6 +16,7 @@ import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
+import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
@@ -94,7 +95,7 @@ async function find({ db }: DebtAccountDeps, tenant: Tenant, key: string, includ
 }
 
 async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
-  checkPlan(body, clock());
+  checkPlan(body, nowFor(clock, tenant));
   return externalIdUnique(DEBT_ACCOUNTS, () =>
     db.transaction(async (trx) => {
       const accounts = debtAccountRepo(trx, tenant);

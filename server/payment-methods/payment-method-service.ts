@@ -12,6 +12,7 @@ import type { AppDeps } from '../deps';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
+import { nowFor } from '../sandbox/sandbox-clock';
 
 type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
 type CardInput = components['schemas']['CardInput'];
@@ -60,7 +61,7 @@ export function paymentMethodService({ db, events, secrets, clock }: PaymentMeth
   return {
     /** A new method changes the customer's payload (its payment methods): customer.update. */
     async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
-      const values = body.card ? cardValues(body.card, secrets, clock()) : achValues(body.ach!, secrets);
+      const values = body.card ? cardValues(body.card, secrets, nowFor(clock, tenant)) : achValues(body.ach!, secrets);
       return db.transaction(async (trx) => {
         const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
         if (!customer) throw ApiError.notFound('Customer');

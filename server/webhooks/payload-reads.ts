@@ -230,7 +230,11 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
   const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
   const plans: PaymentPlanRow[] =
-    accounts.length > 0 ? await scoped(db, 'payment_plans', tenant).whereIn('debt_account_id', accounts.map((account) => account.id)).select(PLAN_COLUMNS) : [];
+    accounts.length > 0 ? await scoped(db, 'payment_plans', tenant)
+          .whereIn('debt_account_id', accounts.map((account) => account.id))
+          // Oldest first: keyed by account, the latest plan (the open one, if any) is the one told.
+          .orderBy(OLDEST_FIRST('payment_plans'))
+          .select(PLAN_COLUMNS) : [];
   const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
 
   return {

@@ -1,0 +1,55 @@
+/**
+ * Reading and moving a sandbox's clock. Moving it carries out, in order, everything that fell
+ * due in that sandbox up to the new time, then answers `ready`.
+ */
+import type { AppDeps } from '../deps';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { type ClockStatus, nowFor, sandboxClockRepo } from './sandbox-clock';
+
+export type SandboxDeps = Pick<AppDeps, 'db' | 'clock'>;
+
+export interface ClockAnswer {
+  now: string;
+  status: ClockStatus;
+}
+
+/** How far ahead of the clock `advance_to` may be. */
+const MAX_YEARS_AHEAD = 2;
+
+/** The sandbox clock exists for sandbox tokens only; production has no such path. */
+function sandboxOnly(tenant: Tenant): void {
+  if (tenant.environment !== 'sandbox') throw new ApiError('not_found', 'No such route.');
+}
+
+function yearsLater(date: Date, years: number): Date {
+  const later = new Date(date.getTime());
+  later.setUTCFullYear(later.getUTCFullYear() + years);
+  return later;
+}
+
+export function sandboxService(deps: SandboxDeps) {
+  return {
+    async read(tenant: Tenant): Promise<ClockAnswer> {
+      sandboxOnly(tenant);
+      const row = await sandboxClockRepo(deps.db, tenant.organizationId).read();
+      return { now: nowFor(deps.clock, { ...tenant, clockOffsetMs: row.offset_ms }).toISOString(), status: row.status };
+    },
+
+    async advance(tenant: Tenant, advanceTo: string): Promise<ClockAnswer> {
+      sandboxOnly(tenant);
+      const target = new Date(advanceTo);
+      return deps.db.transaction(async (trx) => {
+        const clocks = sandboxClockRepo(trx, tenant.organizationId);
+        const row = await clocks.lock();
+        if (row.status === 'advancing') throw ApiError.conflict('The sandbox clock is still advancing; GET /sandbox/clock answers ready when it is done.');
+        const real = deps.clock();
+        const now = new Date(real.getTime() + row.offset_ms);
+        if (target.getTime() <= now.getTime()) throw ApiError.field('advance_to', `must be later than the sandbox clock (${now.toISOString()})`);
+        if (target.getTime() > yearsLater(now, MAX_YEARS_AHEAD).getTime()) throw ApiError.field('advance_to', `must be at most ${MAX_YEARS_AHEAD} years after the sandbox clock (${now.toISOString()})`);
+        await clocks.set(target.getTime() - real.getTime(), 'ready');
+        return { now: target.toISOString(), status: 'ready' };
+      });
+    },
+  };
+}
