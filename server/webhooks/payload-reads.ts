@@ -76,6 +76,22 @@ export interface PaymentPlanRow {
   start_date: string | null;
   amount: string | null;
   status: S['PaymentPlanStatus'];
+  payment_method_id: string | null;
+  enrolled_at: Date | null;
+  canceled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One instalment of a plan. */
+export interface PlanChargeRow {
+  id: string;
+  payment_plan_id: string;
+  charge_date: string;
+  amount: string;
+  status: string;
+  attempts: number;
+  successfully_charged_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -129,6 +145,10 @@ export interface PayloadRows {
   locationUsage: Map<string, number>;
   /** By debt account id. */
   plans: Map<string, PaymentPlanRow>;
+  /** By plan id, by charge date. */
+  planCharges: Map<string, PlanChargeRow[]>;
+  /** The payment methods plans charge, by id. */
+  planMethods: Map<string, PaymentMethodRow>;
   imports: Map<string, ImportRow>;
 }
 
@@ -165,7 +185,8 @@ const ACCOUNT_COLUMNS = [
   ),
   'parent.external_id as parent_external_id',
 ];
-const PLAN_COLUMNS = ['id', 'debt_account_id', 'frequency', 'start_date', 'amount', 'status', 'created_at', 'updated_at'];
+const PLAN_COLUMNS = ['id', 'debt_account_id', 'frequency', 'start_date', 'amount', 'status', 'payment_method_id', 'enrolled_at', 'canceled_at', 'created_at', 'updated_at'];
+const PLAN_CHARGE_COLUMNS = ['id', 'payment_plan_id', 'charge_date', 'amount', 'status', 'attempts', 'successfully_charged_at', 'created_at', 'updated_at'];
 const LOCATION_COLUMNS = ['id', 'external_id', 'name', 'type', 'card', 'ach', 'metadata', 'created_at', 'updated_at'];
 
 const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
@@ -235,6 +256,16 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
           // Oldest first: keyed by account, the latest plan (the open one, if any) is the one told.
           .orderBy(OLDEST_FIRST('payment_plans'))
           .select(PLAN_COLUMNS) : [];
+  const latestPlans = [...new Map(plans.map((row) => [row.debt_account_id, row])).values()];
+  const planCharges: PlanChargeRow[] =
+    latestPlans.length > 0
+      ? await scoped(db, 'payment_plan_charges', tenant)
+          .whereIn('payment_plan_id', latestPlans.map((plan) => plan.id))
+          .orderBy([{ column: 'charge_date' }, { column: 'seq' }])
+          .select(PLAN_CHARGE_COLUMNS)
+      : [];
+  const planMethodIds = latestPlans.flatMap((plan) => plan.payment_method_id ?? []);
+  const planMethods: PaymentMethodRow[] = planMethodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', planMethodIds).select(PAYMENT_METHOD_COLUMNS) : [];
   const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
 
   return {
@@ -246,7 +277,9 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     children: groupBy(accounts, (row) => row.parent_id),
     locations: byId(locations),
     locationUsage,
-    plans: new Map(plans.map((row) => [row.debt_account_id, row])),
+    plans: new Map(latestPlans.map((row) => [row.debt_account_id, row])),
+    planCharges: groupBy(planCharges, (row) => row.payment_plan_id),
+    planMethods: byId(planMethods),
     imports: byId(imported),
   };
 }

@@ -7,7 +7,7 @@
 import type { components } from '../../generated/schema';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 import { bankAccount, cardToken } from '../masking';
-import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows } from './payload-reads';
+import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows, PlanChargeRow } from './payload-reads';
 
 type S = components['schemas'];
 
@@ -56,7 +56,7 @@ function billingAddress(primary: AddressRow | undefined): S['EventBillingAddress
 }
 
 /** Card number as its last four digits, ACH numbers masked: the full numbers are never stored anyway. */
-function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undefined): S['EventPaymentMethod'] {
+function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undefined, ctx: PayloadRows): S['EventPaymentMethod'] {
   return {
     id: row.id,
     type: row.type,
@@ -64,8 +64,9 @@ function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undef
     bank_account: bankAccount(row),
     is_primary: row.is_primary,
     billing_address: billingAddress(primary),
-    // No plan, settlement offer or scheduled charge is tied to a payment method in this service yet.
-    has_active_payment_plan: false,
+    // An account's plan in ctx is its latest, so an active one among them is the method's active plan.
+    has_active_payment_plan: [...ctx.plans.values()].some((plan) => plan.status === 'active' && plan.payment_method_id === row.id),
+    // No settlement offer or scheduled charge is tied to a payment method in this service yet.
     has_active_settlement_offer: false,
     has_active_scheduled_charge: false,
     created_at: eventTime(row.created_at),
@@ -144,7 +145,7 @@ function customerCore(row: CustomerRow, ctx: PayloadRows) {
     metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
     debt_accounts: (ctx.accountsOfCustomer.get(row.id) ?? []).map((account) => embeddedAccount(account, ctx, null)),
     addresses: addresses.map(addressPayload),
-    payment_methods: (ctx.paymentMethods.get(row.id) ?? []).map((method) => paymentMethodPayload(method, primary)),
+    payment_methods: (ctx.paymentMethods.get(row.id) ?? []).map((method) => paymentMethodPayload(method, primary, ctx)),
     registered_at: null,
     created_at: eventTime(row.created_at),
     updated_at: eventTime(row.updated_at),
@@ -165,32 +166,59 @@ function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
   return { id, ...splitName(name), name, email, phone, external_id, created_at: eventTime(row.created_at), updated_at: eventTime(row.updated_at) };
 }
 
+function planChargePayload(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
+  const amount = Number(row.amount);
+  return {
+    id: row.id,
+    charge_date: row.charge_date,
+    amount,
+    status: row.status,
+    successfully_charged_at: row.successfully_charged_at ? eventTime(row.successfully_charged_at) : null,
+    attempts: row.attempts,
+    scheduled: row.status === 'pending',
+    skipped: row.status === 'canceled',
+    interest: 0,
+    fees: [],
+    total_fees_amount: 0,
+    total_amount: amount,
+    settlement_offer: null,
+    created_at: eventTime(row.created_at),
+    updated_at: eventTime(row.updated_at),
+  };
+}
+
 /**
- * A plan as set up through the API: no instalments are scheduled until the customer enrolls
- * in the Portal, so its charges, fees and payment method are empty.
+ * A plan with its instalments (none before enrolment), the method it charges, and the
+ * instalment last paid and next due. This service adds no interest or fees to instalments.
  */
 function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
+  const charges = ctx.planCharges.get(plan.id) ?? [];
+  const live = charges.filter((charge) => charge.status !== 'canceled');
+  const paid = charges.filter((charge) => charge.status === 'succeeded');
+  const next = charges.find((charge) => charge.status === 'pending');
+  const method = plan.payment_method_id ? ctx.planMethods.get(plan.payment_method_id) : undefined;
+  const primary = method ? (ctx.addresses.get(method.customer_id) ?? []).find((address) => address.is_primary) : undefined;
   return {
     id: plan.id,
     frequency: plan.frequency,
     start_date: plan.start_date,
-    end_date: null,
+    end_date: live.length > 0 ? live[live.length - 1]!.charge_date : null,
     amount: plan.amount === null ? null : Number(plan.amount),
     status: plan.status,
-    charges: [],
-    charges_total_amount: 0,
-    payment_method: null,
+    charges: charges.map(planChargePayload),
+    charges_total_amount: paid.reduce((sum, charge) => sum + Number(charge.amount), 0),
+    payment_method: method ? paymentMethodPayload(method, primary, ctx) : null,
     debt_account: { ...embeddedAccount(account, ctx, withCustomer ? embeddedCustomer(account.customer_id, ctx) : null), fees: [] },
-    enrolled_at: null,
-    canceled_at: null,
+    enrolled_at: plan.enrolled_at ? eventTime(plan.enrolled_at) : null,
+    canceled_at: plan.canceled_at ? eventTime(plan.canceled_at) : null,
     recurring_day: plan.frequency === 'monthly' && plan.start_date ? Number(plan.start_date.slice(8, 10)) : null,
     source: 'api',
     source_name: 'API',
     fees: [],
     total_interest: 0,
     total_fees: 0,
-    latest_charge: null,
-    next_charge: null,
+    latest_charge: paid.length > 0 ? planChargePayload(paid[paid.length - 1]!) : null,
+    next_charge: next ? planChargePayload(next) : null,
     rules: { unscheduled_payment_plan_editable: plan.status === 'pending_configuration' },
     created_at: eventTime(plan.created_at),
     updated_at: eventTime(plan.updated_at),
