@@ -1,0 +1,180 @@
+/**
+ * Carrying out due instalments. Due work is found by a query over due rows (never a timer per
+ * row); each instalment is carried out in its own transaction that locks its account, its plan
+ * and itself, checks again that it is still due, and records the attempt as a row keyed
+ * (instalment, attempt number) before charging: two processes racing over one instalment
+ * cannot both record attempt N, and a process killed mid-way rolls everything back, charge
+ * included (the gateway runs on the same transaction), so the instalment is simply due again.
+ */
+import type { Knex } from 'knex';
+import type { AppDeps } from '../deps';
+import type { Environment, Tenant } from '../http/auth';
+import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
+import { scheduleFrom } from './plan-service';
+import { afterFailure, chargeDate } from './schedule';
+
+/** What charging one instalment answered. */
+export interface InstalmentCharge {
+  /** The charge made (also a failed one); null when none could be made. */
+  chargeId: string | null;
+  /** Whether the money was taken (an ACH debit still settling counts). */
+  paid: boolean;
+  error?: string;
+  errorCode?: string;
+}
+
+/** The payments port as the plans see it: charge `amount` to the plan's method, on `trx`. */
+export type InstalmentCharger = (
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  request: { plan: PlanRow; instalment: InstalmentRow; amount: number; attempt: number; now: Date },
+) => Promise<InstalmentCharge>;
+
+export type RunnerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
+
+export interface DueRef {
+  id: string;
+  organization_id: string;
+  environment: Environment;
+  due_at: Date;
+}
+
+const BATCH = 200;
+
+/**
+ * Pending instalments of active plans due at `realNow` on their tenant's clock (production:
+ * real time; a sandbox: its clock), earliest first.
+ */
+export async function dueInstalments(db: Knex, realNow: Date, limit = BATCH): Promise<DueRef[]> {
+  const { rows } = await db.raw<{ rows: DueRef[] }>(
+    `SELECT i.id, i.organization_id, i.environment, i.due_at
+       FROM ${PLAN_CHARGES} i
+       LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
+      WHERE i.status = 'pending' AND i.due_at IS NOT NULL
+        AND i.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+      ORDER BY i.due_at, i.seq
+      LIMIT ?`,
+    [realNow, limit],
+  );
+  return rows;
+}
+
+/** One tenant's pending instalments due at or before `upTo`, earliest first (the sandbox clock's advance). */
+export async function dueInstalmentsOf(db: Knex, tenant: Tenant, upTo: Date, limit = BATCH): Promise<DueRef[]> {
+  return db(PLAN_CHARGES)
+    .where({ organization_id: tenant.organizationId, environment: tenant.environment, status: 'pending' })
+    .where('due_at', '<=', upTo)
+    .orderBy([{ column: 'due_at' }, { column: 'seq' }])
+    .limit(limit)
+    .select('id', 'organization_id', 'environment', 'due_at');
+}
+
+/** Ends a plan: its pending instalments are canceled. */
+async function endPlan(trx: Knex, tenant: Tenant, plan: PlanRow, status: 'completed' | 'canceled' | 'defaulted', now: Date): Promise<PlanValues> {
+  await planRepo(trx, tenant).cancelPending(plan.id);
+  return { status, ended_at: now, ...(status === 'canceled' ? { canceled_at: now } : {}) };
+}
+
+/**
+ * Carries out the instalment `ref` at `now` (its tenant's time) when it is still due; answers
+ * whether it did anything. `lockAccount` locks the account the way every writer of balances does.
+ */
+export async function runInstalment(
+  deps: RunnerDeps,
+  charge: InstalmentCharger,
+  lockAccount: (trx: Knex.Transaction, tenant: Tenant, accountId: string) => Promise<DebtAccountRow | undefined>,
+  ref: DueRef,
+  tenantOf: (ref: DueRef) => Tenant,
+  now: Date,
+): Promise<boolean> {
+  const tenant = tenantOf(ref);
+  return deps.db.transaction(async (trx) => {
+    const plans = planRepo(trx, tenant);
+    const peek = (await trx(PLAN_CHARGES).where({ id: ref.id }).first('payment_plan_id')) as { payment_plan_id: string } | undefined;
+    if (!peek) return false;
+    const unlockedPlan = await plans.find(peek.payment_plan_id);
+    if (!unlockedPlan) return false;
+    // Account, plan, instalment: the order the API's plan changes lock in.
+    const account = await lockAccount(trx, tenant, unlockedPlan.debt_account_id);
+    const plan = await plans.find(unlockedPlan.id, { forUpdate: true });
+    const instalment = (await trx(PLAN_CHARGES).where({ id: ref.id }).forUpdate().first()) as InstalmentRow | undefined;
+    if (!account || !plan || !instalment) return false;
+    if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
+
+    let changes: PlanValues = {};
+    const balance = Number(account.current_balance);
+    if (account.status !== 'active' || balance <= 0) {
+      // Paid off in the meantime (a one-time charge): the plan is done; closed or otherwise
+      // out of collection: the plan is canceled, nothing is charged.
+      changes = await endPlan(trx, tenant, plan, balance <= 0 ? 'completed' : 'canceled', now);
+    } else {
+      const attempt = instalment.attempts + 1;
+      // The key of exactly once: a second process recording this attempt fails here.
+      await trx(PLAN_CHARGE_ATTEMPTS).insert({
+        payment_plan_charge_id: instalment.id,
+        attempt,
+        organization_id: tenant.organizationId,
+        environment: tenant.environment,
+        outcome: 'started',
+      });
+      const amount = Math.min(Number(instalment.amount), balance);
+      const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
+      await trx(PLAN_CHARGE_ATTEMPTS)
+        .where({ payment_plan_charge_id: instalment.id, attempt })
+        .update({ charge_id: outcome.chargeId, outcome: outcome.paid ? 'paid' : 'failed' });
+      changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
+    }
+    await plans.update(plan.id, changes);
+    await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
+    return true;
+  });
+}
+
+async function afterPayment(
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  plan: PlanRow,
+  instalment: InstalmentRow,
+  amount: number,
+  attempt: number,
+  outcome: InstalmentCharge,
+  now: Date,
+): Promise<PlanValues> {
+  await trx(PLAN_CHARGES)
+    .where({ id: instalment.id })
+    .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() });
+  const account = (await debtAccountRepo(trx, tenant).find(plan.debt_account_id))!;
+  if (Number(account.current_balance) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
+  const pending = await trx(PLAN_CHARGES).where({ payment_plan_id: plan.id, status: 'pending' }).first('id');
+  // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
+  // the plan goes on, one period after this instalment.
+  if (!pending) return { consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) };
+  return { consecutive_failures: 0 };
+}
+
+async function afterDecline(
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  plan: PlanRow,
+  instalment: InstalmentRow,
+  attempt: number,
+  outcome: InstalmentCharge,
+  now: Date,
+): Promise<PlanValues> {
+  const consecutiveFailures = plan.consecutive_failures + 1;
+  const next = afterFailure({ attempts: attempt, consecutiveFailures, chargeDate: instalment.charge_date });
+  await trx(PLAN_CHARGES)
+    .where({ id: instalment.id })
+    .update({
+      status: next.retryAt ? 'pending' : 'failed',
+      attempts: attempt,
+      due_at: next.retryAt,
+      charge_id: outcome.chargeId,
+      error: outcome.error?.slice(0, 255) ?? 'The charge failed.',
+      error_code: outcome.errorCode?.slice(0, 32) ?? null,
+      updated_at: trx.fn.now(),
+    });
+  if (next.defaulted) return { consecutive_failures: consecutiveFailures, ...(await endPlan(trx, tenant, plan, 'defaulted', now)) };
+  return { consecutive_failures: consecutiveFailures };
+}
