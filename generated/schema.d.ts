@@ -6228,10 +6228,14 @@ export interface components {
          *     - `validation_failed`: required parameters are missing or data is invalid; see `errors` (422).
          *     - `rate_limited`: too many requests; see `Retry-After` (429).
          *     - `internal_error`: an internal failure of the service (500).
+         *     - `payment_gateway_unavailable`: production has no payment gateway configured, so no money was moved (400).
+         *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
+         *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
+         *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
+        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,

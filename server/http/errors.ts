@@ -17,6 +17,14 @@ const STATUS: Record<ErrorCode, number> = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  payment_gateway_unavailable: 400,
+  card_declined: 400,
+  insufficient_funds: 400,
+  expired_card: 400,
+  incorrect_cvc: 400,
+  processing_error: 400,
+  idempotency_key_reused: 422,
+  idempotency_key_in_use: 409,
 };
 
 /** The one error type of the service: what the client is told, and nothing more. */

@@ -20,6 +20,7 @@ export const PAYMENT_METHOD_COLUMNS = [
   'account_zip',
   'account_state',
   'is_primary',
+  'gateway_token',
   'created_at',
   'updated_at',
 ];
@@ -41,6 +42,8 @@ export interface PaymentMethodRow {
   account_zip: string | null;
   account_state: string | null;
   is_primary: boolean;
+  /** The gateway's token; null when saved before payments existed or without a gateway. */
+  gateway_token: string | null;
   created_at: Date;
   updated_at: Date;
 }

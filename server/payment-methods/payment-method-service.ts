@@ -13,6 +13,7 @@ import type { Boss } from '../jobs/queue';
 import { emitEvents } from '../webhooks/emit';
 import { customerEvents } from '../webhooks/resource-events';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
+import type { PaymentGateway } from '../payments/gateway';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
 
@@ -57,16 +58,36 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
   };
 }
 
+/**
+ * The gateway's token for the details, when the tenant has a gateway (the sandbox always
+ * has): the numbers go to its vault, and we keep only the token beside what we show.
+ */
+export async function tokenize(gateway: PaymentGateway | undefined, body: PaymentMethodCreate): Promise<string | null> {
+  if (!gateway) return null;
+  if (body.card) {
+    const { card_number, card_expiration_month, card_expiration_year } = body.card;
+    return gateway.tokenizeCard({ number: card_number, expMonth: Number(card_expiration_month), expYear: expiryYear(Number(card_expiration_year)) });
+  }
+  return gateway.tokenizeBankAccount({ routingNumber: body.ach!.routing_number, accountNumber: body.ach!.account_number });
+}
+
+/** The columns of a card or bank account, checked; the numbers are not among them. */
+export function paymentMethodValues(body: PaymentMethodCreate, secrets: SecretBox): PaymentMethodValues {
+  return body.card ? cardValues(body.card, secrets) : achValues(body.ach!, secrets);
+}
+
 /** A new method changes the customer's payload (its payment methods): customer.update. */
 export async function createPaymentMethod(
   db: Knex,
   boss: Boss,
   tenant: Tenant,
   secrets: SecretBox,
+  gateway: PaymentGateway | undefined,
   customerKey: string,
   body: PaymentMethodCreate,
 ): Promise<PaymentMethodRow> {
-  const values = body.card ? cardValues(body.card, secrets) : achValues(body.ach!, secrets);
+  const values = paymentMethodValues(body, secrets);
+  values.gateway_token = await tokenize(gateway, body);
   return db.transaction(async (trx) => {
     const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
     if (!customer) throw ApiError.notFound('Customer');

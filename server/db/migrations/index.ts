@@ -8,6 +8,7 @@ import * as debtAccounts from './002-debt-accounts';
 import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
+import * as payments from './007-payments';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -15,6 +16,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003-customer-sessions': customerSessions,
   '004-bulk': bulk,
   '005-webhooks': webhooks,
+  '007-payments': payments,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
