@@ -8803,10 +8803,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description Always `validation_failed`.
-             * @constant
+             * @description `validation_failed`, or `idempotency_key_reused` when the `Idempotency-Key` was already
+             *     used with another request (its field is `headers.idempotency-key`).
+             * @enum {string}
              */
-            errorCode: "validation_failed";
+            errorCode: "validation_failed" | "idempotency_key_reused";
             errors: components["schemas"]["FieldErrors"];
         };
         /**
@@ -9126,6 +9127,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The first request with this `Idempotency-Key` is still running (`idempotency_key_in_use`);
+         *     retry a moment later to get its answer.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "A request with this Idempotency-Key is still running; retry later.",
+                 *       "errorCode": "idempotency_key_in_use"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An internal failure of the service. No details are given; the request id in the logs identifies it. */
         InternalError: {
             headers: {
@@ -9291,6 +9310,26 @@ export interface components {
          */
         DebtAccountInclude: string;
         /**
+         * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+         *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+         *
+         *     - The first request with a key runs normally; its status and body are kept for 24 hours
+         *       per organization, environment and key (in the database, so every server process sees them).
+         *     - A retry with the same key and the same request (method, path and body) within those 24
+         *       hours does nothing again and gets the same status and body, with the response header
+         *       `Idempotent-Replayed: true`.
+         *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+         *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+         *       retry a moment later.
+         *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+         *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+         *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+         *
+         *     Keys are separate per organization and environment: two organizations may use the same key.
+         * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+         */
+        IdempotencyKey: string;
+        /**
          * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
          * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
          */
@@ -9426,7 +9465,28 @@ export interface operations {
     createBulkAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9553,6 +9613,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9755,7 +9816,28 @@ export interface operations {
     createBulkCustomerSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9846,6 +9928,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9854,7 +9937,28 @@ export interface operations {
     createCustomerSession: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9912,6 +10016,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10069,7 +10174,28 @@ export interface operations {
                  */
                 include?: components["parameters"]["CustomerInclude"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10133,6 +10259,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10391,7 +10518,28 @@ export interface operations {
     createCustomerAddress: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
@@ -10451,6 +10599,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10556,7 +10705,28 @@ export interface operations {
     createPaymentMethod: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
@@ -10587,6 +10757,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10654,7 +10825,28 @@ export interface operations {
                  */
                 include?: components["parameters"]["DebtAccountInclude"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10678,6 +10870,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11121,7 +11314,28 @@ export interface operations {
     createLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11167,6 +11381,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11668,7 +11883,28 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11718,6 +11954,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -11961,7 +12198,28 @@ export interface operations {
     redeliverWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
@@ -12017,7 +12275,28 @@ export interface operations {
     triggerWebhooks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12064,6 +12343,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12072,7 +12352,28 @@ export interface operations {
     triggerWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later.
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The UUID (`id`) of the webhook to test. A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
@@ -12122,6 +12423,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

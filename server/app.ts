@@ -15,6 +15,7 @@ import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
 import { openApiValidator } from './http/validator';
+import { idempotency } from './idempotency/idempotency';
 import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
     rateLimit(createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' }), 'bulk session requests'),
   );
   api.use(openApiValidator());
+  api.use(idempotency(db));
   api.use(
     customerRouter(deps),
     addressRouter(deps),
