@@ -492,7 +492,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List a customer's payment methods
+         * @description Lists the saved cards and bank accounts of a customer addressed by its UUID or
+         *     `external_id`, a page at a time: `page` from 1, `limit` 1 to 500 (default 10); oldest
+         *     first, then by `id`. Numbers are masked as on create. Another tenant's customer answers 404.
+         */
+        get: operations["listPaymentMethods"];
         put?: never;
         /**
          * Add a payment method to a customer
@@ -809,6 +815,49 @@ export interface paths {
          *     `location.delete`.
          */
         delete: operations["deleteLocation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-methods/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a payment method
+         * @description Answers one saved card or bank account by its UUID, numbers masked as on create. A method
+         *     of another organization or environment answers 404, exactly like a missing one.
+         */
+        get: operations["getPaymentMethod"];
+        /**
+         * Make a payment method primary
+         * @description Changes whether the method is the customer's primary one (`is_primary`, the only field).
+         *     `true` demotes the previous primary in the same transaction, so a customer has at most one
+         *     primary method at any time; `false` on the primary method is a 422 on `is_primary`.
+         *     Subscribed webhooks receive `customer.update` (the customer's payload lists its methods).
+         */
+        put: operations["updatePaymentMethod"];
+        post?: never;
+        /**
+         * Delete a payment method
+         * @description Removes a saved card or bank account. When it was the primary method, the customer's
+         *     oldest remaining method becomes primary (our decision), so a customer with methods always
+         *     has one primary. Charges already made with it keep what they showed of it (brand, last
+         *     four, masked numbers); their `payment_method_id` becomes null. Subscribed webhooks receive
+         *     `customer.update`.
+         */
+        delete: operations["deletePaymentMethod"];
         options?: never;
         head?: never;
         patch?: never;
@@ -8468,6 +8517,21 @@ export interface components {
             card?: components["schemas"]["CardInput"];
         };
         /**
+         * PaymentMethodUpdate
+         * @description What can change on a saved payment method: only whether it is primary. The card or account
+         *     details themselves never change; save a new method and delete the old one instead.
+         */
+        PaymentMethodUpdate: {
+            /**
+             * @description `true` makes this method the customer's primary one and demotes the previous primary in
+             *     the same transaction. `false` on the current primary method is a 422 on `is_primary`
+             *     (make another method primary instead), so that a customer with methods always has
+             *     exactly one primary; `false` on a method that is not primary changes nothing.
+             * @example true
+             */
+            is_primary: boolean;
+        };
+        /**
          * PaymentPlan
          * @description The payment plan of a debt account as returned by the API. The spec does not show this
          *     object (only its webhook shape, section 6.4); these fields are our decision. A plan proposed
@@ -9344,6 +9408,12 @@ export interface components {
          * @example 1
          */
         Page: number;
+        /**
+         * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+         *     organization or environment, or one that does not exist, answers 404.
+         * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+         */
+        PaymentMethodId: string;
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
          * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
@@ -10702,6 +10772,94 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listPaymentMethods: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the customer's payment methods. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *           "type": "card",
+                     *           "card_token": {
+                     *             "card_holder": "Maria Gonzalez",
+                     *             "card_number": "4242",
+                     *             "expiration_month": 8,
+                     *             "expiration_year": 2029,
+                     *             "card_type": "visa",
+                     *             "card_zip": "78704"
+                     *           },
+                     *           "bank_account": null,
+                     *           "is_primary": true,
+                     *           "created_at": "2026-11-03T10:15:42.000Z",
+                     *           "updated_at": "2026-11-03T10:15:42.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods",
+                     *         "from_submitted_date": "2026-11-03T10:15:42.000Z",
+                     *         "to_submitted_date": "2026-11-03T10:15:42.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The payment methods on this page, oldest first. */
+                        data: components["schemas"]["PaymentMethod"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createPaymentMethod: {
         parameters: {
             query?: never;
@@ -11523,6 +11681,151 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *         "type": "card",
+                     *         "card_token": {
+                     *           "card_holder": "Maria Gonzalez",
+                     *           "card_number": "4242",
+                     *           "expiration_month": 8,
+                     *           "expiration_year": 2029,
+                     *           "card_type": "visa",
+                     *           "card_zip": "78704"
+                     *         },
+                     *         "bank_account": null,
+                     *         "is_primary": true,
+                     *         "created_at": "2026-11-03T10:15:42.000Z",
+                     *         "updated_at": "2026-11-03T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The payment method. */
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updatePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "is_primary": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentMethodUpdate"];
+            };
+        };
+        responses: {
+            /** @description The payment method after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3d9f1b7c-6a2e-4c8d-a0b4-8e6f2d4c1a9b",
+                     *         "type": "ach",
+                     *         "card_token": null,
+                     *         "bank_account": {
+                     *           "account_holder": "Maria Gonzalez",
+                     *           "account_type": "checking",
+                     *           "ownership_type": "personal",
+                     *           "routing_number": "*****0015",
+                     *           "account_number": "********6789",
+                     *           "account_zip": "78704",
+                     *           "account_state": "TX"
+                     *         },
+                     *         "is_primary": true,
+                     *         "created_at": "2026-11-06T16:40:03.000Z",
+                     *         "updated_at": "2026-11-24T09:12:45.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The updated payment method. */
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
