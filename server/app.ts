@@ -25,6 +25,7 @@ import { customerSessionRouter } from './customer-sessions/session-routes';
 import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
 import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { chargeRouter } from './payments/charge-routes';
 
 export interface AppDeps {
   config: Config;
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps): Express {
     bulkRouter(deps),
     customerSessionRouter(deps),
     webhookRouter(deps),
+    chargeRouter(deps),
   );
   app.use(API_BASE, api);
 

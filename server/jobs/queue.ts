@@ -11,6 +11,7 @@ export const QUEUES = {
   bulkImport: 'bulk-import',
   email: 'email',
   webhookDelivery: 'webhook-delivery',
+  achSettlement: 'ach-settlement',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -6,6 +6,7 @@ import type { AppDeps } from '../app';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from '../bulk/bulk-import';
 import { createMailer, type Mail } from '../mail/mailer';
 import { startWebhookWorker } from '../webhooks/delivery-worker';
+import { settleAch, type SettlementJob } from '../payments/ach-settlement';
 import { QUEUES } from './queue';
 
 export interface Workers {
@@ -36,6 +37,9 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const send = createMailer(deps.config, deps.logger);
   await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await send(job!.data);
+  });
+  await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
+    await settleAch(deps, job!.data);
   });
   const webhooks = startWebhookWorker(deps);
   return { stop: () => webhooks.stop() };

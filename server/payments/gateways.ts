@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
+import type { Boss } from '../jobs/queue';
 import { ApiError } from '../http/errors';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
@@ -15,6 +16,11 @@ export interface GatewayDeps {
   db: Knex;
   config: Config;
   secrets: SecretBox;
+}
+
+/** What the payment services need: the gateway's dependencies and the job queue. */
+export interface PaymentDeps extends GatewayDeps {
+  boss: Boss;
 }
 
 /** The tenant's gateway, or undefined when production has none configured. */

@@ -110,7 +110,7 @@ function accountRules(row: DebtAccountRow): { minimum_payment_amount: number | n
 }
 
 /** `customer` is set only on the account found directly at `data.debt_account` (the document's rule). */
-function embeddedAccount(row: DebtAccountRow, ctx: PayloadContext, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
+export function embeddedAccount(row: DebtAccountRow, ctx: PayloadContext, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
   const children = ctx.children.get(row.id) ?? [];
   const siblings = row.parent_id ? (ctx.children.get(row.parent_id) ?? []) : [];
   const rules = accountRules(row);
