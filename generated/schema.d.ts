@@ -6249,11 +6249,10 @@ export interface components {
              */
             billing_type: components["schemas"]["BillingType"][];
             /**
-             * @description Charges made on the account. The spec does not define the item shape for API reads, so
-             *     the array is empty for now. Payments made in the Portal are reported through the
-             *     `charge.*` and `transaction.*` webhooks.
+             * @description The 10 most recent charges made on this account, newest first. All of them, paged:
+             *     `GET /charges?debt_account_id=<id>`.
              */
-            charges: Record<string, never>[];
+            charges: components["schemas"]["Charge"][];
             /**
              * Format: date-time
              * @description When the account was created (ISO 8601, UTC).
@@ -6313,11 +6312,12 @@ export interface components {
             /** @description The account's state. */
             status: components["schemas"]["DebtAccountStatus"];
             /**
-             * @description Transactions (payments, refunds, returns) on the account. The spec does not define the
-             *     item shape for API reads, so the array is empty for now. Payments made in the Portal
-             *     are reported through the `charge.*` and `transaction.*` webhooks.
+             * @description The 10 most recent money movements (charges, voids, refunds, ACH settlements and returns)
+             *     on this account itself, newest first (a parent's charge moves its children's balances, so
+             *     its transactions are on the children). All of them, paged and with a parent's children
+             *     included: `GET /transactions?debt_account_id=<id>`.
              */
-            transactions: Record<string, never>[];
+            transactions: components["schemas"]["Transaction"][];
             /**
              * Format: date-time
              * @description When the account last changed, including a recalculation from its children (ISO 8601, UTC).

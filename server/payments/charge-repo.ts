@@ -164,3 +164,25 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
     },
   };
 }
+
+/** The latest `limit` charges and transactions of each account, newest first: one query each. */
+export async function latestOfAccounts(db: Knex, tenant: Tenant, accountIds: string[], limit: number): Promise<{ charges: ChargeRow[]; transactions: TransactionRow[] }> {
+  if (accountIds.length === 0) return { charges: [], transactions: [] };
+  const latest = (table: string, columns: string[]) =>
+    db
+      .select(columns.map((column) => column.replace(`${table}.`, 'ranked.')))
+      .from(
+        scoped(db, table, tenant)
+          .whereIn(`${table}.debt_account_id`, accountIds)
+          .select(`${table}.*`, db.raw(`row_number() OVER (PARTITION BY ${table}.debt_account_id ORDER BY ${table}.created_at DESC, ${table}.id DESC) AS rank`))
+          .as('ranked'),
+      )
+      .where('ranked.rank', '<=', limit)
+      .orderBy([
+        { column: 'ranked.created_at', order: 'desc' },
+        { column: 'ranked.id', order: 'desc' },
+      ]);
+  const [charges, transactions] = [await latest(CHARGES, CHARGE_COLUMNS), await latest(TRANSACTIONS, TRANSACTION_COLUMNS)];
+  return { charges: charges as ChargeRow[], transactions: transactions as TransactionRow[] };
+}
+

@@ -250,3 +250,29 @@ describe('reads and tenancy', () => {
     expect(app.logs.join('')).not.toContain('4000000000009995');
   });
 });
+
+describe('on the debt account', () => {
+  test('a read embeds its latest 10 charges and transactions, newest first', async () => {
+    const { account: acct } = await accountWithCard(100000);
+    const made = [];
+    for (let i = 1; i <= 11; i++) made.push((await charge({ amount: 100 * i, debt_account_id: acct.id, card: card() })).data!.data);
+    await app.sandbox.POST('/charges/{id}/refund', { params: { path: { id: made[10]!.id } }, body: { amount: 50 } });
+    const read = await account(acct.id);
+    expect(read.charges).toHaveLength(10);
+    expect(read.charges[0]).toMatchObject({ id: made[10]!.id, status: 'partially_refunded', refunded_amount: 50 });
+    expect(read.charges.map((c) => c.id)).toEqual(made.slice(1).reverse().map((c) => c.id));
+    expect(read.transactions).toHaveLength(10);
+    expect(read.transactions[0]).toMatchObject({ type: 'refund', amount: -50, charge_id: made[10]!.id });
+    expect(read.current_balance).toBe(100000 - 6600 + 50);
+  });
+
+  test('send_email: a receipt to the customer is queued with the charge', async () => {
+    const { account: acct } = await accountWithCard(10000);
+    const made = (await charge({ amount: 1234, debt_account_id: acct.id, card: card(), send_email: true, email: 'receipts@mail.debt-collection.example' })).data!.data;
+    expect(made.email).toBe('receipts@mail.debt-collection.example');
+    const { rows } = await app.db.raw(`SELECT data FROM pgboss.job WHERE name = 'email' AND data->>'subject' LIKE ?`, [`%${made.reference_number}%`]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].data).toMatchObject({ to: 'receipts@mail.debt-collection.example', text: expect.stringContaining('$12.34') });
+    expect(rows[0].data.text).toContain('ending 4242');
+  });
+});
