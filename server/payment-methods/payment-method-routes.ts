@@ -14,7 +14,7 @@ export function paymentMethodRouter(deps: AppDeps): Router {
 
   router.post('/customers/:id/payment-methods', async (req, res) => {
     const tenant = tenantOf(res);
-    const row = await createPaymentMethod(db, boss, tenant, secrets, gatewayFor(deps, tenant), req.params.id!, req.body);
+    const row = await createPaymentMethod(db, boss, tenant, secrets, gatewayFor(deps, tenant)?.(db), req.params.id!, req.body);
     res.status(201).json({ data: paymentMethodToApi(row) });
   });
 

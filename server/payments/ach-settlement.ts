@@ -23,9 +23,9 @@ export function settlementJob(tenant: Tenant, chargeId: string): SettlementJob {
 
 export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<void> {
   const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
-  const gateway = gatewayFor(deps, tenant);
+  const gatewayOn = gatewayFor(deps, tenant);
   // Production's gateway was unset after the debit was made: ask again later rather than guess.
-  if (!gateway) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
+  if (!gatewayOn) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
   await deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
     const unlocked = await charges.find(job.chargeId);
@@ -34,7 +34,7 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
     await lockAccount(trx, tenant, unlocked.debt_account_id);
     const charge = (await charges.find(job.chargeId, { forUpdate: true }))!;
     if (charge.status !== 'pending') return;
-    const outcome = await gateway.outcome(charge.gateway_reference!);
+    const outcome = await gatewayOn(trx).outcome(charge.gateway_reference!);
     if (outcome.status === 'pending') {
       await enqueueIn(deps.boss, trx, QUEUES.achSettlement, job, { startAfter: outcome.checkAfterSeconds });
       return;

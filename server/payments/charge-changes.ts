@@ -9,8 +9,8 @@ import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { lockAccount, moveBalances } from './balances';
 import { chargeRepo, type ChargeRow } from './charge-repo';
-import { GatewayRefusal, type PaymentGateway } from './gateway';
-import type { PaymentDeps } from './gateways';
+import { GatewayRefusal } from './gateway';
+import type { GatewayOn, PaymentDeps } from './gateways';
 import { moneyGivenBack } from './payment-events';
 
 /** The charge and its account family, locked in the order a new charge locks them. */
@@ -34,7 +34,7 @@ async function ask(call: () => Promise<void>): Promise<void> {
 const sameUtcDay = (a: Date, b: Date) => a.toISOString().slice(0, 10) === b.toISOString().slice(0, 10);
 
 /** `gateway` is asked for once the charge is found: another tenant's charge is a 404 first. */
-export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
+export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
   return deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     const voidable =
@@ -45,7 +45,7 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGatewa
         charge.status === 'succeeded' ? 'The charge has settled and can no longer be voided; refund it instead.' : `A ${charge.status} charge cannot be voided.`,
       );
     }
-    await ask(() => gateway().void(charge.gateway_reference!));
+    await ask(() => gateway()(trx).void(charge.gateway_reference!));
     const charges = chargeRepo(trx, tenant);
     const parts = await charges.allocations(charge.id);
     const rows = await charges.insertTransactions(
@@ -59,7 +59,7 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGatewa
   });
 }
 
-export async function refundCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
+export async function refundCharge(deps: PaymentDeps, gateway: () => GatewayOn, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
   return deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     if (charge.status !== 'succeeded' && charge.status !== 'partially_refunded') {
@@ -70,7 +70,7 @@ export async function refundCharge(deps: PaymentDeps, gateway: () => PaymentGate
     const left = Number(charge.amount) - Number(charge.refunded_amount);
     const amount = requested ?? left;
     if (amount > left) throw ApiError.field('amount', `must not exceed what is left to refund (${left})`);
-    await ask(() => gateway().refund(charge.gateway_reference!, amount));
+    await ask(() => gateway()(trx).refund(charge.gateway_reference!, amount));
     const charges = chargeRepo(trx, tenant);
     const parts = [];
     let remaining = amount;

@@ -18,8 +18,7 @@ import { paymentMethodValues, tokenize } from '../payment-methods/payment-method
 import { customerRepo } from '../customers/customer-repo';
 import { lockAccount, moveBalances, spread } from './balances';
 import { chargeRepo, type ChargeRow } from './charge-repo';
-import type { PaymentGateway } from './gateway';
-import type { PaymentDeps } from './gateways';
+import type { GatewayOn, PaymentDeps } from './gateways';
 import { chargeMade, paymentMethodSaved } from './payment-events';
 import { settlementJob } from './ach-settlement';
 
@@ -68,7 +67,7 @@ export interface ChargeOutcome {
 
 export async function createCharge(
   deps: PaymentDeps,
-  gateway: PaymentGateway,
+  gatewayOn: GatewayOn,
   tenant: Tenant,
   body: ChargeCreate,
   idempotencyKey: string | undefined,
@@ -76,7 +75,7 @@ export async function createCharge(
   checkWayToPay(body);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
   const inlineValues = inline && paymentMethodValues(inline, deps.secrets);
-  const inlineToken = inline && (await tokenize(gateway, inline));
+  const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
   try {
     return await deps.db.transaction(async (trx) => {
       const family = await lockAccount(trx, tenant, body.debt_account_id);
@@ -96,6 +95,7 @@ export async function createCharge(
       const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
       const token = method?.gateway_token ?? inlineToken!;
 
+      const gateway = gatewayOn(trx);
       const outcome = await gateway.charge(token, body.amount);
       const failed = outcome.status === 'failed';
       const customer = await customerRepo(trx, tenant).find(account.customer_id);

@@ -122,9 +122,9 @@ describe('which gateway', () => {
   const production = (): Tenant => ({ ...tenant, environment: 'production' });
 
   test('sandbox always simulates; production only when PAYMENT_GATEWAY=sandbox', () => {
-    expect(gatewayFor(deps({}), tenant)?.name).toBe('sandbox');
+    expect(gatewayFor(deps({}), tenant)?.(db).name).toBe('sandbox');
     expect(gatewayFor(deps({}), production())).toBeUndefined();
-    expect(gatewayFor(deps({ PAYMENT_GATEWAY: 'sandbox' }), production())?.name).toBe('sandbox');
+    expect(gatewayFor(deps({ PAYMENT_GATEWAY: 'sandbox' }), production())?.(db).name).toBe('sandbox');
     expect(() => requireGateway(deps({}), production())).toThrow(expect.objectContaining({ errorCode: 'payment_gateway_unavailable', status: 400 }));
   });
 
