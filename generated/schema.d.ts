@@ -9871,7 +9871,9 @@ export interface components {
          *       `Idempotent-Replayed: true`.
          *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
          *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-         *       retry a moment later.
+         *       retry a moment later. A first request still marked running after 5 minutes is taken to
+         *       have died with its server process, and the key may be used again (a charge is still made
+         *       at most once per key).
          *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
          *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
          *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10039,7 +10041,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10390,7 +10394,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10613,7 +10619,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10771,7 +10779,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10872,7 +10882,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -10964,7 +10976,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -11201,7 +11215,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -11545,7 +11561,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -11820,7 +11838,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -11940,7 +11960,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -12429,7 +12451,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -13278,7 +13302,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -13593,7 +13619,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -13670,7 +13698,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
@@ -13747,7 +13777,9 @@ export interface operations {
                  *       `Idempotent-Replayed: true`.
                  *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
-                 *       retry a moment later.
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
                  *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.

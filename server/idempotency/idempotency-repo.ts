@@ -9,6 +9,11 @@ import { tenantColumns } from '../db/tenant';
 export const IDEMPOTENCY_KEYS = 'idempotency_keys';
 /** How long a first answer is kept. */
 export const KEEP_HOURS = 24;
+/**
+ * A claim still `running` after this long was left by a process that died mid-request: the
+ * key may be claimed again (a charge is still made at most once per key: a unique index).
+ */
+const ABANDONED_AFTER_MINUTES = 5;
 /** Expired records deleted by each new claim: pruning rides on writes, a bounded amount each time. */
 const PRUNE_BATCH = 20;
 
@@ -23,8 +28,8 @@ export function idempotencyRepo(db: Knex, tenant: Tenant) {
   const where = (key: string) => ({ ...tenantColumns(tenant), key });
   return {
     /**
-     * Claims `key` for a new request: true when it was free (never used, or expired), false
-     * when a live record holds it. An expired record of the same key is taken over in place.
+     * Claims `key` for a new request: true when it was free (never used, expired, or abandoned
+     * while running), false when a live record holds it. Such a record is taken over in place.
      */
     async claim(key: string, method: string, path: string, requestHash: string): Promise<boolean> {
       const { rows } = await db.raw(
@@ -34,6 +39,7 @@ export function idempotencyRepo(db: Knex, tenant: Tenant) {
            SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash, status = 'running',
                response_status = NULL, response_body = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
            WHERE ${IDEMPOTENCY_KEYS}.expires_at <= now()
+              OR (${IDEMPOTENCY_KEYS}.status = 'running' AND ${IDEMPOTENCY_KEYS}.locked_at < now() - interval '${ABANDONED_AFTER_MINUTES} minutes')
          RETURNING key`,
         [tenant.organizationId, tenant.environment, key, method, path, requestHash],
       );

@@ -82,10 +82,9 @@ function keepAnswer(res: Response, records: ReturnType<typeof idempotencyRepo>, 
     const kept = status >= 500 ? records.release(key) : records.complete(key, status, body);
     kept.then(
       () => send(body),
-      (error: unknown) => {
-        res.locals.idempotencyError = error;
-        send(body);
-      },
+      // The answer could not be kept: forget the claim, so that a retry runs again instead of
+      // meeting 409 idempotency_key_in_use for 24 hours.
+      () => records.release(key).catch(() => undefined).then(() => send(body)),
     );
     return res;
   };

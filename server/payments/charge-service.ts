@@ -16,6 +16,7 @@ import { bankAccount, cardToken, isChargeable } from '../payment-methods/payment
 import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customers/customer-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { lockAccount, moveBalances, spread } from './balances';
 import { chargeRepo, type ChargeRow } from './charge-repo';
 import type { GatewayOn, PaymentDeps } from './gateways';
@@ -78,6 +79,12 @@ export async function createCharge(
   const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
   try {
     return await deps.db.transaction(async (trx) => {
+      // Saving a method locks the customer (as saving one directly does); taking it before the
+      // accounts keeps one lock order, customer then accounts, for every charge.
+      if (inlineValues && body.save_payment_method) {
+        const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
+        if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
+      }
       const family = await lockAccount(trx, tenant, body.debt_account_id);
       if (!family) throw ApiError.field('debt_account_id', 'does not exist');
       const { account } = family;
@@ -87,7 +94,6 @@ export async function createCharge(
       let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id) : undefined;
       if (inlineValues && body.save_payment_method) {
         const methods = paymentMethodRepo(trx, tenant);
-        await customerRepo(trx, tenant).find(account.customer_id, { forUpdate: true });
         const first = !(await methods.hasAny(account.customer_id));
         method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
         await paymentMethodSaved(trx, tenant, deps.boss, account.customer_id);

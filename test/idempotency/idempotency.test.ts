@@ -77,6 +77,16 @@ describe('Idempotency-Key', () => {
     expect(await customersWith(body.external_id)).toBe(1);
   });
 
+  test('a claim left running by a process that died is taken over after 5 minutes', async () => {
+    const key = randomUUID();
+    const body = { external_id: unique('CUST') };
+    await createCustomer(app.api, key, body);
+    await app.db('idempotency_keys').where({ key }).update({ status: 'running', locked_at: app.db.raw(`now() - interval '6 minutes'`) });
+    const again = await createCustomer(app.api, key, { external_id: unique('CUST') });
+    expect(again.response.status).toBe(201);
+    expect(again.response.headers.get('idempotent-replayed')).toBeNull();
+  });
+
   test('keys are per organization and environment: the same key elsewhere is a new request', async () => {
     const key = randomUUID();
     const answers = [];

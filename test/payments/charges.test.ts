@@ -77,6 +77,8 @@ describe('POST /charges with a card', () => {
     const { account: acct, methodId, customer } = await accountWithCard(10000);
     const saved = await charge({ amount: 1000, debt_account_id: acct.external_id, payment_method_id: methodId });
     expect(saved.data!.data).toMatchObject({ status: 'succeeded', payment_method_id: methodId });
+    const [event] = await events('charge.succeeded', (d) => d.id === saved.data!.data.id);
+    expect(event).toMatchObject({ payment_method: { id: methodId, type: 'card' } });
     const inline = await charge({ amount: 1000, debt_account_id: acct.id, card: card('5555555555554444'), save_payment_method: true });
     expect(inline.data!.data.payment_method_id).toEqual(expect.any(String));
     const methods = await app.sandbox.GET('/customers/{id}/payment-methods', { params: { path: { id: customer.id } } });
