@@ -381,7 +381,8 @@ export interface paths {
          *       account's UUID. The token is 32 random bytes in base64url (43 characters), kept by the
          *       service only as a SHA-256 hash and sealed (encrypted) so that the short link can rebuild
          *       the address. See the Portal entry operations.
-         *     - `tags` (at most 4, each name at most once, else 422 on `tags`) are appended to
+         *     - `tags` (at most 4, each name at most once, and short enough that `portal_url` stays within
+         *       2048 characters once they are URL-encoded, else 422 on `tags`) are appended to
          *       `portal_url` as URL-encoded query parameters in request order, after `utm_source`, which
          *       the service always adds first with the organization's UUID as value (our reading of "from
          *       the user id").
@@ -1271,10 +1272,13 @@ export interface paths {
         };
         /**
          * List webhooks
-         * @description Lists every webhook of the organization and environment, oldest first, without their
-         *     secrets (spec 4.7). The list is **not paged** (the spec gives it no paging, and an
-         *     organization has few webhooks): the answer is `{data: [...]}` without `meta` or `links`,
-         *     and `page` and `limit` are not accepted.
+         * @description Lists the webhooks of the organization and environment, without their secrets (spec 4.7),
+         *     a page at a time like every other list (section 8): `page` from 1, `limit` 1 to 500
+         *     (default 10). The spec gives this list no paging; we page it anyway so that integrators
+         *     reuse one paging code for every list. The answer carries `data`, `meta` and `links`; the
+         *     links keep every query parameter of the request. Webhooks are ordered by `created_at`,
+         *     oldest first, then by `id`. A `page` or `limit` out of range is a 422 on `query.page` or
+         *     `query.limit`.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -1284,11 +1288,7 @@ export interface paths {
          *     subscribed event is POSTed to `url` as JSON `{data: ...}` with the headers
          *     `X-Service-Event-Name`, `X-Service-Webhook-ID` and `X-Service-Signature-256` (HMAC-SHA256
          *     of the body keyed with `secret`); a 2XX answer acknowledges it, anything else (a redirect
-         *     included) is retried 3 times, 900 seconds apart.
-         *
-         *     **Timeout (our decision).** Each delivery waits up to 10 seconds for an answer. The spec
-         *     states both 5 s and 10 s; we take 10 s. No answer in time counts as a failure and is
-         *     retried (3 retries, 900 seconds apart).
+         *     or no answer within the timeout included) is retried, as the tag `Webhooks` describes.
          *
          *     Rules:
          *     - `url` is required, at most 2048 characters. Server rules, each answering 422 on `url`:
@@ -1377,8 +1377,9 @@ export interface paths {
          *     reached the endpoint, which are still being retried and why attempts failed.
          *
          *     Each event the webhook subscribes to gives one delivery when it occurs. An attempt that is
-         *     not answered 2XX within the timeout (a redirect included) is retried 3 times, 900 seconds
-         *     apart; `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
+         *     not answered 2XX within the delivery timeout (a redirect included) is retried 3 times, each
+         *     retry at least the retry delay later (both settings of the service, see the tag
+         *     `Webhooks`); `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
          *     stands. Test deliveries store nothing and are not listed. A webhook unknown in this
          *     organization and environment answers 404.
          */
@@ -1512,22 +1513,6 @@ export interface webhooks {
          *     false; `error` and `error_code` carry the payment gateway's decline reason and code, and are
          *     both null when the gateway reported no failure (for example when the attempt did not reach
          *     it). The spec does not show the precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeFailed"];
         delete?: never;
@@ -1552,22 +1537,6 @@ export interface webhooks {
          *     `payment_plan_charge_uuid`, `scheduled_charge_uuid` and `debt_account_settlement_offer` say
          *     whether the charge pays a payment plan instalment, a scheduled charge or a settlement offer.
          *     The spec does not show the precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyChargeSucceeded"];
         delete?: never;
@@ -1592,22 +1561,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalActionButtonClicked"];
         delete?: never;
@@ -1631,22 +1584,6 @@ export interface webhooks {
          *     banner" (spec 6.3): it reports a customer's activity in the Portal. The spec names the event
          *     but does not show its precise trigger; the sentence above reads the name. `trackables` holds
          *     the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalClosed"];
         delete?: never;
@@ -1671,22 +1608,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCallToActionModalDisplayed"];
         delete?: never;
@@ -1711,22 +1632,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutAutopayCustomSuccess"];
         delete?: never;
@@ -1751,22 +1656,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountFailed"];
         delete?: never;
@@ -1791,22 +1680,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountScheduledSuccess"];
         delete?: never;
@@ -1831,22 +1704,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentAmountSuccess"];
         delete?: never;
@@ -1871,22 +1728,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -1911,22 +1752,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountScheduledSuccess"];
         delete?: never;
@@ -1951,22 +1776,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -1991,22 +1800,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanCustomSuccess"];
         delete?: never;
@@ -2030,22 +1823,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanFailed"];
         delete?: never;
@@ -2069,22 +1846,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuccess"];
         delete?: never;
@@ -2109,22 +1870,6 @@ export interface webhooks {
          *     names the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPaymentPlanSuggestedSuccess"];
         delete?: never;
@@ -2149,22 +1894,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutPolicyAccepted"];
         delete?: never;
@@ -2189,22 +1918,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -2229,22 +1942,6 @@ export interface webhooks {
          *     Portal. The spec names the event but does not show its precise trigger; the sentence above
          *     reads the name. `trackables` holds the customer and the debt account only when they are tied
          *     to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountScheduledSuccess"];
         delete?: never;
@@ -2269,22 +1966,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -2309,22 +1990,6 @@ export interface webhooks {
          *     The spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCheckoutSettlementOfferPaymentPlanSuccess"];
         delete?: never;
@@ -2347,22 +2012,6 @@ export interface webhooks {
          * @description Fires after a customer is created and the change is committed. It pairs with create customer
          *     (`POST /customers`). The spec pairs the event with the operation by name but does not show
          *     its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerCreate"];
         delete?: never;
@@ -2386,22 +2035,6 @@ export interface webhooks {
          *     (`DELETE /customers/{id}`). The spec pairs the event with the operation by name but does not
          *     show its precise trigger conditions. The payload is the resource as it was just before
          *     deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDelete"];
         delete?: never;
@@ -2426,22 +2059,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDisputeCreated"];
         delete?: never;
@@ -2466,22 +2083,6 @@ export interface webhooks {
          *     reports a customer's activity in the Portal. The spec names the event but does not show its
          *     precise trigger; the sentence above reads the name. `trackables` holds the customer and the
          *     debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerDocumentSigned"];
         delete?: never;
@@ -2505,22 +2106,6 @@ export interface webhooks {
          *     registration" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginFailed"];
         delete?: never;
@@ -2544,22 +2129,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerLoginSuccess"];
         delete?: never;
@@ -2584,22 +2153,6 @@ export interface webhooks {
          *     a customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerPaymentPlanUpdated"];
         delete?: never;
@@ -2624,22 +2177,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationFailed"];
         delete?: never;
@@ -2664,22 +2201,6 @@ export interface webhooks {
          *     customer's activity in the Portal. The spec names the event but does not show its precise
          *     trigger; the sentence above reads the name. `trackables` holds the customer and the debt
          *     account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerSessionVerificationSuccess"];
         delete?: never;
@@ -2702,22 +2223,6 @@ export interface webhooks {
          * @description Fires after a customer is changed and the change is committed. It pairs with update customer
          *     (`PUT /customers/{id}`). The spec pairs the event with the operation by name but does not
          *     show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyCustomerUpdate"];
         delete?: never;
@@ -2740,22 +2245,6 @@ export interface webhooks {
          * @description Fires when a dispute of a debt account is filed. The spec does not show the precise trigger
          *     conditions. The spec lists the payload fields up to the embedded `debt_account` and states
          *     that any fields after it are not shown, so the payload may carry further fields.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeCreate"];
         delete?: never;
@@ -2779,22 +2268,6 @@ export interface webhooks {
          *     the precise trigger conditions. The spec lists the payload fields up to the embedded
          *     `debt_account` and states that any fields after it are not shown, so the payload may carry
          *     further fields.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDisputeUpdate"];
         delete?: never;
@@ -2817,22 +2290,6 @@ export interface webhooks {
          * @description Fires when a customer accepts a settlement offer for a debt account. The spec does not show
          *     the precise trigger conditions. The spec does not show this payload (section 6.3); the
          *     schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferCreate"];
         delete?: never;
@@ -2855,22 +2312,6 @@ export interface webhooks {
          * @description Fires when an accepted settlement offer changes, for example when its payment is scheduled
          *     or made. The spec does not show the precise trigger conditions. The spec does not show this
          *     payload (section 6.3); the schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountSettlementOfferUpdate"];
         delete?: never;
@@ -2893,22 +2334,6 @@ export interface webhooks {
          * @description Fires after a debt account is created and the change is committed. It pairs with create debt
          *     account (`POST /debt-accounts`). The spec pairs the event with the operation by name but
          *     does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountCreate"];
         delete?: never;
@@ -2932,22 +2357,6 @@ export interface webhooks {
          *     account (`DELETE /debt-accounts/{id}`). The spec pairs the event with the operation by name
          *     but does not show its precise trigger conditions. The payload is the resource as it was just
          *     before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountDelete"];
         delete?: never;
@@ -2970,22 +2379,6 @@ export interface webhooks {
          * @description Fires after a debt account is changed and the change is committed. It pairs with update debt
          *     account (`PUT /debt-accounts/{id}`). The spec pairs the event with the operation by name but
          *     does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyDebtAccountUpdate"];
         delete?: never;
@@ -3039,21 +2432,8 @@ export interface webhooks {
          *     The example body was encrypted with the secret `whsec_test_0123456789abcdef` and decrypts to
          *     an illustrative object.
          *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: decrypt first, then recognise a repeat by the
-         *     content of the data object.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
+         *     Receivers recognise a repeated delivery by the decrypted content of the data object (see
+         *     the tag `Resource events` on delivery).
          */
         post: operations["notifyExternalChargeCreate"];
         delete?: never;
@@ -3078,22 +2458,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountFailed"];
         delete?: never;
@@ -3117,22 +2481,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSettlementOfferFullAmountSuccess"];
         delete?: never;
@@ -3157,22 +2505,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationFailed"];
         delete?: never;
@@ -3197,22 +2529,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutSingleStepVerificationSuccess"];
         delete?: never;
@@ -3237,22 +2553,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationFailed"];
         delete?: never;
@@ -3277,22 +2577,6 @@ export interface webhooks {
          *     the Portal. The spec names the event but does not show its precise trigger; the sentence
          *     above reads the name. `trackables` holds the customer and the debt account only when they
          *     are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerCheckoutVerificationSuccess"];
         delete?: never;
@@ -3317,22 +2601,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFailed"];
         delete?: never;
@@ -3356,22 +2624,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountFailed"];
         delete?: never;
@@ -3395,22 +2647,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentFullAmountSuccess"];
         delete?: never;
@@ -3434,22 +2670,6 @@ export interface webhooks {
          *     "checkout" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestCustomerOneTimePaymentSuccess"];
         delete?: never;
@@ -3474,22 +2694,6 @@ export interface webhooks {
          *     activity in the Portal. The spec names the event but does not show its precise trigger; the
          *     sentence above reads the name. `trackables` holds the customer and the debt account only
          *     when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeCreated"];
         delete?: never;
@@ -3514,22 +2718,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationFailed"];
         delete?: never;
@@ -3554,22 +2742,6 @@ export interface webhooks {
          *     the event but does not show its precise trigger; the sentence above reads the name.
          *     `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestDisputeRegistrationVerificationSuccess"];
         delete?: never;
@@ -3593,22 +2765,6 @@ export interface webhooks {
          *     registration" (spec 6.3): it reports a customer's activity in the Portal. The spec names the
          *     event but does not show its precise trigger; the sentence above reads the name. `trackables`
          *     holds the customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationFailed"];
         delete?: never;
@@ -3632,22 +2788,6 @@ export interface webhooks {
          *     (spec 6.3): it reports a customer's activity in the Portal. The spec names the event but
          *     does not show its precise trigger; the sentence above reads the name. `trackables` holds the
          *     customer and the debt account only when they are tied to the activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationSuccess"];
         delete?: never;
@@ -3672,22 +2812,6 @@ export interface webhooks {
          *     spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationFailed"];
         delete?: never;
@@ -3712,22 +2836,6 @@ export interface webhooks {
          *     spec names the event but does not show its precise trigger; the sentence above reads the
          *     name. `trackables` holds the customer and the debt account only when they are tied to the
          *     activity.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `event`, `occurred_at` and
-         *     `trackables` you have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyGuestRegistrationVerificationSuccess"];
         delete?: never;
@@ -3751,22 +2859,6 @@ export interface webhooks {
          *     addition to the e-mail the organization receives. Read the failed rows with `GET
          *     /bulk/{id}/errors`. The spec does not show this payload; its shape is our decision: the bulk
          *     action's identifier, its counters and its times.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyImportComplete"];
         delete?: never;
@@ -3790,22 +2882,6 @@ export interface webhooks {
          *     (`POST /locations`), or when create debt account names a `location_id` that matches no
          *     location. The spec pairs the event with the operation by name but does not show its
          *     precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationCreate"];
         delete?: never;
@@ -3829,22 +2905,6 @@ export interface webhooks {
          *     (`DELETE /locations/{id}`; the spec itself shows no way to delete a location). The spec
          *     pairs the event with the operation by name but does not show its precise trigger
          *     conditions. The payload is the resource as it was just before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationDelete"];
         delete?: never;
@@ -3867,22 +2927,6 @@ export interface webhooks {
          * @description Fires after a location is changed and the change is committed, by update location
          *     (`PUT /locations/{id}`; the spec itself shows no way to change a location). The spec pairs
          *     the event with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyLocationUpdate"];
         delete?: never;
@@ -3905,22 +2949,6 @@ export interface webhooks {
          * @description Fires after a payment plan is created and the change is committed. A plan is set up with
          *     `payment_plan` on create debt account or by the customer in the Portal. The spec pairs the
          *     event with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanCreate"];
         delete?: never;
@@ -3943,22 +2971,6 @@ export interface webhooks {
          * @description Fires after a payment plan is deleted and the change is committed. The spec pairs the event
          *     with the operation by name but does not show its precise trigger conditions. The payload is
          *     the resource as it was just before deletion.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanDelete"];
         delete?: never;
@@ -3980,22 +2992,6 @@ export interface webhooks {
          * Payment plan updated
          * @description Fires after a payment plan is changed and the change is committed. The spec pairs the event
          *     with the operation by name but does not show its precise trigger conditions.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyPaymentPlanUpdate"];
         delete?: never;
@@ -4018,22 +3014,6 @@ export interface webhooks {
          * @description Fires when a payment is refunded. The spec does not show the precise trigger conditions, nor
          *     the payload beyond the `data` wrapper; the schema leaves its content open and the example is
          *     illustrative only.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyRefundSucceeded"];
         delete?: never;
@@ -4056,22 +3036,6 @@ export interface webhooks {
          * @description Fires when a charge is scheduled for a later day. The spec does not show the precise trigger
          *     conditions. The spec does not show this payload (section 6.3); the schema states what we
          *     send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeCreate"];
         delete?: never;
@@ -4094,22 +3058,6 @@ export interface webhooks {
          * @description Fires when a scheduled charge is deleted before it runs. The spec does not show the precise
          *     trigger conditions. The spec does not show this payload (section 6.3); the schema states
          *     what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeDelete"];
         delete?: never;
@@ -4132,22 +3080,6 @@ export interface webhooks {
          * @description Fires when a scheduled charge changes. The spec does not show the precise trigger
          *     conditions. The spec does not show this payload (section 6.3); the schema states what we
          *     send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyScheduledChargeUpdate"];
         delete?: never;
@@ -4171,22 +3103,6 @@ export interface webhooks {
          *     when the payment goes through rather than at signing. A document shown in several contexts
          *     can be signed in each, so the event can fire more than once for one document. The payload
          *     equals the Get Signature Document result.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifySignatureDocumentSigned"];
         delete?: never;
@@ -4208,22 +3124,6 @@ export interface webhooks {
          * Ticket created
          * @description Fires once when a support ticket is created. The payload equals the Get Ticket result and
          *     includes the whole message thread. A ticket.update may follow immediately.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketCreate"];
         delete?: never;
@@ -4246,22 +3146,6 @@ export interface webhooks {
          * @description Fires on later changes of a support ticket: auto-assignment, agent replies, status changes
          *     and read-state updates. It may follow ticket.create immediately, so handle it idempotently.
          *     The payload equals the Get Ticket result and includes the whole message thread.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTicketUpdate"];
         delete?: never;
@@ -4284,22 +3168,6 @@ export interface webhooks {
          * @description Fires when the bank returns an ACH transaction that was submitted earlier, so the money is
          *     not collected. The spec does not show the precise trigger conditions. The spec does not show
          *     this payload (section 6.3); the schema states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionReturnedAch"];
         delete?: never;
@@ -4322,22 +3190,6 @@ export interface webhooks {
          * @description Fires when an ACH transaction settles, so the money is collected. The spec does not show the
          *     precise trigger conditions. The spec does not show this payload (section 6.3); the schema
          *     states what we send.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyTransactionSettledAch"];
         delete?: never;
@@ -4360,22 +3212,6 @@ export interface webhooks {
          * @description Fires when a payment is voided (canceled before it settles). The spec does not show the
          *     precise trigger conditions, nor the payload beyond the `data` wrapper; the schema leaves its
          *     content open and the example is illustrative only.
-         *
-         *     **Delivery.** The service sends an HTTP POST to the webhook's URL with the JSON body
-         *     `{"data": ...}` and the headers `X-Service-Event-Name` (this event's name),
-         *     `X-Service-Webhook-ID` (the webhook subscription) and `X-Service-Signature-256` (lowercase
-         *     hexadecimal HMAC-SHA256 of the raw body, keyed with the webhook's secret; verify it before
-         *     trusting the body). Any 2XX answer acknowledges the delivery. Any other answer, a redirect
-         *     (never followed) or no answer within 10 seconds is a failure, and the delivery is retried 3
-         *     times, 900 seconds apart: at most 4 attempts in all. (The spec states both a 5-second and a
-         *     10-second timeout; we wait 10 seconds.) Delivery is at least once and in no guaranteed
-         *     order, so receivers must be idempotent: ignore a payload whose `id` and `updated_at` you
-         *     have already processed.
-         *
-         *     Test deliveries (`POST /webhooks/trigger`) carry generated data in this shape that is not
-         *     stored, with every `id`, `uuid` and `*_uuid` property null (spec 4.7). The payload schemas
-         *     therefore type those properties as nullable; an `id` or `uuid` is null only in test
-         *     deliveries (a `*_uuid` reference is also null when it names nothing).
          */
         post: operations["notifyVoidSucceeded"];
         delete?: never;
@@ -4786,78 +3622,12 @@ export interface components {
         BulkActionStatus: "pending" | "completed";
         /**
          * BulkCustomer
-         * @description The customer of one bulk row (spec 4.6). The fields and rules are those of a customer
-         *     create request. A customer whose `external_id` is already taken in the organization and
-         *     environment is not created (nor updated): the row fails with
-         *     `external_id: ["has already been taken"]` in `errors.customer`.
-         * @example {
-         *       "name": "Rosa Delgado",
-         *       "email": "rosa.delgado@debt-collection.example",
-         *       "external_id": "CUST-100233",
-         *       "phone": "(512) 555-0162",
-         *       "date_of_birth": "1984-03-17",
-         *       "ssn_last4": "0427",
-         *       "address": {
-         *         "name": "Home",
-         *         "line1": "2210 Barton Hills Dr",
-         *         "line2": "Unit 12",
-         *         "city": "Austin",
-         *         "state": "TX",
-         *         "country": "US",
-         *         "postal_code": "78704",
-         *         "is_primary": true
-         *       },
-         *       "metadata": {
-         *         "portfolio": "spring-2026"
-         *       }
-         *     }
+         * @description The customer of one bulk row (spec 4.6): the fields and rules of a customer create request
+         *     (`CustomerCreate`), unknown fields included (a 422). A customer whose `external_id` is
+         *     already taken in the organization and environment is not created (nor updated): the row
+         *     fails with `external_id: ["has already been taken"]` in `errors.customer`.
          */
-        BulkCustomer: {
-            /**
-             * @description The customer's address; it becomes the primary address. Spec 2.2 lists every address
-             *     field of customer create as optional while 2.3 requires postal_code; we require
-             *     postal_code whenever an address is given (our decision).
-             */
-            address?: components["schemas"]["CustomerAddressInput"];
-            /**
-             * Format: date
-             * @description Date of birth, `YYYY-MM-DD`. Must not be in the future (a server rule, checked with the structure, against today's date in UTC).
-             * @example 1984-03-17
-             */
-            date_of_birth?: string;
-            /**
-             * Format: email
-             * @description The customer's e-mail address.
-             * @example rosa.delgado@debt-collection.example
-             */
-            email: string;
-            /**
-             * @description The customer's identifier in the client's system; unique per organization and environment (a duplicate is a row error).
-             * @example CUST-100233
-             */
-            external_id?: string;
-            /** @description Free key-value pairs for the customer; keys and values at most 255 characters. */
-            metadata?: components["schemas"]["Metadata"];
-            /**
-             * @description First and last name, or company name.
-             * @example Rosa Delgado
-             */
-            name: string;
-            /**
-             * @description A US phone number, with the rules of customer creation: 10 digits, optionally prefixed
-             *     by `+1` or `1`, with a space, dot or dash between the groups and optional parentheses
-             *     around the area code, for example `(512) 555-0162`. Stored exactly as given.
-             * @example (512) 555-0162
-             */
-            phone?: string;
-            /**
-             * @description The last 4 digits of the social security number, as an integer from 0 to 9999 or a
-             *     string of exactly 4 digits (a string keeps leading zeros; an integer is left-padded to 4
-             *     digits). Read back on the customer as the 4-character string `ssn`.
-             * @example 0427
-             */
-            ssn_last4?: number | string;
-        };
+        BulkCustomer: components["schemas"]["CustomerCreate"];
         /**
          * BulkCustomerSession
          * @description One session of a bulk creation: the fields of `CustomerSession` plus the ids of the request
@@ -5491,7 +4261,36 @@ export interface components {
         Customer: {
             /**
              * @description Included by default and with `include=addresses`. The customer's addresses, oldest
-             *     first; exactly one is primary when the list is not empty.
+             *     first; exactly one is primary when the list is not empty. (The `default` shown is what
+             *     the mock's dynamic mode answers; the service never fills it in.)
+             * @default [
+             *       {
+             *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
+             *         "name": "Home",
+             *         "line1": "1208 Oak Hollow Dr",
+             *         "line2": "Apt 4B",
+             *         "city": "Austin",
+             *         "state": "TX",
+             *         "country": "US",
+             *         "postal_code": "78704",
+             *         "is_primary": true,
+             *         "created_at": "2026-11-02T14:21:07.000Z",
+             *         "updated_at": "2026-11-02T14:21:07.000Z"
+             *       },
+             *       {
+             *         "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+             *         "name": "Work",
+             *         "line1": "500 W 2nd St",
+             *         "line2": "Suite 1900",
+             *         "city": "Austin",
+             *         "state": "TX",
+             *         "country": "US",
+             *         "postal_code": "78701",
+             *         "is_primary": false,
+             *         "created_at": "2026-11-05T09:12:30.000Z",
+             *         "updated_at": "2026-11-05T09:12:30.000Z"
+             *       }
+             *     ]
              */
             addresses?: components["schemas"]["Address"][];
             /**
@@ -6069,7 +4868,9 @@ export interface components {
              *     (`application/x-www-form-urlencoded`: a space is `+`), in request order after
              *     `utm_source`, each name at most once (a server rule). The service adds `utm_source`
              *     itself, first, whose value is the organization's UUID (our reading of the spec's "from
-             *     the user id").
+             *     the user id"). A value is encoded as UTF-8 and percent-encoded, so one character may
+             *     take up to 9: tags that would make `portal_url` longer than its 2048 characters answer
+             *     422 on `tags` (a server rule), and nothing is saved.
              * @example [
              *       {
              *         "name": "utm_medium",
@@ -6766,37 +5567,10 @@ export interface components {
         };
         /**
          * EventBankAccount
-         * @description An ACH bank account as payloads carry it (spec 2.4 `bank_account`), with the routing and
-         *     account numbers masked.
+         * @description An ACH bank account as payloads carry it (spec 2.4 `bank_account`): the bank account as API
+         *     answers show it (`BankAccount`), with the routing and account numbers masked.
          */
-        EventBankAccount: {
-            /** @description Name of the account holder. */
-            account_holder: string;
-            /**
-             * @description The account number, masked: one asterisk per hidden digit (0 to 13), then the last four
-             *     digits. A 4-digit account number masks to just its 4 digits.
-             */
-            account_number: string;
-            /** @description Two-letter USPS code of the state of the account. */
-            account_state: string;
-            /**
-             * @description The kind of account.
-             * @enum {string}
-             */
-            account_type: "checking" | "savings";
-            /** @description ZIP code of the account, 5 digits. */
-            account_zip: string;
-            /**
-             * @description Who owns the account, for example `personal`. The spec shows this value only by example;
-             *     its complete value set is not shown.
-             */
-            ownership_type: string;
-            /**
-             * @description The ABA routing number, masked: five asterisks and the last four digits, for example
-             *     `*****0021`.
-             */
-            routing_number: string;
-        };
+        EventBankAccount: components["schemas"]["BankAccount"];
         /**
          * EventBillingAddress
          * @description The billing address of a payment method or a charge (spec 6.4).
@@ -6823,43 +5597,18 @@ export interface components {
          * EventCard
          * @description The card a charge was made with (spec 6.4): only the last four digits of the number.
          */
-        EventCard: {
-            /** @description Name of the card holder. */
-            card_holder: string;
-            /** @description The LAST FOUR DIGITS of the card number only; the full number is never sent. */
-            card_number: string;
-            /** @description The card network. */
-            card_type: components["schemas"]["CardBrand"];
-            /** @description Billing ZIP code of the card, 5 digits; null when not given. */
-            card_zip: string | null;
+        EventCard: components["schemas"]["EventCardToken"] & {
             /** @description When the card was stored. */
             created_at: components["schemas"]["EventTimestamp"];
-            /** @description Expiry month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiry year, four digits. */
-            expiration_year: number;
             /** @description When the card was last changed. */
             updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventCardToken
          * @description The stored part of a card inside a payment method (spec 2.4 `card_token`), as payloads carry
-         *     it: only the last four digits of the number.
+         *     it: the card as API answers show it (`CardToken`), only the last four digits of the number.
          */
-        EventCardToken: {
-            /** @description Name of the card holder. */
-            card_holder: string;
-            /** @description The LAST FOUR DIGITS of the card number only; the full number is never sent. */
-            card_number: string;
-            /** @description The card network. */
-            card_type: components["schemas"]["CardBrand"];
-            /** @description Billing ZIP code of the card, 5 digits; null when not given. */
-            card_zip: string | null;
-            /** @description Expiry month, 1 to 12. */
-            expiration_month: number;
-            /** @description Expiry year, four digits. */
-            expiration_year: number;
-        };
+        EventCardToken: components["schemas"]["CardToken"];
         /**
          * EventCharge
          * @description A payment attempt on a debt account: the `data` of charge.succeeded and charge.failed (spec
@@ -6958,7 +5707,16 @@ export interface components {
          * @description The `data` of the customer events (spec 6.4). A delete event carries the customer as it was
          *     just before deletion.
          */
-        EventCustomer: {
+        EventCustomer: components["schemas"]["EventCustomerFields"] & {
+            /** @description Whether the customer has at least one debt account. */
+            has_debt_accounts: boolean;
+        };
+        /**
+         * EventCustomerFields
+         * @description The fields every customer in a payload carries: those of the customer events
+         *     (`EventCustomer`) and of a customer embedded in a debt account (`EventEmbeddedCustomer`).
+         */
+        EventCustomerFields: {
             /** @description The customer's addresses; empty when none. */
             addresses: components["schemas"]["EventAddress"][];
             /** @description When the record was created. */
@@ -6979,8 +5737,6 @@ export interface components {
             external_id: string | null;
             /** @description First name, taken from `name`; null for a company or when `name` has a single word. */
             first_name: string | null;
-            /** @description Whether the customer has at least one debt account. */
-            has_debt_accounts: boolean;
             /**
              * Format: uuid
              * @description The customer's UUID. Null only in test deliveries.
@@ -7059,11 +5815,46 @@ export interface components {
          *     subset, plus the account's related records. A delete event carries the account as it was just
          *     before deletion.
          */
-        EventDebtAccount: {
+        EventDebtAccount: components["schemas"]["EventDebtAccountFields"] & {
             /** @description The settlement offer the customer accepted; null when none was accepted. */
             accepted_debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The dispute currently open on the account; null when none is. */
             active_dispute: components["schemas"]["EventDispute"] | null;
+            /** @description Charges made on the account, oldest first; empty when none. */
+            charges: components["schemas"]["EventCharge"][];
+            /** @description The owning customer (subset). */
+            customer: components["schemas"]["EventCustomerSummary"];
+            /** @description Disputes filed on the account, oldest first; empty when none. */
+            disputes: components["schemas"]["EventDispute"][];
+            /** @description Documents attached to the account; empty when none. */
+            documents: components["schemas"]["EventDocument"][];
+            /** @description The fee rules that apply to payments on the account; empty when none. */
+            fees: components["schemas"]["EventAccountFee"][];
+            /** @description The first child account (the oldest); null when the account has no children. */
+            first_child: components["schemas"]["EventEmbeddedDebtAccount"] | null;
+            /** @description The parent account; null when the account is not a child. */
+            parent: components["schemas"]["EventEmbeddedDebtAccount"] | null;
+            /** @description The account's payment plan; null when it has none. */
+            payment_plan: components["schemas"]["EventPaymentPlan"] | null;
+            /** @description Charges scheduled on the account, soonest first; empty when none. */
+            scheduled_charges: components["schemas"]["EventScheduledCharge"][];
+            /**
+             * @description The settlement offer currently available to the customer for this account; null when none
+             *     is. The spec names this field without showing its fields.
+             */
+            settlement_offer: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Gateway transactions of the account, oldest first; empty when none. */
+            transactions: components["schemas"]["EventTransaction"][];
+        };
+        /**
+         * EventDebtAccountFields
+         * @description The fields every debt account in a payload carries: those of the debt account events
+         *     (`EventDebtAccount`) and of an embedded account (`EventEmbeddedDebtAccount`,
+         *     `EventPlanDebtAccount`); they differ in their `customer` and related records.
+         */
+        EventDebtAccountFields: {
             /**
              * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
              *     balances.
@@ -7071,30 +5862,18 @@ export interface components {
             balance: number;
             /** @description The payment options the Portal offers for the account; all three when none were set. */
             billing_type: components["schemas"]["BillingType"][];
-            /** @description Charges made on the account, oldest first; empty when none. */
-            charges: components["schemas"]["EventCharge"][];
             /** @description The child accounts grouped under this account; empty when none. */
             children: components["schemas"]["EventEmbeddedDebtAccount"][];
             /** @description When the record was created. */
             created_at: components["schemas"]["EventTimestamp"];
             /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
             current_balance: number;
-            /** @description The owning customer (subset). */
-            customer: components["schemas"]["EventCustomerSummary"];
-            /** @description Disputes filed on the account, oldest first; empty when none. */
-            disputes: components["schemas"]["EventDispute"][];
-            /** @description Documents attached to the account; empty when none. */
-            documents: components["schemas"]["EventDocument"][];
             /** @description The account number in the client's system; null when none was given. */
             external_account_number: string | null;
             /** @description The account's identifier in the client's system; null when none was given. */
             external_id: string | null;
             /** @description The account's status in the client's system; null when none was given. */
             external_status: string | null;
-            /** @description The fee rules that apply to payments on the account; empty when none. */
-            fees: components["schemas"]["EventAccountFee"][];
-            /** @description The first child account (the oldest); null when the account has no children. */
-            first_child: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /** @description Whether child accounts are grouped under this account. */
             has_children: boolean;
             /** @description Whether the account is a child and its parent has other children. */
@@ -7115,12 +5894,8 @@ export interface components {
             metadata: components["schemas"]["EventMetadataRecord"][];
             /** @description When the account was paid off; null while it is not. */
             paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent account; null when the account is not a child. */
-            parent: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /** @description The parent's `external_id`; null when the account is not a child. */
             parent_external_id: string | null;
-            /** @description The account's payment plan; null when it has none. */
-            payment_plan: components["schemas"]["EventPaymentPlan"] | null;
             /**
              * @description The rules in effect for the account once defaults of its location and organization are
              *     applied, keyed by rule name. The spec names this field without showing its keys.
@@ -7134,20 +5909,12 @@ export interface components {
              */
             rules: {
                 /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
+                 * @description The smallest amount the customer may pay at once, in cents, within the bounds of the
+                 *     API's `min_payment_amount` (`DebtAccountRules`); null when
                  *     the account has no such rule.
                  */
                 minimum_payment_amount: number | null;
             };
-            /** @description Charges scheduled on the account, soonest first; empty when none. */
-            scheduled_charges: components["schemas"]["EventScheduledCharge"][];
-            /**
-             * @description The settlement offer currently available to the customer for this account; null when none
-             *     is. The spec names this field without showing its fields.
-             */
-            settlement_offer: {
-                [key: string]: unknown;
-            } | null;
             /** @description The account's status. */
             status: components["schemas"]["DebtAccountStatus"];
             /**
@@ -7156,8 +5923,6 @@ export interface components {
              *     the account and its descendants, which for a parent equals its own `current_balance`.
              */
             total_current_balance: number;
-            /** @description Gateway transactions of the account, oldest first; empty when none. */
-            transactions: components["schemas"]["EventTransaction"][];
             /** @description When the record was last changed. */
             updated_at: components["schemas"]["EventTimestamp"];
         };
@@ -7306,83 +6071,20 @@ export interface components {
          * EventEmbeddedCustomer
          * @description A customer as embedded in a debt account (spec 6.4, "embedded customer").
          */
-        EventEmbeddedCustomer: {
-            /** @description The customer's addresses; empty when none. */
-            addresses: components["schemas"]["EventAddress"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /**
-             * Format: date
-             * @description Date of birth, `YYYY-MM-DD`; null when not given.
-             */
-            date_of_birth: string | null;
-            /** @description The customer's debt accounts; their `customer` is null, as this object is the customer. */
-            debt_accounts: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /**
-             * Format: email
-             * @description E-mail address.
-             */
-            email: string;
-            /** @description The customer's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description First name, taken from `name`; null for a company or when `name` has a single word. */
-            first_name: string | null;
-            /**
-             * Format: uuid
-             * @description The customer's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /** @description When the customer was last active in the Portal; null when never. */
-            last_activity_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description Last name, taken from `name`; null for a company or when `name` has a single word. */
-            last_name: string | null;
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
+        EventEmbeddedCustomer: components["schemas"]["EventCustomerFields"] & {
             /** @description Whether the customer must accept the organization's policies at the next Portal visit. */
             must_accept_policies: boolean;
             /** @description Whether the customer must confirm their address at the next Portal visit. */
             must_verify_address: boolean;
             /** @description Whether the customer must verify their identity at the next Portal visit. */
             must_verify_customer: boolean;
-            /** @description First and last name, or company name, as given. */
-            name: string;
-            /** @description The customer's stored payment methods; empty when none. */
-            payment_methods: components["schemas"]["EventPaymentMethod"][];
-            /** @description US phone number as given; null when not given. */
-            phone: string | null;
-            /** @description When the customer registered in the Portal; null when not registered. */
-            registered_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The customer's Portal rules; empty when none. */
-            rules: components["schemas"]["EventRule"][];
-            /**
-             * @description Last four digits of the social security number, as a 4-character string; null when not
-             *     given.
-             */
-            ssn_last4: string | null;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
-            /** @description The Portal user name; null until the customer registers in the Portal. */
-            username: string | null;
         };
         /**
          * EventEmbeddedDebtAccount
          * @description A debt account as embedded in other payloads (spec 6.4, "embedded debt account"). `children`
          *     nests the same shape.
          */
-        EventEmbeddedDebtAccount: {
-            /**
-             * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
-             *     balances.
-             */
-            balance: number;
-            /** @description The payment options the Portal offers for the account; all three when none were set. */
-            billing_type: components["schemas"]["BillingType"][];
-            /** @description The child accounts grouped under this account; empty when none. */
-            children: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
-            current_balance: number;
+        EventEmbeddedDebtAccount: components["schemas"]["EventDebtAccountFields"] & {
             /**
              * @description The owning customer. To keep payloads finite, it is set only on the account found directly
              *     at `data.debt_account` of the payload; on every account nested deeper (children, parent,
@@ -7390,62 +6092,6 @@ export interface components {
              *     charge inside another object) it is null.
              */
             customer: components["schemas"]["EventEmbeddedCustomer"] | null;
-            /** @description The account number in the client's system; null when none was given. */
-            external_account_number: string | null;
-            /** @description The account's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description The account's status in the client's system; null when none was given. */
-            external_status: string | null;
-            /** @description Whether child accounts are grouped under this account. */
-            has_children: boolean;
-            /** @description Whether the account is a child and its parent has other children. */
-            has_siblings: boolean;
-            /**
-             * Format: uuid
-             * @description The account's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /**
-             * @description Whether the account is the top of its group, that is, not the child of another account. A
-             *     stand-alone account is its own parent; `has_children` says whether it has children.
-             */
-            is_parent: boolean;
-            /** @description The account's location (creditor). */
-            location: components["schemas"]["EventAccountLocation"];
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description When the account was paid off; null while it is not. */
-            paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent's `external_id`; null when the account is not a child. */
-            parent_external_id: string | null;
-            /**
-             * @description The rules in effect for the account once defaults of its location and organization are
-             *     applied, keyed by rule name. The spec names this field without showing its keys.
-             */
-            resource_rules: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description Account-specific Portal rules. Payloads name the minimum payment rule
-             *     `minimum_payment_amount` (the API names it `min_payment_amount`).
-             */
-            rules: {
-                /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
-                 *     the account has no such rule.
-                 */
-                minimum_payment_amount: number | null;
-            };
-            /** @description The account's status. */
-            status: components["schemas"]["DebtAccountStatus"];
-            /**
-             * @description The outstanding amount of the account and all accounts below it, in cents. The spec does
-             *     not say how it differs from `current_balance`; we send the sum of `current_balance` over
-             *     the account and its descendants, which for a parent equals its own `current_balance`.
-             */
-            total_current_balance: number;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventExternalChargePayload
@@ -7518,32 +6164,11 @@ export interface components {
          * EventLocation
          * @description The `data` of the location events (spec 6.4).
          */
-        EventLocation: {
-            /** @description Whether ACH payments are accepted for accounts of this location. */
-            ach: boolean;
-            /** @description Whether card payments are accepted for accounts of this location. */
-            card: boolean;
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
+        EventLocation: components["schemas"]["EventAccountLocation"] & {
             /** @description Number of debt accounts tied to the location. */
             debt_accounts_count: number;
-            /** @description The location's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /**
-             * Format: uuid
-             * @description The location's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description The location's name. */
-            name: string;
             /** @description The location's Portal rules; empty when none. */
             rules: components["schemas"]["EventRule"][];
-            /** @description The kind of location. */
-            type: components["schemas"]["LocationType"];
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventLocationPayload
@@ -7626,7 +6251,10 @@ export interface components {
          *     plan as it was just before deletion.
          */
         EventPaymentPlan: {
-            /** @description The regular instalment, in cents; null while the plan waits for the customer to configure it. */
+            /**
+             * @description The regular instalment, in cents, within the bounds of `PaymentPlan.amount`; null while the
+             *     plan waits for the customer to configure it.
+             */
             amount: number | null;
             /** @description When the plan was canceled; null unless it was. */
             canceled_at: components["schemas"]["EventNullableTimestamp"];
@@ -7758,85 +6386,9 @@ export interface components {
          * @description The debt account of a payment plan payload: the embedded debt account
          *     (EventEmbeddedDebtAccount) with its `fees` (spec 6.4, "embedded account with fees").
          */
-        EventPlanDebtAccount: {
-            /**
-             * @description The original (full) amount placed, in cents; on a parent, the sum of its children's
-             *     balances.
-             */
-            balance: number;
-            /** @description The payment options the Portal offers for the account; all three when none were set. */
-            billing_type: components["schemas"]["BillingType"][];
-            /** @description The child accounts grouped under this account; empty when none. */
-            children: components["schemas"]["EventEmbeddedDebtAccount"][];
-            /** @description When the record was created. */
-            created_at: components["schemas"]["EventTimestamp"];
-            /** @description The outstanding amount, in cents; on a parent, the sum of its children's current balances. */
-            current_balance: number;
-            /**
-             * @description The owning customer. To keep payloads finite, it is set only on the account found directly
-             *     at `data.debt_account` of the payload; on every account nested deeper (children, parent,
-             *     first child, the `debt_accounts` of a customer, the account of a transaction or scheduled
-             *     charge inside another object) it is null.
-             */
-            customer: components["schemas"]["EventEmbeddedCustomer"] | null;
-            /** @description The account number in the client's system; null when none was given. */
-            external_account_number: string | null;
-            /** @description The account's identifier in the client's system; null when none was given. */
-            external_id: string | null;
-            /** @description The account's status in the client's system; null when none was given. */
-            external_status: string | null;
+        EventPlanDebtAccount: components["schemas"]["EventEmbeddedDebtAccount"] & {
             /** @description The fee rules that apply to payments on the account; empty when none. */
             fees: components["schemas"]["EventAccountFee"][];
-            /** @description Whether child accounts are grouped under this account. */
-            has_children: boolean;
-            /** @description Whether the account is a child and its parent has other children. */
-            has_siblings: boolean;
-            /**
-             * Format: uuid
-             * @description The account's UUID. Null only in test deliveries.
-             */
-            id: string | null;
-            /**
-             * @description Whether the account is the top of its group, that is, not the child of another account. A
-             *     stand-alone account is its own parent; `has_children` says whether it has children.
-             */
-            is_parent: boolean;
-            /** @description The account's location (creditor). */
-            location: components["schemas"]["EventAccountLocation"];
-            /** @description The record's metadata, one record per key; empty when none. */
-            metadata: components["schemas"]["EventMetadataRecord"][];
-            /** @description When the account was paid off; null while it is not. */
-            paid_off_at: components["schemas"]["EventNullableTimestamp"];
-            /** @description The parent's `external_id`; null when the account is not a child. */
-            parent_external_id: string | null;
-            /**
-             * @description The rules in effect for the account once defaults of its location and organization are
-             *     applied, keyed by rule name. The spec names this field without showing its keys.
-             */
-            resource_rules: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description Account-specific Portal rules. Payloads name the minimum payment rule
-             *     `minimum_payment_amount` (the API names it `min_payment_amount`).
-             */
-            rules: {
-                /**
-                 * @description The smallest amount the customer may pay at once, in cents (at least 100); null when
-                 *     the account has no such rule.
-                 */
-                minimum_payment_amount: number | null;
-            };
-            /** @description The account's status. */
-            status: components["schemas"]["DebtAccountStatus"];
-            /**
-             * @description The outstanding amount of the account and all accounts below it, in cents. The spec does
-             *     not say how it differs from `current_balance`; we send the sum of `current_balance` over
-             *     the account and its descendants, which for a parent equals its own `current_balance`.
-             */
-            total_current_balance: number;
-            /** @description When the record was last changed. */
-            updated_at: components["schemas"]["EventTimestamp"];
         };
         /**
          * EventRule
@@ -8754,6 +7306,17 @@ export interface components {
             [key: string]: string | null;
         } | null;
         /**
+         * Paginated
+         * @description The paging part of every list answer (section 8): `meta` and `links`, beside the list's own
+         *     `data` array. Each list operation composes it (`allOf`) with its `data`.
+         */
+        Paginated: {
+            /** @description Links to the first, last, previous and next pages; they keep every query parameter of the request. */
+            links: components["schemas"]["PaginationLinks"];
+            /** @description Paging counters. */
+            meta: components["schemas"]["PaginationMeta"];
+        };
+        /**
          * PaginationLinks
          * @description Links to other pages of the same list; every query parameter of the request is kept, only `page` changes.
          */
@@ -9101,7 +7664,7 @@ export interface components {
          *       "verification_required": false,
          *       "customer": {
          *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-         *         "external_id": "CUST-100233",
+         *         "external_id": "CUST-100482",
          *         "name": "Maria Gonzalez"
          *       },
          *       "debt_account": {
@@ -9586,6 +8149,24 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The `Host` header is not a valid host (for example `a b`), so the paging links, which are
+         *     absolute URLs on the host the client used, cannot be made (RFC 9112, section 3.2).
+         */
+        BadHost: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The Host header is not a valid host.",
+                 *       "errorCode": "bad_request"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The body is not valid JSON, or valid data was given but the request failed. */
         BadRequest: {
             headers: {
@@ -9671,7 +8252,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description An internal failure of the service. No details are given; the request id in the logs identifies it. */
+        /** @description An internal failure of the service. No details are given; the request id (the `X-Request-Id` header, also named in `error`) identifies it in the logs. */
         InternalError: {
             headers: {
                 [name: string]: unknown;
@@ -9679,7 +8260,7 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "error": "Internal server error.",
+                 *       "error": "Internal server error (request id 3f2b8c1e-7d4a-4e6b-9c05-1a2b3c4d5e6f).",
                  *       "errorCode": "internal_error"
                  *     }
                  */
@@ -9701,6 +8282,25 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The path exists but does not take this method (our decision; spec 8 leaves it open). It is
+         *     listed on every operation of a path because an operation cannot describe the methods its
+         *     path lacks: it is the answer of this path to any other method.
+         */
+        MethodNotAllowed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "This path does not accept that method.",
+                 *       "errorCode": "method_not_allowed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The resource does not exist in this organization and environment. */
         NotFound: {
             headers: {
@@ -9711,6 +8311,21 @@ export interface components {
                  * @example {
                  *       "error": "The requested resource was not found.",
                  *       "errorCode": "not_found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is larger than 10 MB (our decision; spec 8 leaves the limit open). */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The body is too large.",
+                 *       "errorCode": "payload_too_large"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -9770,7 +8385,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The body must be application/json.",
+                 *       "errorCode": "unsupported_media_type"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Required parameters are missing or data is invalid. Every failing field is listed in
+         *     `errors`. This shared answer is the one of operations that take no input of their own but
+         *     their path: like every operation, they refuse a query parameter they do not know.
+         */
         ValidationFailed: {
             headers: {
                 [name: string]: unknown;
@@ -9781,11 +8415,8 @@ export interface components {
                  *       "error": "The given data was invalid.",
                  *       "errorCode": "validation_failed",
                  *       "errors": {
-                 *         "email": [
-                 *           "must match format \"email\""
-                 *         ],
-                 *         "address.postal_code": [
-                 *           "must be exactly 5 digits"
+                 *         "query.unknown_parameter": [
+                 *           "Unknown query parameter 'unknown_parameter'"
                  *         ]
                  *       }
                  *     }
@@ -9794,7 +8425,7 @@ export interface components {
             };
         };
         /**
-         * @description Any 2XX status, within 10 seconds, acknowledges the delivery. The answer's body and headers
+         * @description Any 2XX status, within the delivery timeout (tag `Webhooks`), acknowledges the delivery. The answer's body and headers
          *     are ignored.
          */
         WebhookAcknowledged: {
@@ -9805,8 +8436,9 @@ export interface components {
         };
         /**
          * @description Any answer other than 2XX counts as a failed attempt: a 3XX redirect (never followed), a 4XX
-         *     or a 5XX, and likewise no answer within 10 seconds. A failed delivery is retried 3 times, 900
-         *     seconds apart, so at most 4 attempts are made; after the last failed attempt the delivery is
+         *     or a 5XX, and likewise no answer within the delivery timeout. A failed delivery is retried 3
+         *     times, each retry at least the retry delay later (both settings of the service, see the tag
+         *     `Webhooks`), so at most 4 attempts are made; after the last failed attempt the delivery is
          *     given up. The answer's body is ignored.
          */
         WebhookRejected: {
@@ -9888,12 +8520,12 @@ export interface components {
          */
         IdOrExternalId: string;
         /**
-         * @description Records per page, from 1 to 500.
+         * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
          * @example 10
          */
         Limit: number;
         /**
-         * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+         * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
          * @example 1
          */
         Page: number;
@@ -9933,6 +8565,16 @@ export interface components {
          * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
          */
         WebhookDeliveryId: string;
+        /**
+         * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+         *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+         *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+         *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+         *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+         *     the same across its retries.
+         * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+         */
+        WebhookDeliveryIdHeader: string;
         /**
          * @description The event's name, for example `customer.create`.
          * @example customer.create
@@ -10179,8 +8821,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "[0].customer": [
+                     *           "must have required property 'customer'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10226,7 +8890,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10235,12 +8919,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -10362,19 +9046,42 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The failed rows on this page, by row position. */
                         data: components["schemas"]["BulkActionError"][];
-                        /** @description Links to other pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10496,8 +9203,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "[0].customer_id": [
+                     *           "must have required property 'customer_id'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -10510,12 +9239,12 @@ export interface operations {
                 /** @description Only charges of this debt account (UUID or `external_id`). */
                 debt_account_id?: string;
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11045,8 +9774,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "customer_id": [
+                     *           "must have required property 'customer_id'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11074,12 +9825,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["CustomerInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11111,6 +9862,10 @@ export interface operations {
                      *             {
                      *               "attribute": "portfolio",
                      *               "value": "spring-2026"
+                     *             },
+                     *             {
+                     *               "attribute": "branch",
+                     *               "value": "north"
                      *             }
                      *           ],
                      *           "addresses": [
@@ -11126,10 +9881,23 @@ export interface operations {
                      *               "is_primary": true,
                      *               "created_at": "2026-11-02T14:21:07.000Z",
                      *               "updated_at": "2026-11-02T14:21:07.000Z"
+                     *             },
+                     *             {
+                     *               "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+                     *               "name": "Work",
+                     *               "line1": "500 W 2nd St",
+                     *               "line2": "Suite 1900",
+                     *               "city": "Austin",
+                     *               "state": "TX",
+                     *               "country": "US",
+                     *               "postal_code": "78701",
+                     *               "is_primary": false,
+                     *               "created_at": "2026-11-05T09:12:30.000Z",
+                     *               "updated_at": "2026-11-05T09:12:30.000Z"
                      *             }
                      *           ],
                      *           "created_at": "2026-11-02T14:21:07.000Z",
-                     *           "updated_at": "2026-11-02T14:21:07.000Z"
+                     *           "updated_at": "2026-11-05T09:12:30.000Z"
                      *         },
                      *         {
                      *           "id": "2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d",
@@ -11164,18 +9932,38 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The customers on this page, oldest first. */
                         data: components["schemas"]["Customer"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be <= 500"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11290,8 +10078,33 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "name": [
+                     *           "must have required property 'name'"
+                     *         ],
+                     *         "email": [
+                     *           "must have required property 'email'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11345,7 +10158,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.include": [
+                     *           "must match pattern \"^(?:(?:metadata|addresses|rules|debt_accounts(?:\\.(?:metadata|location|locations))?|payment_methods(?:\\.(?:chargeable|billing_address))?)(?:,(?:metadata|addresses|rules|debt_accounts(?:\\.(?:metadata|location|locations))?|payment_methods(?:\\.(?:chargeable|billing_address))?))*)?$\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11453,7 +10286,32 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "email": [
+                     *           "must match format \"email\""
+                     *         ],
+                     *         "date_of_birth": [
+                     *           "must match format \"date\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11476,7 +10334,9 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11535,13 +10395,45 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        /** @description Every address of the customer, oldest first. */
+                        /**
+                         * @description Every address of the customer, oldest first; exactly one is primary when there is any. (The `default` shown is what the mock's dynamic mode answers; the service never fills it in.)
+                         * @default [
+                         *       {
+                         *         "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
+                         *         "name": "Home",
+                         *         "line1": "1208 Oak Hollow Dr",
+                         *         "line2": "Apt 4B",
+                         *         "city": "Austin",
+                         *         "state": "TX",
+                         *         "country": "US",
+                         *         "postal_code": "78704",
+                         *         "is_primary": true,
+                         *         "created_at": "2026-11-02T14:21:07.000Z",
+                         *         "updated_at": "2026-11-02T14:21:07.000Z"
+                         *       },
+                         *       {
+                         *         "id": "6f2b8d4a-1e3c-4a5b-9d7e-3c5a7b9d1f2e",
+                         *         "name": "Work",
+                         *         "line1": "500 W 2nd St",
+                         *         "line2": "Suite 1900",
+                         *         "city": "Austin",
+                         *         "state": "TX",
+                         *         "country": "US",
+                         *         "postal_code": "78701",
+                         *         "is_primary": false,
+                         *         "created_at": "2026-11-05T09:12:30.000Z",
+                         *         "updated_at": "2026-11-05T09:12:30.000Z"
+                         *       }
+                         *     ]
+                         */
                         data: components["schemas"]["Address"][];
                     };
                 };
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11632,8 +10524,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "postal_code": [
+                     *           "must match pattern \"^\\d{5}$\""
+                     *         ],
+                     *         "is_primary": [
+                     *           "must be boolean"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11701,7 +10618,32 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "name": [
+                     *           "must be string,null"
+                     *         ],
+                     *         "line1": [
+                     *           "must be string,null"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11730,7 +10672,27 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.addressId": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11739,12 +10701,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11880,8 +10842,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "card.card_holder": [
+                     *           "must have required property 'card_holder'"
+                     *         ],
+                     *         "card.card_number": [
+                     *           "must match pattern \"^\\d{12,19}$\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11898,12 +10885,12 @@ export interface operations {
                  */
                 include?: components["parameters"]["DebtAccountInclude"];
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -11920,18 +10907,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
-                        /** @description Links to the other pages, keeping every query parameter. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be <= 500"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -11995,8 +11002,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "customer_id": [
+                     *           "must have required property 'customer_id'"
+                     *         ],
+                     *         "location_id": [
+                     *           "must have required property 'location_id'"
+                     *         ],
+                     *         "balance": [
+                     *           "must have required property 'balance'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12031,69 +11066,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
-                     *         "external_id": "ACC-2026-004417",
-                     *         "parent_external_id": null,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez",
-                     *           "email": "maria.gonzalez@debt-collection.example",
-                     *           "phone": "(512) 555-0147"
-                     *         },
-                     *         "billing_type": [
-                     *           "partial-payment",
-                     *           "full-amount-payment",
-                     *           "payment-plan"
-                     *         ],
-                     *         "balance": 184250,
-                     *         "current_balance": 159250,
-                     *         "external_company_id": "LOC-LAKESIDE-01",
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z",
-                     *         "rules": {
-                     *           "min_payment_amount": 2500
-                     *         },
-                     *         "location": {
-                     *           "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
-                     *           "name": "Lakeside Medical Center",
-                     *           "type": "original_creditor",
-                     *           "external_id": "LOC-LAKESIDE-01",
-                     *           "rules": {},
-                     *           "card": true,
-                     *           "ach": true,
-                     *           "metadata": [],
-                     *           "debt_accounts_count": 13,
-                     *           "created_at": "2026-10-02T13:20:00.000Z",
-                     *           "updated_at": "2026-10-02T13:20:00.000Z"
-                     *         },
-                     *         "locations": [],
-                     *         "transactions": [],
-                     *         "payment_plan": {
-                     *           "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
-                     *           "frequency": "monthly",
-                     *           "start_date": "2026-12-01",
-                     *           "amount": 15000,
-                     *           "status": "pending_enrollment",
-                     *           "created_at": "2026-11-21T16:04:54.000Z",
-                     *           "updated_at": "2026-11-21T16:04:54.000Z"
-                     *         },
-                     *         "charges": [],
-                     *         "external_account_number": "4417-0093-2210",
-                     *         "external_status": "placed",
-                     *         "status": "active",
-                     *         "metadata": [
-                     *           {
-                     *             "attribute": "portfolio",
-                     *             "value": "spring-2026"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The debt account. */
                         data: components["schemas"]["DebtAccount"];
@@ -12102,7 +11074,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.include": [
+                     *           "must match pattern \"^((customer|location|locations|metadata)(,(customer|location|locations|metadata))*)?$\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12225,7 +11217,29 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "balance": [
+                     *           "must have required property 'balance'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12248,7 +11262,9 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12280,7 +11296,7 @@ export interface operations {
                  */
                 last_name?: string;
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
@@ -12290,7 +11306,7 @@ export interface operations {
                  */
                 lookup_flow_type: "phone_ssn_last4" | "phone_date_of_birth" | "phone_postal_code" | "first_name_last_name_ssn_last4" | "first_name_last_name_date_of_birth";
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -12324,18 +11340,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The matching accounts on this page. */
                         data: components["schemas"]["DebtAccount"][];
-                        /** @description Links to the other pages, keeping every query parameter. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.lookup_flow_type": [
+                     *           "must be equal to one of the allowed values: phone_ssn_last4, phone_date_of_birth, phone_postal_code, first_name_last_name_ssn_last4, first_name_last_name_date_of_birth"
+                     *         ],
+                     *         "query.phone": [
+                     *           "must match pattern \"^[0-9+(). -]{10,32}$\""
+                     *         ],
+                     *         "query.date_of_birth": [
+                     *           "must match format \"date\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12344,12 +11383,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -12396,7 +11435,7 @@ export interface operations {
                      *           "card": true,
                      *           "ach": true,
                      *           "metadata": [],
-                     *           "debt_accounts_count": 12,
+                     *           "debt_accounts_count": 13,
                      *           "created_at": "2026-10-02T13:20:00.000Z",
                      *           "updated_at": "2026-10-02T13:20:00.000Z"
                      *         }
@@ -12420,18 +11459,38 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The locations on this page, oldest first. */
                         data: components["schemas"]["Location"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be <= 500"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12508,8 +11567,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "name": [
+                     *           "must have required property 'name'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12535,28 +11616,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "2c7b9e41-5a3d-4f86-b0e2-7d19c4a8f563",
-                     *         "name": "Lakeside Medical Center",
-                     *         "type": "original_creditor",
-                     *         "external_id": "LOC-LAKESIDE-01",
-                     *         "rules": {},
-                     *         "card": true,
-                     *         "ach": true,
-                     *         "metadata": [
-                     *           {
-                     *             "attribute": "region",
-                     *             "value": "midwest"
-                     *           }
-                     *         ],
-                     *         "debt_accounts_count": 12,
-                     *         "created_at": "2026-10-02T13:20:00.000Z",
-                     *         "updated_at": "2026-10-02T13:20:00.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The location. */
                         data: components["schemas"]["Location"];
@@ -12565,6 +11624,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12626,7 +11686,32 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "name": [
+                     *           "must be string"
+                     *         ],
+                     *         "external_id": [
+                     *           "must be string"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -12649,6 +11734,7 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -12829,7 +11915,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100234",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": null,
@@ -12886,7 +11972,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -12949,7 +12035,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -13012,7 +12098,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100233",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": {
@@ -13075,7 +12161,7 @@ export interface operations {
                      *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100235",
+                     *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez"
                      *         },
                      *         "debt_account": null,
@@ -13108,12 +12194,12 @@ export interface operations {
                 /** @description Last UTC day, inclusive. */
                 end_date?: string;
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -13235,14 +12321,25 @@ export interface operations {
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All webhooks of the organization and environment; an empty list when there is none. */
+            /** @description One page of webhooks; an empty `data` when there is none. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -13273,16 +12370,57 @@ export interface operations {
                      *           "created_at": "2026-11-22T09:12:03.000Z",
                      *           "updated_at": "2026-11-25T14:40:37.000Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 2,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 2,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks",
+                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
+                     *         "to_submitted_date": "2026-11-22T09:12:03.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks?page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/webhooks?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
                      *     }
                      */
-                    "application/json": {
-                        /** @description The webhooks, oldest first. */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The webhooks on this page, oldest first. */
                         data: components["schemas"]["Webhook"][];
                     };
                 };
             };
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be <= 500"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13340,21 +12478,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
-                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
-                     *         "events": [
-                     *           "customer.create",
-                     *           "debt-account.update",
-                     *           "charge.succeeded"
-                     *         ],
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The new webhook, without its secret. */
                         data: components["schemas"]["Webhook"];
@@ -13363,8 +12486,36 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "url": [
+                     *           "must have required property 'url'"
+                     *         ],
+                     *         "events": [
+                     *           "must have required property 'events'"
+                     *         ],
+                     *         "secret": [
+                     *           "must have required property 'secret'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13390,21 +12541,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
-                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
-                     *         "events": [
-                     *           "customer.create",
-                     *           "debt-account.update",
-                     *           "charge.succeeded"
-                     *         ],
-                     *         "created_at": "2026-11-21T16:04:54.000Z",
-                     *         "updated_at": "2026-11-21T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The webhook, without its secret. */
                         data: components["schemas"]["Webhook"];
@@ -13413,7 +12549,27 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13480,7 +12636,32 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "url": [
+                     *           "must have required property 'url'"
+                     *         ],
+                     *         "secret": [
+                     *           "must have required property 'secret'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13503,7 +12684,27 @@ export interface operations {
             200: components["responses"]["Deleted"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13512,12 +12713,12 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Records per page, from 1 to 500.
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
                  * @example 10
                  */
                 limit?: components["parameters"]["Limit"];
                 /**
-                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`.
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
                  * @example 1
                  */
                 page?: components["parameters"]["Page"];
@@ -13587,19 +12788,42 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": {
+                    "application/json": components["schemas"]["Paginated"] & {
                         /** @description The deliveries on this page, newest first. */
                         data: components["schemas"]["WebhookDelivery"][];
-                        /** @description Links to the first, last, previous and next pages. */
-                        links: components["schemas"]["PaginationLinks"];
-                        /** @description Paging counters; the submitted dates are the deliveries' `created_at`. */
-                        meta: components["schemas"]["PaginationMeta"];
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            422: components["responses"]["ValidationFailed"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.page": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "query.limit": [
+                     *           "must be >= 1"
+                     *         ],
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13677,8 +12901,31 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
-            422: components["responses"]["ValidationFailed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ],
+                     *         "path.delivery_id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13756,8 +13003,30 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "events": [
+                     *           "must have required property 'events'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13838,8 +13107,30 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
-            422: components["responses"]["ValidationFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "events": [
+                     *           "must have required property 'events'"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13848,6 +13139,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14150,6 +13451,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14535,6 +13846,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14585,6 +13906,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14637,6 +13968,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14687,6 +14028,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14743,6 +14094,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14797,6 +14158,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14853,6 +14224,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -14907,6 +14288,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -14963,6 +14354,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15017,6 +14418,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15073,6 +14484,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15127,6 +14548,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15183,6 +14614,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15237,6 +14678,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15293,6 +14744,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15347,6 +14808,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15403,6 +14874,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15457,6 +14938,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15513,6 +15004,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15567,6 +15068,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15650,6 +15161,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15850,6 +15371,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -15904,6 +15435,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -15960,6 +15501,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16005,6 +15556,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16056,6 +15617,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16112,6 +15683,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16167,6 +15748,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -16221,6 +15812,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16420,6 +16021,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16682,6 +16293,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -16978,6 +16599,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17039,6 +16670,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17206,6 +16847,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -17331,6 +16982,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -17608,6 +17269,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18312,6 +17983,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18352,6 +18033,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18398,6 +18089,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18454,6 +18155,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18499,6 +18210,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18555,6 +18276,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18600,6 +18331,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18656,6 +18397,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18702,6 +18453,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18747,6 +18508,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18803,6 +18574,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18857,6 +18638,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -18913,6 +18704,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -18958,6 +18759,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19014,6 +18825,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19059,6 +18880,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19111,6 +18942,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19156,6 +18997,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19212,6 +19063,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19260,6 +19121,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19321,6 +19192,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -19380,6 +19261,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19447,6 +19338,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -19789,6 +19690,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -20129,6 +20040,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -20487,6 +20408,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -20532,6 +20463,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -20808,6 +20749,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -21082,6 +21033,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -21358,6 +21319,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -21414,6 +21385,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -21499,6 +21480,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -21600,6 +21591,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
@@ -21854,6 +21855,16 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
+                /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create
                  */
@@ -22106,6 +22117,16 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
+                 *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
+                 *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
+                 *     `GET /webhooks/{id}/deliveries`. Delivery is at least once, so a receiver that has already
+                 *     processed this id should answer 2XX and skip it. A test delivery has an id of its own too,
+                 *     the same across its retries.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "X-Service-Delivery-ID": components["parameters"]["WebhookDeliveryIdHeader"];
                 /**
                  * @description The event's name, for example `customer.create`.
                  * @example customer.create

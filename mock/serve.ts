@@ -1,6 +1,8 @@
 /**
  * Prism serving the bundled document: every operation answers its documented example, and
- * requests are validated against the document (a missing token is a 401, a bad body a 422).
+ * requests are validated against the document (a missing token is a 401, a bad body a 422
+ * with that operation's example). `Prefer: dynamic=true` generates answers instead, steered by
+ * the document's `x-json-schema-faker` settings (no invented properties, recent dates).
  *
  *   npm run mock                 127.0.0.1:4010
  *   MOCK_PORT=4020 npm run mock  another port

@@ -16,12 +16,13 @@ import { parseArgs, promisify } from 'node:util';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import pino from 'pino';
+import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { ADDRESS_COLUMNS, ADDRESSES } from '../server/customers/address-repo';
 import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
-import { createCustomer } from '../server/customers/customer-service';
+import { customerService } from '../server/customers/customer-service';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
@@ -97,9 +98,7 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const customer = await createCustomer(
-      db,
-      boss,
+    const customer = await customerService({ db, events: webhookEvents(boss), clock: () => new Date() }).create(
       tenant,
       { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', city: 'Austin' }, metadata: { portfolio: 'spring-2026' } },
       new Set(['metadata', 'addresses']),
@@ -109,7 +108,7 @@ async function main(): Promise<void> {
     const variants: [string, Express][] = [
       ['bare Express + pg', bareApp(db, tenant)],
       ['+ auth + rate limit', authAndLimitApp(db)],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() })],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {

@@ -15,12 +15,13 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import pino from 'pino';
 import { createApiClient } from '../client';
+import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
-import { startWorkers, type Workers } from '../server/jobs/workers';
+import { startWorkers, type Workers } from '../server/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
 
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
     return startQueue(url.toString(), logger);
   })();
   try {
-    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() };
+    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) };
     workers = await startWorkers(deps);
     server = await listen(createApp(deps), 0, '127.0.0.1');
     const address = server.address();

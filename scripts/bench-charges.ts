@@ -21,6 +21,7 @@ import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
+import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 import { median } from './measure';
 
@@ -76,7 +77,7 @@ async function main(): Promise<void> {
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() });
+    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) });
     server = await listen(app, 0, '127.0.0.1');
     const address = server.address();
     const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;

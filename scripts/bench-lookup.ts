@@ -4,7 +4,7 @@
  * address and every 10th with a debt account, plus a second organization holding copies of
  * the first tenth (same names, phones, dates of birth, SSNs), then ANALYZE. For each of the
  * five flows it times lookups of random existing customers through the whole service (HTTP to
- * an in-process createApp server: auth, rate limit, validation, lookupDebtAccounts, response
+ * an in-process createApp server: auth, rate limit, validation, the lookup service, response
  * validation), interleaved with two baselines in the same run: a primary-key
  * `SELECT … FROM customers WHERE id = $1` through the same pool, and GET /customers/{id}
  * through the same server. Then EXPLAIN (ANALYZE, BUFFERS) of the SQL one lookup per flow
@@ -18,9 +18,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import type { Request } from 'express';
 import type { Knex } from 'knex';
 import pino from 'pino';
+import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
@@ -28,7 +28,8 @@ import { CUSTOMER_COLUMNS } from '../server/customers/customer-repo';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { DEBT_ACCOUNT_INCLUDES } from '../server/debt-accounts/debt-account-loader';
-import { LOOKUP_FLOWS, lookupDebtAccounts } from '../server/debt-accounts/lookup';
+import { LOOKUP_FLOWS } from '../server/debt-accounts/lookup';
+import { debtAccountService } from '../server/debt-accounts/debt-account-service';
 import type { Tenant } from '../server/http/auth';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { encodeQueryValue } from '../server/http/pagination';
@@ -193,7 +194,7 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date() });
+    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) });
     server = await listen(app, 0, '127.0.0.1');
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
@@ -208,10 +209,8 @@ async function main(): Promise<void> {
     // The same function the route calls, in-process: every query of the lookup, no HTTP.
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     const include = new Set<string>(DEBT_ACCOUNT_INCLUDES);
-    const direct = async (query: Record<string, string>) => {
-      const req = { query, protocol: 'http', get: () => '127.0.0.1', baseUrl: API_BASE, path: '/debt-accounts/lookup' } as unknown as Request;
-      return lookupDebtAccounts(db, tenant, req, include);
-    };
+    const lookupService = debtAccountService({ db, events: webhookEvents(boss), clock: () => new Date() });
+    const direct = async (query: Record<string, string>) => lookupService.lookup(tenant, query, { page: 1, limit: 10 }, include);
     const pkColumns = CUSTOMER_COLUMNS.join(', ');
     const byPrimaryKey = async (id: string) => {
       const { rows } = await db.raw<{ rows: unknown[] }>(`SELECT ${pkColumns} FROM customers WHERE id = ?`, [id]);
@@ -229,7 +228,7 @@ async function main(): Promise<void> {
     console.log(`\n${LOOKUPS} lookups per flow of random customers owning an account, one at a time, interleaved with the baselines; ms`);
     console.log('  lookup       = GET /debt-accounts/lookup over HTTP (default include: customer, location, locations, metadata)');
     console.log('  lookup cust. = the same with include=customer (no location, so no Location.debt_accounts_count)');
-    console.log('  lookup fn    = lookupDebtAccounts called in-process: the same queries, no HTTP, auth or validation');
+    console.log('  lookup fn    = the lookup service called in-process: the same queries, no HTTP, auth or validation');
     console.log('  GET customer = GET /customers/{id} over HTTP (end-to-end baseline)');
     console.log('  PK SQL       = SELECT … FROM customers WHERE id = $1 through the same pool (SQL baseline)');
     console.log(`  ${'flow'.padEnd(36)} ${'what'.padEnd(14)}     p50     p95     p99     max   p50 / PK SQL`);
@@ -256,7 +255,7 @@ async function main(): Promise<void> {
         start = process.hrtime.bigint();
         const page = await direct(queryFor(flow, target));
         directs.push(ms(start));
-        if (page.meta.total !== accounts.length) throw new Error(`${flow}: the in-process call found ${page.meta.total} accounts, HTTP ${accounts.length}`);
+        if (page.total !== accounts.length) throw new Error(`${flow}: the in-process call found ${page.total} accounts, HTTP ${accounts.length}`);
         start = process.hrtime.bigint();
         await get(`/customers/${target.id}`);
         gets.push(ms(start));

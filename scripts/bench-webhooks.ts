@@ -17,14 +17,13 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
-import { createCustomer } from '../server/customers/customer-service';
+import { customerService } from '../server/customers/customer-service';
 import type { Tenant } from '../server/http/auth';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { startWebhookWorker } from '../server/webhooks/delivery-worker';
-import { emitEvents } from '../server/webhooks/emit';
-import { customerEvents } from '../server/webhooks/resource-events';
+import { webhookEvents } from '../server/webhooks/outbox';
 import { webhookRepo } from '../server/webhooks/webhook-repo';
 
 const { values: options } = parseArgs({ options: { events: { type: 'string', default: '10000' }, webhooks: { type: 'string', default: '4' } } });
@@ -79,19 +78,17 @@ async function main(): Promise<void> {
         secret_sealed: secrets.encrypt(`bench_secret_${i}_0123456789`),
       });
     }
-    const customer = await createCustomer(
-      db,
-      boss,
+    const events = webhookEvents(boss);
+    const customer = await customerService({ db, events, clock: () => new Date() }).create(
       tenant,
       { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', line1: '1208 Oak Hollow Dr', city: 'Austin', state: 'TX' }, metadata: { portfolio: 'spring-2026' } },
       new Set(['metadata', 'addresses']),
     );
     // Only the events under test: the create above delivered nothing (no webhook wanted it).
-    const [event] = await customerEvents(db, tenant, 'customer.update', [customer.id]);
     const writing = Date.now();
     for (let done = 0; done < EVENTS; done += 1000) {
       const count = Math.min(1000, EVENTS - done);
-      await db.transaction((trx) => emitEvents(trx, tenant, boss, Array.from({ length: count }, () => event!)));
+      await db.transaction((trx) => events.record(trx, tenant, [{ name: 'customer.update', ids: Array.from({ length: count }, () => customer.id) }]));
     }
     const wrote = (Date.now() - writing) / 1000;
     const deliveries = EVENTS * WEBHOOKS;

@@ -1,16 +1,33 @@
 /**
  * Writes the HTML reference of the API into docs/index.html (git-ignored): one file, with
- * Redoc's scripts inlined, so it opens in a browser with no network.
+ * Redoc's scripts inlined, that opens in a browser with no network and asks no other host for
+ * anything (test/docs/docs.test.ts). Usage reports are off in redocly.yaml (`telemetry: off`);
+ * the one thing Redoc cannot be told to stop is its attribution logo, fetched from Redocly's
+ * CDN, so the logo's address is replaced by the same words drawn inline (a data: URI).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(__dirname, '..');
 const output = join(root, 'docs', 'index.html');
+
+const LOGO_URLS = ['https://cdn.redoc.ly/redoc/logo-mini-full.svg', 'https://cdn.redoc.ly/redoc/logo-mini.svg'];
+const inlineLogo = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="14" viewBox="0 0 56 14">' +
+    '<text x="0" y="11" font-family="sans-serif" font-size="11" fill="#555">Redocly</text></svg>',
+)}`;
 
 execFileSync(
   join(root, 'node_modules', '.bin', 'redocly'),
   ['build-docs', join(root, 'generated', 'openapi.json'), '--output', output, '--inlineBundle', '--title', 'Debt Collection Service API'],
   { cwd: root, stdio: 'inherit' },
 );
+
+let html = readFileSync(output, 'utf8');
+for (const url of LOGO_URLS) {
+  if (!html.includes(url)) throw new Error(`The docs no longer name ${url}: check what the renderer fetches now (test/docs/docs.test.ts).`);
+  html = html.split(url).join(inlineLogo);
+}
+writeFileSync(output, html);
 console.log(`docs written to ${output}`);

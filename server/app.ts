@@ -5,15 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Express } from 'express';
-import type { Knex } from 'knex';
-import type { Logger } from 'pino';
 import { pinoHttp } from 'pino-http';
-import type { Config } from './config';
-import type { Boss } from './jobs/queue';
-import { SecretBox } from './crypto/secrets';
+import type { AppDeps } from './deps';
 import { authenticate } from './http/auth';
 import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
+import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { idempotency } from './idempotency/idempotency';
 import { addressRouter, customerRouter } from './customers/customer-routes';
@@ -21,29 +18,22 @@ import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
 import { debtAccountRouter } from './debt-accounts/debt-account-routes';
 import { bulkRouter } from './bulk/bulk-routes';
-import { customerSessionRouter } from './customer-sessions/session-routes';
-import { portalEntryRouter, shortLinkRouter } from './customer-sessions/portal-routes';
-import { mountPath, redactLinkCredentials } from './customer-sessions/session-links';
+import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
+import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
 import { chargeRouter } from './payments/charge-routes';
-
-export interface AppDeps {
-  config: Config;
-  db: Knex;
-  logger: Logger;
-  secrets: SecretBox;
-  /** The job queue (pg-boss) in the same database: background work is enqueued here. */
-  boss: Boss;
-  /** The time of every session expiry computation; tests move it. */
-  clock: () => Date;
-}
+import { requestId } from './logging';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
 
+/** Only operations with a body read one: a body sent with a GET or DELETE (corrupt or not) is ignored. */
+const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
+  ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^\s*application\/json\s*(?:;|$)/i.test(String(req.headers['content-type'] ?? ''));
+
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
-  const logPath = redactLinkCredentials(config);
+  const links = browserLinks(deps);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -52,17 +42,19 @@ export function createApp(deps: AppDeps): Express {
     pinoHttp({
       logger,
       genReqId: (req, res) => {
-        const id = randomUUID();
+        const id = requestId(req.headers['x-request-id'], randomUUID);
         res.setHeader('X-Request-Id', id);
         return id;
       },
       // Only method and path: never headers (the token) nor bodies (card numbers).
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: logPath(req.url) }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: links.logPath(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
     }),
   );
+
+  app.use(refuseUnstorablePath);
 
   app.get('/health', async (_req, res, next) => {
     try {
@@ -74,14 +66,12 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
-  api.use(express.json({ limit: BODY_LIMIT }));
+  api.use(express.json({ limit: BODY_LIMIT, type: readsJsonBody }));
   api.use(authenticate(db));
   api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
-  api.post(
-    '/bulk/customer-sessions',
-    rateLimit(createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' }), 'bulk session requests'),
-  );
+  api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
+  api.use(refuseUnstorableText);
   api.use(idempotency(db));
   api.use(
     customerRouter(deps),
@@ -97,10 +87,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(API_BASE, api);
 
   // What a person's browser opens: no bearer token, no API rate limit (the link is the credential).
-  const shortLinks = mountPath(config.shortLinkBaseUrl);
-  const portal = mountPath(config.portalUrl);
-  app.use(shortLinks || '/', shortLinkRouter(deps, shortLinks));
-  app.use(portal || '/', portalEntryRouter(deps, portal));
+  for (const { path, router } of links.mounts) app.use(path, router);
 
   app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));
   app.use(errorHandler(logger));

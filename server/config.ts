@@ -8,6 +8,8 @@ export interface Config {
   port: number;
   /** postgres://… ; unset: an embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
+  /** How long `npm start` waits for a database that does not answer yet. */
+  databaseWaitSeconds: number;
   dataDir: string;
   rateLimitPerMinute: number;
   /** POST /bulk/customer-sessions, per token, besides rateLimitPerMinute. */
@@ -60,6 +62,34 @@ function url(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   return raw.replace(/\/+$/, '');
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(env: NodeJS.ProcessEnv): string {
+  const raw = env.LOG_LEVEL;
+  if (raw === undefined || raw === '') return 'info';
+  if (!LOG_LEVELS.includes(raw)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not "${raw}"`);
+  return raw;
+}
+
+/** The value is never echoed: it may carry a password. */
+function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:')) {
+    throw new ConfigError('DATABASE_URL must be a URL like postgres://user:password@host:5432/database');
+  }
+  if (!parsed.hostname && !parsed.searchParams.get('host')) {
+    throw new ConfigError('DATABASE_URL names no host (postgres://user:password@host:5432/database)');
+  }
+  return raw;
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -71,7 +101,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     port,
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrl(env),
+    databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 30, 0, 3600),
     dataDir: resolve(env.DATA_DIR || '.data'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 300, 1, 1_000_000),
     bulkSessionRateLimitPerMinute: integer(env, 'BULK_SESSION_RATE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
@@ -81,7 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     portalUrl: url(env, 'PORTAL_URL', `http://127.0.0.1:${port}/portal`),
     shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
     dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: logLevel(env),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
     paymentGateway: oneOf(env, 'PAYMENT_GATEWAY', ['sandbox'] as const),

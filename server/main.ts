@@ -1,59 +1,116 @@
 /**
- * `npm start`: opens the database (DATABASE_URL, or the embedded PostgreSQL under .data/),
- * migrates, then serves on PORT. SIGTERM or SIGINT: stop accepting, finish the requests in
- * flight, close the pool, stop the embedded database.
+ * `npm start`: checks the environment and the port, opens the database (DATABASE_URL, waited
+ * for while it comes up; or the embedded PostgreSQL under DATA_DIR), migrates, then serves on
+ * PORT. SIGTERM or SIGINT: stop accepting, finish the requests in flight, stop the workers and
+ * the queue, close the pool, stop the embedded database; a signal during start-up stops after
+ * the step in hand. Expected failures (bad environment, busy port, wrong or absent database)
+ * are one line on stderr and exit code 1, never a stack.
  */
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
 import { createApp, listen } from './app';
 import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
-import { migrate, openDatabase } from './db/database';
+import { migrate, openDatabase, STARTUP_LOCKS, underAdvisoryLock, waitForDatabase, type Database } from './db/database';
 import { startQueue, type Boss } from './jobs/queue';
-import { startWorkers, type Workers } from './jobs/workers';
+import { startWorkers, type Workers } from './workers';
 import { createLogger } from './logging';
+import { portIsFree } from './net';
+import { webhookEvents } from './webhooks/outbox';
+
+class StartInterrupted extends Error {}
+
+interface Running {
+  database?: Database;
+  boss?: Boss;
+  workers?: Workers;
+  server?: Server;
+}
+
+/** Everything started so far, stopped in the reverse order. */
+async function shutdown(running: Running, graceful: boolean): Promise<void> {
+  if (running.server) {
+    const server = running.server;
+    await new Promise<void>((done) => {
+      server.close(() => done());
+      server.closeIdleConnections();
+    });
+  }
+  // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
+  await running.workers?.stop();
+  await running.boss?.stop({ graceful, wait: true, timeout: 30_000 });
+  await running.database?.close();
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  const database = await openDatabase(config, (line) => logger.debug({ postgres: line.trim() }, 'postgres'));
-  let boss: Boss | undefined;
-  let workers: Workers | undefined;
-  try {
-    await migrate(database.knex);
-    const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
-    boss = await startQueue(database.url, logger);
-    const queue = boss;
-    const deps = { config, db: database.knex, logger, secrets, boss, clock: () => new Date() };
-    workers = await startWorkers(deps);
-    const running = workers;
-    const app = createApp(deps);
-    const server = await listen(app, config.port);
-    logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
+  const logger: Logger = createLogger(config.logLevel);
+  const running: Running = {};
+  // pino writes asynchronously: its last lines out, in order, before the process ends.
+  const exit = (code: number) => logger.flush(() => process.exit(code));
 
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, 'stopping: finishing requests in flight');
-      server.close(() => {
-        // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
-        running
-          .stop()
-          .then(() => queue.stop({ graceful: true, wait: true, timeout: 30_000 }))
-          .then(() => database.close())
-          .then(() => process.exit(0))
-          .catch((error: unknown) => {
-            logger.error({ err: error }, 'could not close the database');
-            process.exit(1);
-          });
-      });
-      server.closeIdleConnections();
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+  // Signals are ours from the first moment: during start-up they end the start after its
+  // current step, so nothing (the embedded PostgreSQL above all) is left half-started.
+  let requested: string | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    logger.info({ signal }, 'stopping: finishing requests in flight');
+    stopping = shutdown(running, true).then(
+      () => {
+        logger.info('stopped');
+        exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'could not stop cleanly');
+        exit(1);
+      },
+    );
+  };
+  const onSignal = (signal: string) => {
+    if (running.server) stop(signal);
+    else if (!requested) {
+      requested = signal;
+      logger.info({ signal }, 'stopping once the start-up step in hand ends');
+    }
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  const checkpoint = () => {
+    if (requested) throw new StartInterrupted();
+  };
+
+  try {
+    if (config.port !== 0 && !(await portIsFree(config.port))) {
+      throw new Error(`Port ${config.port} is already in use; set PORT to another one.`);
+    }
+    running.database = await openDatabase(config, (line) => logger.info(line));
+    const database = running.database;
+    checkpoint();
+    if (config.databaseUrl) {
+      await waitForDatabase(database.url, config.databaseWaitSeconds, (attempt, reason) =>
+        logger.warn({ attempt }, `waiting for the database (try ${attempt}, at most ${config.databaseWaitSeconds} s): ${reason}`),
+      );
+      checkpoint();
+    }
+    await migrate(database.knex);
+    checkpoint();
+    const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
+    // pg-boss creating its schema and queues in two processes at once deadlocks: one at a time.
+    running.boss = await underAdvisoryLock(database.knex, STARTUP_LOCKS.jobQueue, () => startQueue(database.url, logger));
+    checkpoint();
+    const deps = { config, db: database.knex, logger, secrets, boss: running.boss, clock: () => new Date(), events: webhookEvents(running.boss) };
+    running.workers = await startWorkers(deps);
+    checkpoint();
+    running.server = await listen(createApp(deps), config.port);
+    if (requested) return stop(requested);
+    logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
   } catch (error) {
-    await workers?.stop();
-    await boss?.stop({ graceful: false, wait: true });
-    await database.close();
+    await shutdown(running, false).catch(() => {});
+    if (error instanceof StartInterrupted) {
+      logger.info('stopped');
+      return exit(0);
+    }
     throw error;
   }
 }

@@ -11,3 +11,15 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Whether `port` can be listened on at `host` right now; any other failure than the port being
+ * taken (a host that is not ours, no permission) is thrown.
+ */
+export function portIsFree(port: number, host = '0.0.0.0'): Promise<boolean> {
+  return new Promise((resolveFree, reject) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolveFree(false) : reject(error)));
+    server.listen(port, host, () => server.close(() => resolveFree(true)));
+  });
+}

@@ -5,15 +5,11 @@
  * the action completes, and the completion e-mail is queued in the same transaction.
  */
 import type { Knex } from 'knex';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
+import type { RecordedEvent } from '../events/events';
 import type { Environment, Tenant } from '../http/auth';
 import { isUniqueViolation } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
-import { locationRepo } from '../locations/location-repo';
-import { emitEvents, type WebhookEvent } from '../webhooks/emit';
-import { importCompletePayload } from '../webhooks/payloads';
-import { customerEvents, debtAccountEvents, locationEvents } from '../webhooks/resource-events';
-import { webhookRepo } from '../webhooks/webhook-repo';
 import { checkRows, type PendingRow } from './bulk-rows';
 import { writeRows, type Written } from './bulk-writer';
 
@@ -28,19 +24,13 @@ export const CHUNK_SIZE = 500;
 /** Retried if it fails; expired (and retried) if its worker vanished without a word. */
 export const BULK_JOB_OPTIONS = { retryLimit: 5, retryDelay: 5, expireInSeconds: 300 };
 
-/**
- * The events of what a chunk created, in its transaction. Building a payload reads the
- * customer's whole picture, so only the events some webhook of the tenant subscribes to are built.
- */
-async function createdEvents(trx: Knex.Transaction, tenant: Tenant, written: Written): Promise<WebhookEvent[]> {
-  const subscribed = await webhookRepo(trx, tenant).subscribedEvents();
-  const events: WebhookEvent[] = [];
-  if (subscribed.has('location.create') && written.locationIds.length > 0) {
-    events.push(...(await locationEvents(trx, tenant, 'location.create', await locationRepo(trx, tenant).findMany(written.locationIds))));
-  }
-  if (subscribed.has('customer.create')) events.push(...(await customerEvents(trx, tenant, 'customer.create', written.customerIds)));
-  if (subscribed.has('debt-account.create')) events.push(...(await debtAccountEvents(trx, tenant, 'debt-account.create', written.accounts)));
-  return events;
+/** What a chunk created, as the API would record it one request at a time. */
+function created(written: Written): RecordedEvent[] {
+  return [
+    { name: 'location.create', ids: written.locationIds },
+    { name: 'customer.create', ids: written.customerIds },
+    { name: 'debt-account.create', ids: written.accounts.map((account) => account.id) },
+  ];
 }
 
 async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<number> {
@@ -53,13 +43,13 @@ async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant,
     .select('position', 'payload');
   if (rows.length === 0) return 0;
   const written = await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
-  await emitEvents(trx, tenant, deps.boss, await createdEvents(trx, tenant, written));
+  await deps.events.record(trx, tenant, created(written));
   return rows.length;
 }
 
 async function complete(deps: AppDeps, job: BulkJob): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const action = await trx('bulk_actions').where({ id: job.bulkActionId }).forUpdate().first('status', 'count', 'created_at');
+    const action = await trx('bulk_actions').where({ id: job.bulkActionId }).forUpdate().first('status', 'count');
     if (!action || action.status !== 'pending') return;
     const left = await trx('bulk_rows').where({ bulk_action_id: job.bulkActionId, status: 'pending' }).first('position');
     if (left) return;
@@ -79,18 +69,7 @@ async function complete(deps: AppDeps, job: BulkJob): Promise<void> {
       });
     }
     const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
-    if ((await webhookRepo(trx, tenant).subscribedEvents()).has('import.complete')) {
-      const completed = await trx('bulk_actions').where({ id: job.bulkActionId }).first('completed_at');
-      const payload = importCompletePayload({
-        id: job.bulkActionId,
-        count: action.count,
-        processed: action.count,
-        failed: counts.failed,
-        created_at: action.created_at,
-        completed_at: completed.completed_at,
-      });
-      await emitEvents(trx, tenant, deps.boss, [{ name: 'import.complete', data: payload }]);
-    }
+    await deps.events.record(trx, tenant, [{ name: 'import.complete', ids: [job.bulkActionId] }]);
   });
 }
 

@@ -1,9 +1,12 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Boss } from '../jobs/queue';
+import type { AppDeps } from '../deps';
 import { enqueueIn, QUEUES } from '../jobs/queue';
+import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
+import type { Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
 import { BULK_JOB_OPTIONS, type BulkJob } from './bulk-import';
 import { todayUtc } from '../dates';
@@ -11,8 +14,8 @@ import { todayUtc } from '../dates';
 type Schemas = components['schemas'];
 
 /** Structure rules the schema cannot state; any failure refuses the whole request. */
-function checkStructure(items: BulkItem[]): void {
-  const today = todayUtc();
+function checkStructure(items: BulkItem[], now: Date): void {
+  const today = todayUtc(now);
   const errors: FieldErrors = {};
   items.forEach((item, i) => {
     const accounts = (item.parent_debt_accounts?.length ?? 0) + (item.debt_accounts?.length ?? 0);
@@ -22,10 +25,12 @@ function checkStructure(items: BulkItem[]): void {
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 
+export type BulkDeps = Pick<AppDeps, 'db' | 'boss' | 'clock'>;
+
 /** Stores the rows and queues their import in one transaction, and answers at once. */
-export async function createBulkAction(db: Knex, boss: Boss, tenant: Tenant, items: BulkItem[]): Promise<Schemas['BulkAction']> {
-  checkStructure(items);
-  return db.transaction(async (trx) => {
+async function create({ db, boss, clock }: BulkDeps, tenant: Tenant, items: BulkItem[]): Promise<Schemas['BulkAction']> {
+  checkStructure(items, clock());
+  const action = await db.transaction(async (trx) => {
     const [action] = await trx('bulk_actions')
       .insert({ organization_id: tenant.organizationId, environment: tenant.environment, count: items.length })
       .returning<{ id: string }[]>(['id']);
@@ -43,13 +48,16 @@ export async function createBulkAction(db: Knex, boss: Boss, tenant: Tenant, ite
     await enqueueIn(boss, trx, QUEUES.bulkImport, job, BULK_JOB_OPTIONS);
     return { bulk_id: bulkActionId, count: items.length, status: 'pending' as const };
   });
+  // Committed: this process's worker can start now instead of at its next poll.
+  wakeWorker(boss, QUEUES.bulkImport);
+  return action;
 }
 
 function action(db: Knex, tenant: Tenant, id: string) {
   return db('bulk_actions').where({ id, organization_id: tenant.organizationId, environment: tenant.environment });
 }
 
-export async function bulkProgress(db: Knex, tenant: Tenant, id: string): Promise<Schemas['BulkActionProgress']> {
+async function progress({ db }: BulkDeps, tenant: Tenant, id: string): Promise<Schemas['BulkActionProgress']> {
   const row = await action(db, tenant, id).first('id', 'status', 'count', 'created_at', 'completed_at');
   if (!row) throw ApiError.notFound('Bulk action');
   const [counts] = await db('bulk_rows')
@@ -66,22 +74,35 @@ export async function bulkProgress(db: Knex, tenant: Tenant, id: string): Promis
   };
 }
 
-export interface FailedRow {
+interface FailedRow {
   position: number;
   payload: BulkItem;
   errors: Schemas['BulkActionError']['errors'];
   processed_at: Date;
 }
 
-/** One page of the failed rows, by position; throws 404 for an action not of this tenant. */
-export async function failedRows(db: Knex, tenant: Tenant, id: string, page: number, limit: number): Promise<{ total: number; rows: FailedRow[] }> {
+/** One page of the failed rows, by position; 404 for an action not of this tenant. */
+async function failedRows({ db }: BulkDeps, tenant: Tenant, id: string, { page, limit }: PageRequest): Promise<Listed<Schemas['BulkActionError']>> {
   if (!(await action(db, tenant, id).first('id'))) throw ApiError.notFound('Bulk action');
   const failed = () => db('bulk_rows').where({ bulk_action_id: id, status: 'failed' });
   const [count] = await failed().count<{ count: string }[]>({ count: '*' });
-  const rows = await failed()
+  const rows: FailedRow[] = await failed()
     .orderBy('position')
     .limit(limit)
     .offset((page - 1) * limit)
     .select('position', 'payload', 'errors', 'processed_at');
-  return { total: Number(count?.count ?? 0), rows };
+  return {
+    total: Number(count?.count ?? 0),
+    // The submitted date of an error record is when its row was processed.
+    rows: rows.map((row) => ({ created_at: row.processed_at })),
+    data: rows.map((row) => ({ id: row.position, payload: row.payload, errors: row.errors })),
+  };
+}
+
+export function bulkService(deps: BulkDeps) {
+  return {
+    create: (tenant: Tenant, items: BulkItem[]) => create(deps, tenant, items),
+    progress: (tenant: Tenant, id: string) => progress(deps, tenant, id),
+    failedRows: (tenant: Tenant, id: string, page: PageRequest) => failedRows(deps, tenant, id, page),
+  };
 }

@@ -10,7 +10,7 @@ import { tenantColumns } from '../db/tenant';
 import { ADDRESSES } from '../customers/address-repo';
 import { CUSTOMERS } from '../customers/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
-import { sortBillingTypes } from '../debt-accounts/debt-account-mapper';
+import { sortBillingTypes } from '../billing-types';
 import { LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';
 import { parentIds, type BulkItem, type PendingRow, type RowErrors } from './bulk-rows';

@@ -5,9 +5,10 @@
  * against the document's operations of its tag, mounted at its own base path.
  */
 import { Router, type Request, type Response } from 'express';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { documentFor, loadDocument, openApiValidator, PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../http/validator';
-import { followShortLink, openPortalEntry, type Opened } from './portal-service';
+import { portalService, type Opened } from './portal-service';
+import { mountPath, redactLinkCredentials } from './session-links';
 
 const PORTAL_PAGES = [
   '/s/:token/accounts',
@@ -28,20 +29,44 @@ function validated(tag: string, basePath: string): Router {
   return router;
 }
 
-export function portalEntryRouter(deps: AppDeps, basePath: string): Router {
+function portalEntryRouter(deps: AppDeps, basePath: string): Router {
+  const portal = portalService(deps);
   const router = validated(PORTAL_ENTRY_TAG, basePath);
   router.get(PORTAL_PAGES, async (req: Request, res) => {
     // The raw path, as the link was built: `/s/<token><page>`.
     const [, , token = '', ...page] = req.path.split('/');
-    answer(res, await openPortalEntry(deps, token, `/${page.join('/')}`));
+    answer(res, await portal.openEntry(token, `/${page.join('/')}`));
   });
   return router;
 }
 
-export function shortLinkRouter(deps: AppDeps, basePath: string): Router {
+function shortLinkRouter(deps: AppDeps, basePath: string): Router {
+  const portal = portalService(deps);
   const router = validated(SHORT_LINKS_TAG, basePath);
   router.get('/:code', async (req, res) => {
-    answer(res, await followShortLink(deps, req.params.code!));
+    answer(res, await portal.followShortLink(req.params.code!));
   });
   return router;
+}
+
+export interface BrowserLinks {
+  /** Where each router is mounted: the paths of SHORT_LINK_BASE_URL and PORTAL_URL. */
+  mounts: { path: string; router: Router }[];
+  /**
+   * A request's path as it may be logged, its link credential replaced by `[redacted]`. The
+   * app's request log must use it: only this module knows where in a path the credential sits.
+   */
+  logPath: (url: string) => string;
+}
+
+export function browserLinks(deps: AppDeps): BrowserLinks {
+  const shortLinks = mountPath(deps.config.shortLinkBaseUrl);
+  const portal = mountPath(deps.config.portalUrl);
+  return {
+    mounts: [
+      { path: shortLinks || '/', router: shortLinkRouter(deps, shortLinks) },
+      { path: portal || '/', router: portalEntryRouter(deps, portal) },
+    ],
+    logPath: redactLinkCredentials(deps.config),
+  };
 }

@@ -32,7 +32,7 @@ async function use(deps: SessionDeps, row: SessionRow): Promise<SessionRow | und
 }
 
 /** `page` is the request's path after `/s/<token>`; it must be the session's own page. */
-export async function openPortalEntry(deps: SessionDeps, token: string, page: string): Promise<Opened> {
+async function openPortalEntry(deps: SessionDeps, token: string, page: string): Promise<Opened> {
   const found = await sessionLinkRepo(deps.db).findByTokenHash(hashToken(token));
   if (!found || pagePath(found) !== page) throw linkNotFound();
   const row = await use(deps, found);
@@ -45,10 +45,17 @@ export async function openPortalEntry(deps: SessionDeps, token: string, page: st
   return { data: portalSessionToApi(row, customer, account) };
 }
 
-export async function followShortLink(deps: SessionDeps, code: string): Promise<{ redirect: string }> {
+async function followShortLink(deps: SessionDeps, code: string): Promise<{ redirect: string }> {
   const found = await sessionLinkRepo(deps.db).findByShortCode(code);
   if (!found) throw linkNotFound();
   const row = await use(deps, found);
   if (!row) return expired(found);
   return { redirect: portalUrlOf(row, deps.secrets.decrypt(row.token_sealed), deps.config) };
+}
+
+export function portalService(deps: SessionDeps) {
+  return {
+    openEntry: (token: string, page: string) => openPortalEntry(deps, token, page),
+    followShortLink: (code: string) => followShortLink(deps, code),
+  };
 }

@@ -11,6 +11,7 @@ type Destination = components['schemas']['SessionDestination'];
 export type SessionTag = components['schemas']['SessionTag'];
 
 /** 32 random bytes, base64url: 43 characters, 256 bits. */
+const TOKEN_LENGTH = 43;
 export function newSessionToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -60,6 +61,18 @@ export function pagePath({ destination, debt_account_id: account, debt_account_d
 export function portalUrl(portalBase: string, token: string, target: LinkTarget, organizationId: string, tags: SessionTag[]): string {
   const query = new URLSearchParams([['utm_source', organizationId], ...tags.map((tag): [string, string] => [tag.name, tag.value])]);
   return `${portalBase}/s/${token}${pagePath(target)}?${query.toString()}`;
+}
+
+/** The document's maxLength of `portal_url` (and of every other link of a session). */
+export const PORTAL_URL_MAX_LENGTH = 2048;
+
+/**
+ * The length `portal_url` would have: tags of 255 characters, each percent-encoded to up to
+ * 9, could make it several times the document's limit, so a request is measured (and refused)
+ * before anything is saved. The token's length is fixed, so any token measures the same.
+ */
+export function portalUrlLength(portalBase: string, target: LinkTarget, organizationId: string, tags: SessionTag[]): number {
+  return portalUrl(portalBase, 'x'.repeat(TOKEN_LENGTH), target, organizationId, tags).length;
 }
 
 export function shortUrl(shortLinkBase: string, code: string): string {

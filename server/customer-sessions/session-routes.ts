@@ -1,19 +1,34 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
-import { createSession, createSessions } from './session-service';
+import { createLimiter, rateLimit } from '../http/rate-limit';
+import { typedRoutes } from '../http/typed-routes';
+import { sessionService } from './session-service';
 
 export function customerSessionRouter(deps: AppDeps): Router {
+  const sessions = sessionService(deps);
   const router = Router();
+  const routes = typedRoutes(router);
 
-  router.post('/customer-sessions', async (req, res) => {
-    res.status(201).json({ data: await createSession(deps, tenantOf(res), req.body) });
+  routes.post('/customer-sessions', async (req, res) => {
+    res.status(201).json({ data: await sessions.create(tenantOf(res), req.body) });
   });
 
-  // Its own throttle runs in app.ts, before validation, beside the general limit.
-  router.post('/bulk/customer-sessions', async (req, res) => {
-    res.status(201).json({ data: await createSessions(deps, tenantOf(res), req.body) });
+  routes.post('/bulk/customer-sessions', async (req, res) => {
+    res.status(201).json({ data: await sessions.createMany(tenantOf(res), req.body) });
   });
 
+  return router;
+}
+
+/**
+ * Bulk sessions' own limit (BULK_SESSION_RATE_LIMIT_PER_MINUTE per token), beside the
+ * general one. It must run before the request is validated, because an invalid request
+ * counts too (the document's rule): the app mounts it ahead of its validator.
+ */
+export function bulkSessionThrottle({ db, config }: Pick<AppDeps, 'db' | 'config'>): Router {
+  const limiter = createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' });
+  const router = Router();
+  router.post('/bulk/customer-sessions', rateLimit(limiter, 'bulk session requests'));
   return router;
 }

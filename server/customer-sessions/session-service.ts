@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { hashToken } from '../crypto/secrets';
 import { customerRepo, type CustomerRow } from '../customers/customer-repo';
 import { isForeignKeyViolation } from '../db/tenant';
@@ -14,7 +14,7 @@ import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-acco
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { expiryAtCreation } from './session-lifetime';
-import { newSessionToken, newShortCode } from './session-links';
+import { newSessionToken, newShortCode, PORTAL_URL_MAX_LENGTH, portalUrlLength } from './session-links';
 import { bulkSessionToApi, sessionToApi } from './session-mapper';
 import { sessionRepo, type SessionRow } from './session-repo';
 
@@ -36,7 +36,7 @@ export function defaultDestination(body: Create): Destination {
 }
 
 /** One request item against the tenant's data; field keys start with `prefix` (`[3].` in bulk). */
-async function check(trx: Knex, tenant: Tenant, body: Create, prefix: string): Promise<{ checked?: Checked; errors: FieldErrors }> {
+async function check(trx: Knex, deps: SessionDeps, tenant: Tenant, body: Create, prefix: string): Promise<{ checked?: Checked; errors: FieldErrors }> {
   const errors: FieldErrors = {};
   const customer = await customerRepo(trx, tenant).find(body.customer_id);
   if (!customer) errors[`${prefix}customer_id`] = ['does not match a customer'];
@@ -48,6 +48,12 @@ async function check(trx: Knex, tenant: Tenant, body: Create, prefix: string): P
   }
   const names = (body.tags ?? []).map((tag) => tag.name);
   if (new Set(names).size !== names.length) errors[`${prefix}tags`] = ['must not name a tag twice'];
+  else if (customer && body.tags && body.tags.length > 0) {
+    const target = { destination: body.destination ?? defaultDestination(body), debt_account_id: account?.id ?? null, debt_account_dispute_id: body.debt_account_dispute_id ?? null };
+    if (portalUrlLength(deps.config.portalUrl, target, tenant.organizationId, body.tags) > PORTAL_URL_MAX_LENGTH) {
+      errors[`${prefix}tags`] = [`make portal_url longer than ${PORTAL_URL_MAX_LENGTH} characters once URL-encoded; use shorter values`];
+    }
+  }
   if (Object.keys(errors).length > 0) return { errors };
   return { checked: { body, customer: customer!, account }, errors };
 }
@@ -87,10 +93,10 @@ async function stillThere<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function createSession(deps: SessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
+async function createOne(deps: SessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
-      const { checked, errors } = await check(trx, tenant, body, '');
+      const { checked, errors } = await check(trx, deps, tenant, body, '');
       if (!checked) throw ApiError.invalid(errors);
       const { row, token } = await insert(trx, deps, tenant, checked);
       return sessionToApi(row, token, deps.config);
@@ -99,13 +105,13 @@ export async function createSession(deps: SessionDeps, tenant: Tenant, body: Cre
 }
 
 /** All items or none: every invalid item is reported, keyed by its index, and nothing is made. */
-export async function createSessions(deps: SessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
+async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
       const checked: Checked[] = [];
       const errors: FieldErrors = {};
       for (const [index, body] of items.entries()) {
-        const result = await check(trx, tenant, body, `[${index}].`);
+        const result = await check(trx, deps, tenant, body, `[${index}].`);
         Object.assign(errors, result.errors);
         if (result.checked) checked.push(result.checked);
       }
@@ -118,4 +124,11 @@ export async function createSessions(deps: SessionDeps, tenant: Tenant, items: C
       return sessions;
     }),
   );
+}
+
+export function sessionService(deps: SessionDeps) {
+  return {
+    create: (tenant: Tenant, body: Create) => createOne(deps, tenant, body),
+    createMany: (tenant: Tenant, items: Create[]) => createMany(deps, tenant, items),
+  };
 }

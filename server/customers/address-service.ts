@@ -1,52 +1,62 @@
 /**
- * The primary-address rule, shared by the customer and address operations: a customer with
- * addresses has exactly one primary. The first address is primary; making one primary
- * demotes the others; deleting the primary promotes the oldest remaining one. Callers hold
- * the customer's row lock, so concurrent changes of one customer's addresses queue up.
+ * The address operations of a customer. Each locks the customer's row, so one customer's
+ * address changes queue up, and each changes the customer's payload (its addresses), so it
+ * records customer.update.
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
+import type { AppDeps } from '../deps';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
-import { addressRepo, type AddressRow, type AddressValues } from './address-repo';
+import { addressRepo, type AddressRow } from './address-repo';
+import { addAddress, changeAddress, removeAddress } from './address-rules';
+import { addressToApi } from './customer-mapper';
+import { customerRepo } from './customer-repo';
 
-type AddressInput = components['schemas']['AddressCreate'] | components['schemas']['AddressUpdate'];
+type Schemas = components['schemas'];
 
-const FIELDS = ['name', 'line1', 'line2', 'city', 'state', 'country', 'postal_code'] as const;
+export function addressService({ db, events }: Pick<AppDeps, 'db' | 'events'>) {
+  const lockedCustomer = async (trx: Knex, tenant: Tenant, key: string) => {
+    const customer = await customerRepo(trx, tenant).find(key, { forUpdate: true });
+    if (!customer) throw ApiError.notFound('Customer');
+    return customer;
+  };
 
-function values(input: AddressInput): AddressValues {
-  const picked: AddressValues = {};
-  for (const field of FIELDS) if (input[field] !== undefined) (picked as Record<string, unknown>)[field] = input[field];
-  return picked;
-}
+  const addressOf = async (trx: Knex, tenant: Tenant, customerId: string, addressId: string): Promise<AddressRow> => {
+    const address = await addressRepo(trx, tenant).find(customerId, addressId);
+    if (!address) throw ApiError.notFound('Address');
+    return address;
+  };
 
-export async function addAddress(trx: Knex, tenant: Tenant, customerId: string, input: AddressInput): Promise<AddressRow> {
-  const repo = addressRepo(trx, tenant);
-  const first = (await repo.count(customerId)) === 0;
-  const primary = first || input.is_primary === true;
-  if (primary && !first) await repo.demoteAll(customerId);
-  return repo.insert(customerId, { ...values(input), is_primary: primary });
-}
+  /** Runs `change` on the locked customer, then records that the customer changed. */
+  const changing = <T>(tenant: Tenant, customerKey: string, change: (trx: Knex.Transaction, customerId: string) => Promise<T>) =>
+    db.transaction(async (trx) => {
+      const customer = await lockedCustomer(trx, tenant, customerKey);
+      const result = await change(trx, customer.id);
+      await events.record(trx, tenant, [{ name: 'customer.update', ids: [customer.id] }]);
+      return result;
+    });
 
-/** `field` prefixes error keys: `address.` inside a customer update, nothing on its own path. */
-export async function changeAddress(
-  trx: Knex,
-  tenant: Tenant,
-  address: AddressRow,
-  input: AddressInput,
-  field = '',
-): Promise<AddressRow> {
-  const repo = addressRepo(trx, tenant);
-  if (input.is_primary === false && address.is_primary) {
-    throw ApiError.field(`${field}is_primary`, 'the primary address cannot be demoted; make another address primary instead');
-  }
-  const makePrimary = input.is_primary === true && !address.is_primary;
-  if (makePrimary) await repo.demoteAll(address.customer_id);
-  return repo.update(address.id, { ...values(input), ...(makePrimary ? { is_primary: true } : {}) });
-}
+  return {
+    async list(tenant: Tenant, customerKey: string): Promise<Schemas['Address'][]> {
+      const customer = await customerRepo(db, tenant).find(customerKey);
+      if (!customer) throw ApiError.notFound('Customer');
+      return (await addressRepo(db, tenant).forCustomers([customer.id])).map(addressToApi);
+    },
 
-export async function removeAddress(trx: Knex, tenant: Tenant, address: AddressRow): Promise<void> {
-  const repo = addressRepo(trx, tenant);
-  await repo.delete(address.id);
-  if (address.is_primary) await repo.promoteOldest(address.customer_id);
+    async add(tenant: Tenant, customerKey: string, body: Schemas['AddressCreate']): Promise<Schemas['Address']> {
+      return addressToApi(await changing(tenant, customerKey, (trx, customerId) => addAddress(trx, tenant, customerId, body)));
+    },
+
+    async change(tenant: Tenant, customerKey: string, addressId: string, body: Schemas['AddressUpdate']): Promise<Schemas['Address']> {
+      const changed = await changing(tenant, customerKey, async (trx, customerId) =>
+        changeAddress(trx, tenant, await addressOf(trx, tenant, customerId, addressId), body),
+      );
+      return addressToApi(changed);
+    },
+
+    async remove(tenant: Tenant, customerKey: string, addressId: string): Promise<void> {
+      await changing(tenant, customerKey, async (trx, customerId) => removeAddress(trx, tenant, await addressOf(trx, tenant, customerId, addressId)));
+    },
+  };
 }

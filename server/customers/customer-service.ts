@@ -1,20 +1,25 @@
+/**
+ * The customer operations: the rules the document states but a schema cannot check (a date
+ * of birth not in the future, external_id unique per tenant, metadata update semantics, no
+ * deletion while the customer has accounts), each change recorded as an event.
+ */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
+import type { AppDeps } from '../deps';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
-import type { Boss } from '../jobs/queue';
-import { emitEvents } from '../webhooks/emit';
-import { customerEvents } from '../webhooks/resource-events';
 import { addressRepo, type AddressRow } from './address-repo';
-import { addAddress, changeAddress } from './address-service';
+import { addAddress, changeAddress } from './address-rules';
 import { customerToApi } from './customer-mapper';
-import { customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
+import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
 import { groupBy } from '../collections';
 import { todayUtc } from '../dates';
 
@@ -35,9 +40,10 @@ export const CUSTOMER_INCLUDES = [
 ] as const;
 export const DEFAULT_CUSTOMER_INCLUDES = ['metadata', 'addresses'] as const;
 
+export type CustomerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
 
 /** Customers as API objects, with the included relations loaded in one query each. */
-export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>): Promise<Customer[]> {
+export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>, now: Date): Promise<Customer[]> {
   const ids = rows.map((row) => row.id);
   const billing = include.has('payment_methods.billing_address');
   const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
@@ -48,7 +54,7 @@ export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[
     const primary = own.find((address) => address.is_primary) ?? null;
     const paymentMethods = (methods.get(row.id) ?? []).map((method) =>
       paymentMethodToApi(method, {
-        withChargeable: include.has('payment_methods.chargeable'),
+        ...(include.has('payment_methods.chargeable') ? { chargeableAt: now } : {}),
         ...(billing ? { billingAddress: primary } : {}),
       }),
     );
@@ -75,98 +81,101 @@ function ssnLast4(value: number | string | null | undefined): string | null | un
 }
 
 /** Rules the document states but a schema cannot check. */
-function checkRules(body: { date_of_birth?: string | null }): void {
+function checkRules(body: { date_of_birth?: string | null }, now: Date): void {
   const errors: FieldErrors = {};
-  if (body.date_of_birth && body.date_of_birth > todayUtc()) {
+  if (body.date_of_birth && body.date_of_birth > todayUtc(now)) {
     errors.date_of_birth = ['must not be in the future'];
   }
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 
+export function customerService({ db, events, clock }: CustomerDeps) {
+  const load = async (trx: Knex, tenant: Tenant, row: CustomerRow, include: Set<string>) => (await loadCustomers(trx, tenant, [row], include, clock()))[0]!;
 
-export async function findCustomer(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<Customer> {
-  const row = await customerRepo(db, tenant).find(key);
-  if (!row) throw ApiError.notFound('Customer');
-  return (await loadCustomers(db, tenant, [row], include))[0]!;
-}
+  return {
+    async list(tenant: Tenant, page: PageRequest, include: Set<string>): Promise<Listed<Customer>> {
+      return listPage<CustomerRow, Customer>(customerRepo(db, tenant).query(), page, { columns: CUSTOMER_COLUMNS, table: CUSTOMERS }, (rows) =>
+        loadCustomers(db, tenant, rows, include, clock()),
+      );
+    },
 
-export async function createCustomer(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
-  checkRules(body);
-  return externalIdUnique(CUSTOMERS, () =>
-    db.transaction(async (trx) => {
-      const customers = customerRepo(trx, tenant);
-      if (body.external_id && (await customers.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
-      const row = await customers.insert({
-        name: body.name,
-        email: body.email,
-        external_id: body.external_id ?? null,
-        phone: body.phone ?? null,
-        date_of_birth: body.date_of_birth ?? null,
-        ssn_last4: ssnLast4(body.ssn_last4) ?? null,
-        metadata: body.metadata ?? {},
-      });
-      if (body.address) await addAddress(trx, tenant, row.id, body.address);
-      await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.create', [row.id]));
-      return (await loadCustomers(trx, tenant, [row], include))[0]!;
-    }),
-  );
-}
-
-export async function updateCustomer(
-  db: Knex,
-  boss: Boss,
-  tenant: Tenant,
-  key: string,
-  body: Schemas['CustomerUpdate'],
-  include: Set<string>,
-): Promise<Customer> {
-  checkRules(body);
-  return externalIdUnique(CUSTOMERS, () =>
-    db.transaction(async (trx) => {
-      const customers = customerRepo(trx, tenant);
-      const row = await customers.find(key, { forUpdate: true });
+    async find(tenant: Tenant, key: string, include: Set<string>): Promise<Customer> {
+      const row = await customerRepo(db, tenant).find(key);
       if (!row) throw ApiError.notFound('Customer');
-      if (body.external_id && (await customers.externalIdTaken(body.external_id, row.id))) {
-        throw ApiError.field('external_id', TAKEN);
-      }
-      const changes: CustomerValues = {};
-      if (body.name !== undefined) changes.name = body.name;
-      if (body.email !== undefined) changes.email = body.email;
-      if (body.external_id !== undefined) changes.external_id = body.external_id;
-      if (body.phone !== undefined) changes.phone = body.phone;
-      if (body.date_of_birth !== undefined) changes.date_of_birth = body.date_of_birth;
-      if (body.ssn_last4 !== undefined) changes.ssn_last4 = ssnLast4(body.ssn_last4) ?? null;
-      if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
+      return load(db, tenant, row, include);
+    },
 
-      if (body.address?.id) {
-        const address = await addressRepo(trx, tenant).find(row.id, body.address.id);
-        if (!address) throw ApiError.field('address.id', 'is not an address of this customer');
-        await changeAddress(trx, tenant, address, body.address, 'address.');
-      } else if (body.address) {
-        await addAddress(trx, tenant, row.id, { ...body.address, postal_code: body.address.postal_code! });
-      }
-      const updated = await customers.update(row.id, changes);
-      await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [row.id]));
-      return (await loadCustomers(trx, tenant, [updated], include))[0]!;
-    }),
-  );
-}
+    async create(tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
+      checkRules(body, clock());
+      return externalIdUnique(CUSTOMERS, () =>
+        db.transaction(async (trx) => {
+          const customers = customerRepo(trx, tenant);
+          if (body.external_id && (await customers.externalIdTaken(body.external_id))) throw ApiError.field('external_id', TAKEN);
+          const row = await customers.insert({
+            name: body.name,
+            email: body.email,
+            external_id: body.external_id ?? null,
+            phone: body.phone ?? null,
+            date_of_birth: body.date_of_birth ?? null,
+            ssn_last4: ssnLast4(body.ssn_last4) ?? null,
+            metadata: body.metadata ?? {},
+          });
+          if (body.address) await addAddress(trx, tenant, row.id, body.address);
+          await events.record(trx, tenant, [{ name: 'customer.create', ids: [row.id] }]);
+          return load(trx, tenant, row, include);
+        }),
+      );
+    },
 
-export async function deleteCustomer(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
-  const conflict = () => ApiError.conflict('This customer still has debt accounts; delete them first.');
-  try {
-    await db.transaction(async (trx) => {
-      const customers = customerRepo(trx, tenant);
-      const row = await customers.find(key, { forUpdate: true });
-      if (!row) throw ApiError.notFound('Customer');
-      if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) throw conflict();
-      // The payload shows the customer as it was just before deletion.
-      const events = await customerEvents(trx, tenant, 'customer.delete', [row.id]);
-      await customers.delete(row.id);
-      await emitEvents(trx, tenant, boss, events);
-    });
-  } catch (error) {
-    // An account created for this customer between the count and the delete: the foreign key refuses.
-    throw isForeignKeyViolation(error) ? conflict() : error;
-  }
+    async update(tenant: Tenant, key: string, body: Schemas['CustomerUpdate'], include: Set<string>): Promise<Customer> {
+      checkRules(body, clock());
+      return externalIdUnique(CUSTOMERS, () =>
+        db.transaction(async (trx) => {
+          const customers = customerRepo(trx, tenant);
+          const row = await customers.find(key, { forUpdate: true });
+          if (!row) throw ApiError.notFound('Customer');
+          if (body.external_id && (await customers.externalIdTaken(body.external_id, row.id))) {
+            throw ApiError.field('external_id', TAKEN);
+          }
+          const changes: CustomerValues = {};
+          if (body.name !== undefined) changes.name = body.name;
+          if (body.email !== undefined) changes.email = body.email;
+          if (body.external_id !== undefined) changes.external_id = body.external_id;
+          if (body.phone !== undefined) changes.phone = body.phone;
+          if (body.date_of_birth !== undefined) changes.date_of_birth = body.date_of_birth;
+          if (body.ssn_last4 !== undefined) changes.ssn_last4 = ssnLast4(body.ssn_last4) ?? null;
+          if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
+
+          if (body.address?.id) {
+            const address = await addressRepo(trx, tenant).find(row.id, body.address.id);
+            if (!address) throw ApiError.field('address.id', 'is not an address of this customer');
+            await changeAddress(trx, tenant, address, body.address, 'address.');
+          } else if (body.address) {
+            await addAddress(trx, tenant, row.id, { ...body.address, postal_code: body.address.postal_code! });
+          }
+          const updated = await customers.update(row.id, changes);
+          await events.record(trx, tenant, [{ name: 'customer.update', ids: [row.id] }]);
+          return load(trx, tenant, updated, include);
+        }),
+      );
+    },
+
+    async remove(tenant: Tenant, key: string): Promise<void> {
+      const conflict = () => ApiError.conflict('This customer still has debt accounts; delete them first.');
+      try {
+        await db.transaction(async (trx) => {
+          const customers = customerRepo(trx, tenant);
+          const row = await customers.find(key, { forUpdate: true });
+          if (!row) throw ApiError.notFound('Customer');
+          if ((await debtAccountRepo(trx, tenant).countForCustomer(row.id)) > 0) throw conflict();
+          // Recorded first: the payload shows the customer as it was just before deletion.
+          await events.record(trx, tenant, [{ name: 'customer.delete', ids: [row.id] }]);
+          await customers.delete(row.id);
+        });
+      } catch (error) {
+        // An account created for this customer between the count and the delete: the foreign key refuses.
+        throw isForeignKeyViolation(error) ? conflict() : error;
+      }
+    },
+  };
 }

@@ -32,25 +32,66 @@ export async function openDatabase(config: Config, log: (line: string) => void =
   };
 }
 
-/** An arbitrary, fixed key: the session-level advisory lock that serializes migrations. */
-const MIGRATION_LOCK = 20_261_121;
+/** Failures that a database still starting (or a network still coming up) gives. */
+const TRANSIENT = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', '57P03']);
+
+export class DatabaseUnavailable extends Error {}
 
 /**
- * Brings the schema up to date. Several processes may start at once over one database, even
- * an empty one (where knex's own lock table does not exist yet), so the whole migration runs
- * under a PostgreSQL advisory lock: the others wait for it, then find nothing left to do.
- * Needs a pool of at least two connections: one holds the lock while knex migrates.
+ * Resolves once the database answers `select 1`. A database that is not up yet (refused, not
+ * resolvable, starting up) is tried again every second for `seconds`, with `onRetry` told of
+ * each try; a wrong one (no such database, bad password) fails at once. Either failure is a
+ * DatabaseUnavailable whose message is one clear line.
  */
-export async function migrate(db: Knex): Promise<void> {
+export async function waitForDatabase(url: string, seconds: number, onRetry: (attempt: number, reason: string) => void): Promise<void> {
+  const deadline = Date.now() + seconds * 1000;
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return;
+    } catch (error) {
+      const { code, message } = error as { code?: string; message: string };
+      const reason = message || code || 'no answer';
+      const transient = TRANSIENT.has(code ?? '') || /timeout/i.test(message);
+      if (!transient) throw new DatabaseUnavailable(`the database refused the connection: ${reason}`);
+      if (Date.now() >= deadline) throw new DatabaseUnavailable(`the database did not answer within ${seconds} s: ${reason}`);
+      onRetry(attempt, reason);
+    } finally {
+      await client.end().catch(() => {});
+    }
+    await new Promise((done) => setTimeout(done, 1000));
+  }
+}
+
+/** Arbitrary, fixed keys of the session-level advisory locks taken at start. */
+export const STARTUP_LOCKS = { migrations: 20_261_121, jobQueue: 20_261_122 } as const;
+
+/**
+ * Runs `work` holding a PostgreSQL advisory lock on a connection of its own: several processes
+ * starting at once over one database (even an empty one) take their turns. The pool needs a
+ * second connection for `work` itself.
+ */
+export async function underAdvisoryLock<T>(db: Knex, key: number, work: () => Promise<T>): Promise<T> {
   const connection = await db.client.acquireConnection();
   try {
-    await connection.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await connection.query('SELECT pg_advisory_lock($1)', [key]);
     try {
-      await db.migrate.latest({ migrationSource });
+      return await work();
     } finally {
-      await connection.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+      await connection.query('SELECT pg_advisory_unlock($1)', [key]);
     }
   } finally {
     await db.client.releaseConnection(connection);
   }
+}
+
+/**
+ * Brings the schema up to date, one process at a time (knex's own lock table does not exist
+ * yet in an empty database): the others wait, then find nothing left to do.
+ */
+export async function migrate(db: Knex): Promise<void> {
+  await underAdvisoryLock(db, STARTUP_LOCKS.migrations, () => db.migrate.latest({ migrationSource }));
 }

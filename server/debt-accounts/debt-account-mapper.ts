@@ -7,15 +7,9 @@ import type { LocationRow } from '../locations/location-repo';
 import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
 import type { ChargeRow, TransactionRow } from '../payments/charge-repo';
 import { chargeToApi, transactionToApi } from '../payments/charge-mapper';
+import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 
 type Schemas = components['schemas'];
-
-/** The Portal's order of the options; an account created without billing_type offers all. */
-export const BILLING_TYPES: Schemas['BillingType'][] = ['partial-payment', 'full-amount-payment', 'payment-plan'];
-
-export function sortBillingTypes(values: Schemas['BillingType'][]): Schemas['BillingType'][] {
-  return BILLING_TYPES.filter((value) => values.includes(value));
-}
 
 export function paymentPlanToApi(row: PaymentPlanRow): Schemas['PaymentPlan'] {
   return {

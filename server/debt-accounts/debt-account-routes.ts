@@ -1,44 +1,46 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { parseInclude } from '../http/include';
-import { envelope, pageRequest, paginate } from '../http/pagination';
-import { DEBT_ACCOUNT_INCLUDES, loadDebtAccounts } from './debt-account-loader';
-import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
-import { createDebtAccount, deleteDebtAccount, findDebtAccount, updateDebtAccount } from './debt-account-service';
-import { lookupDebtAccounts } from './lookup';
+import { envelope, pageRequest } from '../http/pagination';
+import { typedRoutes } from '../http/typed-routes';
+import { DEBT_ACCOUNT_INCLUDES } from './debt-account-loader';
+import { debtAccountService } from './debt-account-service';
 
-const include = (raw: unknown) => parseInclude(raw, DEBT_ACCOUNT_INCLUDES, DEBT_ACCOUNT_INCLUDES);
+const include = (raw: string | undefined) => parseInclude(raw, DEBT_ACCOUNT_INCLUDES, DEBT_ACCOUNT_INCLUDES);
 
-export function debtAccountRouter({ db, boss }: AppDeps): Router {
+export function debtAccountRouter(deps: AppDeps): Router {
+  const accounts = debtAccountService(deps);
   const router = Router();
+  const routes = typedRoutes(router);
 
-  router.post('/debt-accounts', async (req, res) => {
-    res.status(201).json({ data: await createDebtAccount(db, boss, tenantOf(res), req.body, include(req.query.include)) });
+  routes.post('/debt-accounts', async (req, res) => {
+    res.status(201).json({ data: await accounts.create(tenantOf(res), req.body, include(req.query.include)) });
   });
 
-  router.get('/debt-accounts', async (req, res) => {
-    const tenant = tenantOf(res);
+  routes.get('/debt-accounts', async (req, res) => {
     const page = pageRequest(req);
-    const { total, rows } = await paginate<DebtAccountRow>(debtAccountRepo(db, tenant).query(), page, DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS);
-    res.json(envelope(req, page, total, rows, await loadDebtAccounts(db, tenant, rows, include(req.query.include))));
+    const { total, rows, data } = await accounts.list(tenantOf(res), page, include(req.query.include));
+    res.json(envelope(req, page, total, rows, data));
   });
 
-  // Before /debt-accounts/:id, which would otherwise take "lookup" for an id.
-  router.get('/debt-accounts/lookup', async (req, res) => {
-    res.json(await lookupDebtAccounts(db, tenantOf(res), req, include(req.query.include)));
+  // Before /debt-accounts/{id}, which would otherwise take "lookup" for an id.
+  routes.get('/debt-accounts/lookup', async (req, res) => {
+    const page = pageRequest(req);
+    const { total, rows, data } = await accounts.lookup(tenantOf(res), req.query, page, include(req.query.include));
+    res.json(envelope(req, page, total, rows, data));
   });
 
-  router.get('/debt-accounts/:id', async (req, res) => {
-    res.json({ data: await findDebtAccount(db, tenantOf(res), req.params.id!, include(req.query.include)) });
+  routes.get('/debt-accounts/{id}', async (req, res) => {
+    res.json({ data: await accounts.find(tenantOf(res), req.params.id, include(req.query.include)) });
   });
 
-  router.put('/debt-accounts/:id', async (req, res) => {
-    res.json({ data: await updateDebtAccount(db, boss, tenantOf(res), req.params.id!, req.body, include(req.query.include)) });
+  routes.put('/debt-accounts/{id}', async (req, res) => {
+    res.json({ data: await accounts.update(tenantOf(res), req.params.id, req.body, include(req.query.include)) });
   });
 
-  router.delete('/debt-accounts/:id', async (req, res) => {
-    await deleteDebtAccount(db, boss, tenantOf(res), req.params.id!);
+  routes.delete('/debt-accounts/{id}', async (req, res) => {
+    await accounts.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
 

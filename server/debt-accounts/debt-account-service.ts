@@ -6,13 +6,15 @@ import { externalIdUnique, TAKEN } from '../db/tenant';
 import { customerRepo } from '../customers/customer-repo';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from './debt-account-loader';
-import { sortBillingTypes } from './debt-account-mapper';
-import { debtAccountRepo, type DebtAccountRow, type DebtAccountValues, DEBT_ACCOUNTS } from './debt-account-repo';
+import { sortBillingTypes } from '../billing-types';
+import { DEBT_ACCOUNT_COLUMNS, debtAccountRepo, type DebtAccountRow, type DebtAccountValues, DEBT_ACCOUNTS } from './debt-account-repo';
 import { resolveAdditionalLocations, resolveLocation } from './locations-of-account';
-import type { Boss } from '../jobs/queue';
 import type { LocationRow } from '../locations/location-repo';
-import { emitEvents, type WebhookEvent } from '../webhooks/emit';
-import { debtAccountEvents, locationEvents } from '../webhooks/resource-events';
+import type { RecordedEvent } from '../events/events';
+import type { AppDeps } from '../deps';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
+import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
 
 type Schemas = components['schemas'];
@@ -24,7 +26,7 @@ function planStatus(plan: NonNullable<Schemas['PaymentPlanCreate']>): Schemas['P
 }
 
 /** Rules of a proposed plan that the schema cannot state. */
-function checkPlan(body: Schemas['DebtAccountCreate']): void {
+function checkPlan(body: Schemas['DebtAccountCreate'], now: Date): void {
   const plan = body.payment_plan;
   if (!plan) return;
   const errors: FieldErrors = {};
@@ -33,7 +35,7 @@ function checkPlan(body: Schemas['DebtAccountCreate']): void {
   } else if (body.parent_external_id) {
     errors.payment_plan = ['is not accepted on a child account: the customer deals with the parent'];
   }
-  if (plan.start_date && plan.start_date < todayUtc()) errors['payment_plan.start_date'] = ['must be today or later'];
+  if (plan.start_date && plan.start_date < todayUtc(now)) errors['payment_plan.start_date'] = ['must be today or later'];
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 
@@ -67,14 +69,11 @@ async function parentFor(trx: Knex, tenant: Tenant, parentExternalId: string, cu
 
 
 /** Locations created on the fly by an account request (location_id unknown, locations[] new). */
-async function locationCreateEvents(trx: Knex, tenant: Tenant, created: LocationRow[]): Promise<WebhookEvent[]> {
-  return created.length > 0 ? locationEvents(trx, tenant, 'location.create', created) : [];
-}
+const locationsCreated = (created: LocationRow[]): RecordedEvent => ({ name: 'location.create', ids: created.map((row) => row.id) });
 
-/** The parents whose sums changed: they changed too (debt-account.update), read after the recalculation. */
-async function parentEvents(trx: Knex, tenant: Tenant, customerId: string, parentIds: (string | null | undefined)[]): Promise<WebhookEvent[]> {
-  const ids = [...new Set(parentIds.filter((id): id is string => typeof id === 'string'))];
-  return ids.length > 0 ? debtAccountEvents(trx, tenant, 'debt-account.update', ids.map((id) => ({ id, customer_id: customerId }))) : [];
+/** The parents whose sums changed: they changed too (debt-account.update). */
+function parentsChanged(parentIds: (string | null | undefined)[]): RecordedEvent {
+  return { name: 'debt-account.update', ids: [...new Set(parentIds.filter((id): id is string => typeof id === 'string'))] };
 }
 
 async function loadOne(trx: Knex, tenant: Tenant, id: string, include: Set<string>): Promise<DebtAccount> {
@@ -82,14 +81,20 @@ async function loadOne(trx: Knex, tenant: Tenant, id: string, include: Set<strin
   return (await loadDebtAccounts(trx, tenant, [row!], include))[0]!;
 }
 
-export async function findDebtAccount(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
+export type DebtAccountDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
+
+async function list({ db }: DebtAccountDeps, tenant: Tenant, query: Knex.QueryBuilder, page: PageRequest, include: Set<string>): Promise<Listed<DebtAccount>> {
+  return listPage<DebtAccountRow, DebtAccount>(query, page, { columns: DEBT_ACCOUNT_COLUMNS, table: DEBT_ACCOUNTS }, (rows) => loadDebtAccounts(db, tenant, rows, include));
+}
+
+async function find({ db }: DebtAccountDeps, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
   const row = await debtAccountRepo(db, tenant).find(key);
   if (!row) throw ApiError.notFound('Debt account');
   return (await loadDebtAccounts(db, tenant, [row], include))[0]!;
 }
 
-export async function createDebtAccount(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
-  checkPlan(body);
+async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {
+  checkPlan(body, clock());
   return externalIdUnique(DEBT_ACCOUNTS, () =>
     db.transaction(async (trx) => {
       const accounts = debtAccountRepo(trx, tenant);
@@ -132,20 +137,20 @@ export async function createDebtAccount(db: Knex, boss: Boss, tenant: Tenant, bo
         });
       }
       if (parent) await accounts.recalculate(parent.id);
-      await emitEvents(trx, tenant, boss, [
-        ...(await locationCreateEvents(trx, tenant, created)),
-        // The account, and its plan when it was created with one (payment-plan.create).
-        ...(await debtAccountEvents(trx, tenant, 'debt-account.create', [{ id, customer_id: customer.id }], 'payment-plan.create')),
-        ...(await parentEvents(trx, tenant, customer.id, [parent?.id])),
+      await events.record(trx, tenant, [
+        locationsCreated(created),
+        { name: 'debt-account.create', ids: [id] },
+        // Its plan, when it was created with one.
+        { name: 'payment-plan.create', ids: body.payment_plan ? [id] : [] },
+        parentsChanged([parent?.id]),
       ]);
       return loadOne(trx, tenant, id, include);
     }),
   );
 }
 
-export async function updateDebtAccount(
-  db: Knex,
-  boss: Boss,
+async function update(
+  { db, events }: DebtAccountDeps,
   tenant: Tenant,
   key: string,
   body: Schemas['DebtAccountUpdate'],
@@ -204,19 +209,18 @@ export async function updateDebtAccount(
         await accounts.replaceAdditionalLocations(current.id, await resolveAdditionalLocations(trx, tenant, body.locations, primary, onCreate));
       }
       for (const parentId of new Set([current.parent_id, newParent?.id])) if (parentId) await accounts.recalculate(parentId);
-      await emitEvents(trx, tenant, boss, [
-        ...(await locationCreateEvents(trx, tenant, created)),
-        ...(await debtAccountEvents(trx, tenant, 'debt-account.update', [{ id: current.id, customer_id: customerId }])),
-        // A parent left behind belongs to the old customer; a move between customers is refused for parents only.
-        ...(await parentEvents(trx, tenant, current.customer_id, [current.parent_id])),
-        ...(await parentEvents(trx, tenant, customerId, [newParent?.id !== current.parent_id ? newParent?.id : undefined])),
+      await events.record(trx, tenant, [
+        locationsCreated(created),
+        { name: 'debt-account.update', ids: [current.id] },
+        // The parent left behind and the new one.
+        parentsChanged([current.parent_id, newParent?.id]),
       ]);
       return loadOne(trx, tenant, current.id, include);
     }),
   );
 }
 
-export async function deleteDebtAccount(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
+async function remove({ db, events }: DebtAccountDeps, tenant: Tenant, key: string): Promise<void> {
   await db.transaction(async (trx) => {
     const accounts = debtAccountRepo(trx, tenant);
     const found = await accounts.find(key);
@@ -228,10 +232,26 @@ export async function deleteDebtAccount(db: Knex, boss: Boss, tenant: Tenant, ke
     if ((await accounts.childCount(current.id)) > 0) {
       throw ApiError.conflict('This debt account has children; delete or move them first.');
     }
-    // The payloads show the account, and its plan (deleted with it), as they were just before.
-    const events = await debtAccountEvents(trx, tenant, 'debt-account.delete', [current], 'payment-plan.delete');
+    // Recorded first: the payloads show the account, and its plan (deleted with it), as they were just before.
+    await events.record(trx, tenant, [
+      { name: 'debt-account.delete', ids: [current.id] },
+      { name: 'payment-plan.delete', ids: [current.id] },
+    ]);
     await accounts.delete(current.id);
     if (current.parent_id) await accounts.recalculate(current.parent_id);
-    await emitEvents(trx, tenant, boss, [...events, ...(await parentEvents(trx, tenant, current.customer_id, [current.parent_id]))]);
+    await events.record(trx, tenant, [parentsChanged([current.parent_id])]);
   });
+}
+
+export function debtAccountService(deps: DebtAccountDeps) {
+  return {
+    list: (tenant: Tenant, page: PageRequest, include: Set<string>) => list(deps, tenant, debtAccountRepo(deps.db, tenant).query(), page, include),
+    /** The accounts of the customers whose details match the query's flow. */
+    lookup: (tenant: Tenant, query: LookupQuery, page: PageRequest, include: Set<string>) =>
+      list(deps, tenant, lookupQuery(deps.db, tenant, query), page, include),
+    find: (tenant: Tenant, key: string, include: Set<string>) => find(deps, tenant, key, include),
+    create: (tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>) => create(deps, tenant, body, include),
+    update: (tenant: Tenant, key: string, body: Schemas['DebtAccountUpdate'], include: Set<string>) => update(deps, tenant, key, body, include),
+    remove: (tenant: Tenant, key: string) => remove(deps, tenant, key),
+  };
 }

@@ -3,17 +3,14 @@
  * five flows. Matching uses columns PostgreSQL keeps itself (migration 002: phone digits,
  * first and last name lowercased) and their per-tenant indexes.
  */
-import type { Request } from 'express';
 import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
-import { envelope, pageRequest, paginate, type Page } from '../http/pagination';
 import { scoped } from '../db/tenant';
 import { ADDRESSES } from '../customers/address-repo';
 import { CUSTOMERS } from '../customers/customer-repo';
-import type { components } from '../../generated/schema';
-import { loadDebtAccounts } from './debt-account-loader';
-import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
+import type { paths } from '../../generated/schema';
+import { DEBT_ACCOUNTS, debtAccountRepo } from './debt-account-repo';
 
 type Field = 'phone' | 'ssn_last4' | 'date_of_birth' | 'postal_code' | 'first_name' | 'last_name';
 
@@ -55,21 +52,20 @@ function matchingCustomers(db: Knex, tenant: Tenant, fields: Field[], value: (fi
   return customers;
 }
 
-export async function lookupDebtAccounts(
-  db: Knex,
-  tenant: Tenant,
-  req: Request,
-  include: Set<string>,
-): Promise<Page<components['schemas']['DebtAccount']>> {
-  const query = req.query as Record<string, string | undefined>;
-  const fields = LOOKUP_FLOWS[query.lookup_flow_type!]!;
+/** The lookup's query parameters, as the strings the request carried (the validator checked them). */
+export type LookupQuery = { [K in keyof NonNullable<paths['/debt-accounts/lookup']['get']['parameters']['query']>]?: string };
+
+/**
+ * The tenant's accounts of the matching customers, as a query to page through. The flow
+ * names the fields it needs; one that is missing is a 422 on its query parameter.
+ */
+export function lookupQuery(db: Knex, tenant: Tenant, query: LookupQuery): Knex.QueryBuilder {
+  const flow = query.lookup_flow_type!;
+  const fields = LOOKUP_FLOWS[flow]!;
   const missing = fields.filter((field) => !query[field]);
   if (missing.length > 0) {
-    throw ApiError.invalid(Object.fromEntries(missing.map((field) => [`query.${field}`, [`is required by lookup_flow_type ${query.lookup_flow_type}`]])));
+    throw ApiError.invalid(Object.fromEntries(missing.map((field) => [`query.${field}`, [`is required by lookup_flow_type ${flow}`]])));
   }
-  const customers = matchingCustomers(db, tenant, fields, (field) => query[field]!);
-  const accounts = debtAccountRepo(db, tenant).query().whereIn(`${DEBT_ACCOUNTS}.customer_id`, customers);
-  const page = pageRequest(req);
-  const { total, rows } = await paginate<DebtAccountRow>(accounts, page, DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS);
-  return envelope(req, page, total, rows, await loadDebtAccounts(db, tenant, rows, include));
+  const customers = matchingCustomers(db, tenant, fields, (field) => String(query[field]));
+  return debtAccountRepo(db, tenant).query().whereIn(`${DEBT_ACCOUNTS}.customer_id`, customers);
 }

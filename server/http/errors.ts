@@ -91,35 +91,91 @@ export function fieldPath(raw: string | undefined): string {
   return key || 'body';
 }
 
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = Object.fromEntries(
+  Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]),
+);
+
+/** What each code tells the client when the error came from a library (its message may hold internals). */
+const SENTENCE: Partial<Record<ErrorCode, string>> = {
+  bad_request: 'The request could not be read.',
+  unauthenticated: 'No valid access token was given.',
+  not_found: 'No such route.',
+  method_not_allowed: 'This path does not accept that method.',
+  payload_too_large: 'The body is too large.',
+  unsupported_media_type: 'The body must be application/json, with no Content-Encoding or gzip, deflate or br.',
+  validation_failed: 'The given data was invalid.',
+};
+
+const statusOf = (error: ValidatorError): number | undefined => {
+  const status = error.status ?? (error as { statusCode?: number }).statusCode;
+  return Number.isInteger(status) ? status : undefined;
+};
+
 function fromValidator(error: ValidatorError): ApiError | undefined {
-  if (error.status === 400 && Array.isArray(error.errors)) {
-    const fields: FieldErrors = {};
+  if (typeof error !== 'object' || error === null) return undefined;
+  const status = statusOf(error);
+  if (status === 400 && Array.isArray(error.errors)) {
+    // No prototype: a field named `constructor` or `__proto__` is a key like any other.
+    const fields: FieldErrors = Object.create(null) as FieldErrors;
     for (const issue of error.errors) {
-      const key = fieldPath(issue.path);
-      (fields[key] ??= []).push(issue.message ?? 'is invalid');
+      const key = fieldPath(typeof issue?.path === 'string' ? issue.path : undefined);
+      if (!Object.hasOwn(fields, key)) fields[key] = [];
+      fields[key]!.push(typeof issue?.message === 'string' ? issue.message : 'is invalid');
     }
     return ApiError.invalid(fields);
   }
-  if (error.status === 404) return new ApiError('not_found', 'No such route.');
-  if (error.status === 405) return new ApiError('method_not_allowed', 'This path does not accept that method.');
-  if (error.status === 415) return new ApiError('unsupported_media_type', 'The body must be application/json.');
-  if (error.status === 413 || error.type === 'entity.too.large') return new ApiError('payload_too_large', 'The body is too large.');
+  if (status === 413 || error.type === 'entity.too.large') return new ApiError('payload_too_large', SENTENCE.payload_too_large!);
   if (error.type === 'entity.parse.failed') return new ApiError('bad_request', 'The request body is not valid JSON.');
-  if (error.status === 401) return new ApiError('unauthenticated', 'No valid access token was given.');
+  if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') return new ApiError('unsupported_media_type', SENTENCE.unsupported_media_type!);
+  if (status === 415) return new ApiError('unsupported_media_type', 'The body must be application/json.');
+  // Any other client error of a library (a body that cannot be inflated, a path that cannot be
+  // decoded, an aborted upload): its status, in our shape, with our sentence.
+  if (status !== undefined && status >= 400 && status < 500) {
+    const code = CODE_OF_STATUS[status] ?? 'bad_request';
+    return new ApiError(code, SENTENCE[code] ?? 'The request could not be read.');
+  }
   return undefined;
 }
 
-/** Turns every failure into the spec's body; anything unexpected is logged and answered a bare 500. */
+function requestIdOf(req: unknown, res: { getHeader(name: string): unknown }): string {
+  const id = (req as { id?: unknown }).id ?? res.getHeader('x-request-id');
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : 'unknown';
+}
+
+/**
+ * Turns every failure into the spec's body; anything unexpected is logged and answered a bare
+ * 500 naming the request id. It cannot fail itself: whatever reaches it (a non-Error thrown,
+ * an object with hostile keys, a response already started) ends in JSON or a closed socket,
+ * never in Express's HTML page with a stack.
+ */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
-    const apiError = err instanceof ApiError ? err : fromValidator(err as ValidatorError);
-    if (apiError) {
-      res.status(apiError.status).set(apiError.headers).json(apiError.body());
+    try {
+      const apiError = err instanceof ApiError ? err : fromValidator(err as ValidatorError);
+      if (apiError) {
+        if (res.headersSent) return void res.end();
+        res.status(apiError.status).set(apiError.headers).json(apiError.body());
+        return;
+      }
+    } catch (failure) {
+      err = failure;
+    }
+    const requestId = requestIdOf(req, res);
+    try {
+      const log = (req as { log?: Logger }).log ?? logger;
+      log.error({ err }, 'request failed');
+    } catch {
+      // Logging must not decide the answer.
+    }
+    if (res.headersSent) {
+      res.destroy();
       return;
     }
-    const log = (req as { log?: Logger }).log ?? logger;
-    log.error({ err }, 'request failed');
-    if (res.headersSent) return;
-    res.status(500).json({ error: 'Internal server error.', errorCode: 'internal_error' });
+    try {
+      res.removeHeader('content-encoding');
+      res.status(500).json({ error: `Internal server error (request id ${requestId}).`, errorCode: 'internal_error' });
+    } catch {
+      res.destroy();
+    }
   };
 }

@@ -5,6 +5,7 @@
 import type { Request } from 'express';
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
+import { ApiError } from './errors';
 
 type Meta = components['schemas']['PaginationMeta'];
 type Links = components['schemas']['PaginationLinks'];
@@ -21,12 +22,29 @@ export interface PageRequest {
 }
 
 export function pageRequest(req: Request): PageRequest {
-  // The validator has already checked both against the document (page >= 1, limit 1..500).
-  return { page: Number(req.query.page ?? 1), limit: Number(req.query.limit ?? 10) };
+  // The validator has already checked both against the document (page 1..2^31-1, limit
+  // 1..500); checked again, as a non-finite limit would make knex drop the LIMIT.
+  const page = Number(req.query.page ?? 1);
+  const limit = Number(req.query.limit ?? 10);
+  const errors: Record<string, string[]> = {};
+  if (!Number.isSafeInteger(page) || page < 1) errors['query.page'] = ['must be a whole number from 1'];
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 500) errors['query.limit'] = ['must be a whole number from 1 to 500'];
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+  return { page, limit };
 }
 
+// RFC 3986 host (a name, IPv4, or a bracketed IPv6 literal) and an optional port.
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d{1,5})?$/;
+
+/** The links are absolute, on the Host the client used; one that is not a host is a 400 (RFC 9112, 3.2). */
 function collectionUrl(req: Request): URL {
-  return new URL(`${req.protocol}://${req.get('host')}${req.baseUrl}${req.path}`);
+  const host = req.get('host') ?? '';
+  try {
+    if (HOST.test(host)) return new URL(`${req.protocol}://${host}${req.baseUrl}${req.path}`);
+  } catch {
+    // falls through to the 400
+  }
+  throw new ApiError('bad_request', 'The Host header is not a valid host.');
 }
 
 /** RFC 3986 encoding: a space is %20 (not +), and ( ) ' ! * are escaped too, as the validator wants. */

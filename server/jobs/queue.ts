@@ -18,7 +18,10 @@ export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 export type Boss = PgBoss;
 
 export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
-  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 4, application_name: 'dcs-jobs' });
+  // Maintenance expires the jobs whose lease lapsed (their worker died): every 10 seconds
+  // rather than pg-boss's 2 minutes, so a webhook attempt lost in a crash is sent again within
+  // about a minute. pg-boss lets one process per interval do it, whatever their number.
+  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 4, application_name: 'dcs-jobs', maintenanceIntervalSeconds: 10 });
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
   await boss.start();
   for (const name of Object.values(QUEUES)) {

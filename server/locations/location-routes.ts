@@ -1,34 +1,35 @@
 import { Router } from 'express';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
-import { envelope, pageRequest, paginate } from '../http/pagination';
-import { LOCATION_COLUMNS, LOCATIONS, locationRepo, type LocationRow } from './location-repo';
-import { createLocation, deleteLocation, findLocation, loadLocations, updateLocation } from './location-service';
+import { envelope, pageRequest } from '../http/pagination';
+import { typedRoutes } from '../http/typed-routes';
+import { locationService } from './location-service';
 
-export function locationRouter({ db, boss }: AppDeps): Router {
+export function locationRouter(deps: AppDeps): Router {
+  const locations = locationService(deps);
   const router = Router();
+  const routes = typedRoutes(router);
 
-  router.post('/locations', async (req, res) => {
-    res.status(201).json({ data: await createLocation(db, boss, tenantOf(res), req.body) });
+  routes.post('/locations', async (req, res) => {
+    res.status(201).json({ data: await locations.create(tenantOf(res), req.body) });
   });
 
-  router.get('/locations', async (req, res) => {
-    const tenant = tenantOf(res);
+  routes.get('/locations', async (req, res) => {
     const page = pageRequest(req);
-    const { total, rows } = await paginate<LocationRow>(locationRepo(db, tenant).query(), page, LOCATION_COLUMNS, LOCATIONS);
-    res.json(envelope(req, page, total, rows, await loadLocations(db, tenant, rows)));
+    const { total, rows, data } = await locations.list(tenantOf(res), page);
+    res.json(envelope(req, page, total, rows, data));
   });
 
-  router.get('/locations/:id', async (req, res) => {
-    res.json({ data: await findLocation(db, tenantOf(res), req.params.id!) });
+  routes.get('/locations/{id}', async (req, res) => {
+    res.json({ data: await locations.find(tenantOf(res), req.params.id) });
   });
 
-  router.put('/locations/:id', async (req, res) => {
-    res.json({ data: await updateLocation(db, boss, tenantOf(res), req.params.id!, req.body) });
+  routes.put('/locations/{id}', async (req, res) => {
+    res.json({ data: await locations.update(tenantOf(res), req.params.id, req.body) });
   });
 
-  router.delete('/locations/:id', async (req, res) => {
-    await deleteLocation(db, boss, tenantOf(res), req.params.id!);
+  routes.delete('/locations/{id}', async (req, res) => {
+    await locations.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
 

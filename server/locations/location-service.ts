@@ -9,18 +9,20 @@ import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
-import type { Boss } from '../jobs/queue';
-import { emitEvents } from '../webhooks/emit';
-import { locationEvents } from '../webhooks/resource-events';
+import type { AppDeps } from '../deps';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
 import { locationToApi } from './location-mapper';
-import { locationRepo, type LocationRow, type LocationValues, LOCATIONS } from './location-repo';
+import { LOCATION_COLUMNS, locationRepo, type LocationRow, type LocationValues, LOCATIONS } from './location-repo';
 
 type Schemas = components['schemas'];
 type Location = Schemas['Location'];
 
 
+export type LocationDeps = Pick<AppDeps, 'db' | 'events'>;
+
 /** Locations as API objects, with their account counts loaded in one query. */
-export async function loadLocations(db: Knex, tenant: Tenant, rows: LocationRow[]): Promise<Location[]> {
+async function loadLocations(db: Knex, tenant: Tenant, rows: LocationRow[]): Promise<Location[]> {
   const counts = await locationRepo(db, tenant).accountCounts(rows.map((row) => row.id));
   return rows.map((row) => locationToApi(row, counts.get(row.id) ?? 0));
 }
@@ -31,13 +33,19 @@ function inUse(count: number): ApiError {
   return ApiError.conflict(`The location is used by ${accounts}; detach or move those accounts first.`);
 }
 
-export async function findLocation(db: Knex, tenant: Tenant, key: string): Promise<Location> {
+async function list({ db }: LocationDeps, tenant: Tenant, page: PageRequest): Promise<Listed<Location>> {
+  return listPage<LocationRow, Location>(locationRepo(db, tenant).query(), page, { columns: LOCATION_COLUMNS, table: LOCATIONS }, (rows) =>
+    loadLocations(db, tenant, rows),
+  );
+}
+
+async function find({ db }: LocationDeps, tenant: Tenant, key: string): Promise<Location> {
   const row = await locationRepo(db, tenant).find(key);
   if (!row) throw ApiError.notFound('Location');
   return (await loadLocations(db, tenant, [row]))[0]!;
 }
 
-export async function createLocation(db: Knex, boss: Boss, tenant: Tenant, body: Schemas['LocationCreate']): Promise<Location> {
+async function create({ db, events }: LocationDeps, tenant: Tenant, body: Schemas['LocationCreate']): Promise<Location> {
   return externalIdUnique(LOCATIONS, () =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -50,14 +58,14 @@ export async function createLocation(db: Knex, boss: Boss, tenant: Tenant, body:
         ach: body.ach ?? true,
         metadata: body.metadata ?? {},
       });
-      await emitEvents(trx, tenant, boss, await locationEvents(trx, tenant, 'location.create', [row]));
+      await events.record(trx, tenant, [{ name: 'location.create', ids: [row.id] }]);
       // A new location has no accounts yet.
       return locationToApi(row, 0);
     }),
   );
 }
 
-export async function updateLocation(db: Knex, boss: Boss, tenant: Tenant, key: string, body: Schemas['LocationUpdate']): Promise<Location> {
+async function update({ db, events }: LocationDeps, tenant: Tenant, key: string, body: Schemas['LocationUpdate']): Promise<Location> {
   return externalIdUnique(LOCATIONS, () =>
     db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -74,7 +82,7 @@ export async function updateLocation(db: Knex, boss: Boss, tenant: Tenant, key: 
       if (body.ach !== undefined) changes.ach = body.ach;
       if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
       const updated = await locations.update(row.id, changes);
-      await emitEvents(trx, tenant, boss, await locationEvents(trx, tenant, 'location.update', [updated]));
+      await events.record(trx, tenant, [{ name: 'location.update', ids: [updated.id] }]);
       return (await loadLocations(trx, tenant, [updated]))[0]!;
     }),
   );
@@ -85,7 +93,7 @@ export async function updateLocation(db: Knex, boss: Boss, tenant: Tenant, key: 
  * (and be counted) or wait for the deletion; the foreign key (ON DELETE RESTRICT) is the
  * last word, and its violation is the same 409.
  */
-export async function deleteLocation(db: Knex, boss: Boss, tenant: Tenant, key: string): Promise<void> {
+async function remove({ db, events }: LocationDeps, tenant: Tenant, key: string): Promise<void> {
   try {
     await db.transaction(async (trx) => {
       const locations = locationRepo(trx, tenant);
@@ -93,12 +101,22 @@ export async function deleteLocation(db: Knex, boss: Boss, tenant: Tenant, key: 
       if (!row) throw ApiError.notFound('Location');
       const count = (await locations.accountCounts([row.id])).get(row.id) ?? 0;
       if (count > 0) throw inUse(count);
-      const events = await locationEvents(trx, tenant, 'location.delete', [row]);
+      // Recorded first: the payload shows the location as it was just before deletion.
+      await events.record(trx, tenant, [{ name: 'location.delete', ids: [row.id] }]);
       await locations.delete(row.id);
-      await emitEvents(trx, tenant, boss, events);
     });
   } catch (error) {
     if (isForeignKeyViolation(error)) throw ApiError.conflict('The location is used by a debt account; detach or move those accounts first.');
     throw error;
   }
+}
+
+export function locationService(deps: LocationDeps) {
+  return {
+    list: (tenant: Tenant, page: PageRequest) => list(deps, tenant, page),
+    find: (tenant: Tenant, key: string) => find(deps, tenant, key),
+    create: (tenant: Tenant, body: Schemas['LocationCreate']) => create(deps, tenant, body),
+    update: (tenant: Tenant, key: string, body: Schemas['LocationUpdate']) => update(deps, tenant, key, body),
+    remove: (tenant: Tenant, key: string) => remove(deps, tenant, key),
+  };
 }

@@ -35,7 +35,7 @@ export function expiryYear(twoDigits: number): number {
   return 2000 + twoDigits;
 }
 
-export function isExpired(month: number, fullYear: number, now: Date = new Date()): boolean {
+export function isExpired(month: number, fullYear: number, now: Date): boolean {
   const year = now.getUTCFullYear();
   return fullYear < year || (fullYear === year && month < now.getUTCMonth() + 1);
 }

@@ -9,9 +9,7 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';
-import type { Boss } from '../jobs/queue';
-import { emitEvents } from '../webhooks/emit';
-import { customerEvents } from '../webhooks/resource-events';
+import type { EventRecorder } from '../events/events';
 import { paymentMethodRepo, type PaymentMethodRow } from './payment-method-repo';
 
 type PaymentMethodUpdate = components['schemas']['PaymentMethodUpdate'];
@@ -31,7 +29,7 @@ async function lockMethod(trx: Knex.Transaction, tenant: Tenant, id: string): Pr
   return row;
 }
 
-export async function updatePaymentMethod(db: Knex, boss: Boss, tenant: Tenant, id: string, body: PaymentMethodUpdate): Promise<PaymentMethodRow> {
+export async function updatePaymentMethod(db: Knex, events: EventRecorder, tenant: Tenant, id: string, body: PaymentMethodUpdate): Promise<PaymentMethodRow> {
   return db.transaction(async (trx) => {
     const row = await lockMethod(trx, tenant, id);
     if (!body.is_primary && row.is_primary) {
@@ -41,18 +39,18 @@ export async function updatePaymentMethod(db: Knex, boss: Boss, tenant: Tenant, 
     const methods = paymentMethodRepo(trx, tenant);
     await methods.demoteAll(row.customer_id);
     const updated = await methods.makePrimary(row.id);
-    await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [row.customer_id]));
+    await events.record(trx, tenant, [{ name: 'customer.update', ids: [row.customer_id] }]);
     return updated;
   });
 }
 
-export async function deletePaymentMethod(db: Knex, boss: Boss, tenant: Tenant, id: string): Promise<void> {
+export async function deletePaymentMethod(db: Knex, events: EventRecorder, tenant: Tenant, id: string): Promise<void> {
   await db.transaction(async (trx) => {
     const row = await lockMethod(trx, tenant, id);
     const methods = paymentMethodRepo(trx, tenant);
     await methods.delete(row.id);
     if (row.is_primary) await methods.promoteOldest(row.customer_id);
-    await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [row.customer_id]));
+    await events.record(trx, tenant, [{ name: 'customer.update', ids: [row.customer_id] }]);
   });
 }
 

@@ -3,30 +3,34 @@
  * the number and the security code go no further than this function. ACH numbers are sealed
  * with the data key and shown masked. The customer's first method is primary.
  */
-import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';
-import type { Boss } from '../jobs/queue';
-import { emitEvents } from '../webhooks/emit';
-import { customerEvents } from '../webhooks/resource-events';
+import type { AppDeps } from '../deps';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
+import { gatewayFor } from '../payments/gateways';
+import { customerIdOf, deletePaymentMethod, findPaymentMethod, updatePaymentMethod } from './payment-method-changes';
+import { paymentMethodToApi } from './payment-method-mapper';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
 import type { PaymentGateway } from '../payments/gateway';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
-import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
+import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
 
 type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
+type PaymentMethodUpdate = components['schemas']['PaymentMethodUpdate'];
+type PaymentMethod = components['schemas']['PaymentMethod'];
 type CardInput = components['schemas']['CardInput'];
 type AchInput = components['schemas']['AchInput'];
 
-function cardValues(card: CardInput, secrets: SecretBox): PaymentMethodValues {
+function cardValues(card: CardInput, secrets: SecretBox, now: Date): PaymentMethodValues {
   const errors: FieldErrors = {};
   if (!passesLuhn(card.card_number)) errors['card.card_number'] = ['is not a valid card number (Luhn check failed)'];
   const month = Number(card.card_expiration_month);
   const year = expiryYear(Number(card.card_expiration_year));
-  if (isExpired(month, year)) errors['card.card_expiration_year'] = ['the card has expired'];
+  if (isExpired(month, year, now)) errors['card.card_expiration_year'] = ['the card has expired'];
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
   return {
     type: 'card',
@@ -72,29 +76,41 @@ export async function tokenize(gateway: PaymentGateway | undefined, body: Paymen
 }
 
 /** The columns of a card or bank account, checked; the numbers are not among them. */
-export function paymentMethodValues(body: PaymentMethodCreate, secrets: SecretBox): PaymentMethodValues {
-  return body.card ? cardValues(body.card, secrets) : achValues(body.ach!, secrets);
+export function paymentMethodValues(body: PaymentMethodCreate, secrets: SecretBox, now: Date): PaymentMethodValues {
+  return body.card ? cardValues(body.card, secrets, now) : achValues(body.ach!, secrets);
 }
 
-/** A new method changes the customer's payload (its payment methods): customer.update. */
-export async function createPaymentMethod(
-  db: Knex,
-  boss: Boss,
-  tenant: Tenant,
-  secrets: SecretBox,
-  gateway: PaymentGateway | undefined,
-  customerKey: string,
-  body: PaymentMethodCreate,
-): Promise<PaymentMethodRow> {
-  const values = paymentMethodValues(body, secrets);
-  values.gateway_token = await tokenize(gateway, body);
-  return db.transaction(async (trx) => {
-    const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
-    if (!customer) throw ApiError.notFound('Customer');
-    const methods = paymentMethodRepo(trx, tenant);
-    const first = !(await methods.hasAny(customer.id));
-    const row = await methods.insert(customer.id, { ...values, is_primary: first });
-    await emitEvents(trx, tenant, boss, await customerEvents(trx, tenant, 'customer.update', [customer.id]));
-    return row;
-  });
+export type PaymentMethodDeps = Pick<AppDeps, 'db' | 'events' | 'secrets' | 'clock' | 'config'>;
+
+export function paymentMethodService(deps: PaymentMethodDeps) {
+  const { db, events, secrets, clock } = deps;
+  return {
+    /** A new method changes the customer's payload (its payment methods): customer.update. */
+    async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
+      const values = paymentMethodValues(body, secrets, clock());
+      values.gateway_token = await tokenize(gatewayFor(deps, tenant)?.(db), body);
+      return db.transaction(async (trx) => {
+        const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
+        if (!customer) throw ApiError.notFound('Customer');
+        const methods = paymentMethodRepo(trx, tenant);
+        const first = !(await methods.hasAny(customer.id));
+        const row = await methods.insert(customer.id, { ...values, is_primary: first });
+        await events.record(trx, tenant, [{ name: 'customer.update', ids: [customer.id] }]);
+        return row;
+      });
+    },
+    /** A customer's methods, oldest first, a page at a time. */
+    async list(tenant: Tenant, customerKey: string, page: PageRequest): Promise<Listed<PaymentMethod>> {
+      const customerId = await customerIdOf(db, tenant, customerKey);
+      return listPage<PaymentMethodRow, PaymentMethod>(
+        paymentMethodRepo(db, tenant).ofCustomer(customerId),
+        page,
+        { columns: PAYMENT_METHOD_COLUMNS, table: PAYMENT_METHODS },
+        (rows) => rows.map((row) => paymentMethodToApi(row)),
+      );
+    },
+    find: (tenant: Tenant, id: string) => findPaymentMethod(db, tenant, id),
+    update: (tenant: Tenant, id: string, body: PaymentMethodUpdate) => updatePaymentMethod(db, events, tenant, id, body),
+    remove: (tenant: Tenant, id: string) => deletePaymentMethod(db, events, tenant, id),
+  };
 }

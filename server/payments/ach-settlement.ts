@@ -47,7 +47,7 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
         charge.id,
         parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'ach_settlement', status: 'settled', amount: 0, gateway_reference: charge.gateway_reference })),
       );
-      await achOutcome(trx, tenant, deps.boss, 'transaction.settled-ach', charge.id, rows);
+      await achOutcome(deps.events, trx, tenant, 'transaction.settled-ach', rows, []);
       return;
     }
     await charges.update(charge.id, { status: 'returned', return_code: outcome.code, error: outcome.message, error_code: outcome.code });
@@ -63,7 +63,7 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
         gateway_reference: charge.gateway_reference,
       })),
     );
-    await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
-    await achOutcome(trx, tenant, deps.boss, 'transaction.returned-ach', charge.id, rows);
+    const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
+    await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
   });
 }

@@ -56,9 +56,10 @@ export function spread({ account, children }: LockedFamily, amount: number): { d
 
 /**
  * Moves each account's current_balance by `delta` (negative: paid), flips paid_off/active at
- * 0, then re-sums and re-flags the parents. The caller holds the locks.
+ * 0, then re-sums and re-flags the parents. The caller holds the locks. Answers the accounts whose
+ * balance moved, parents included.
  */
-export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<void> {
+export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<string[]> {
   const ids = deltas.map((d) => d.debt_account_id);
   for (const { debt_account_id, delta } of deltas) {
     await scoped(trx, DEBT_ACCOUNTS, tenant)
@@ -71,6 +72,7 @@ export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas
   const accounts = debtAccountRepo(trx, tenant);
   for (const parentId of parents) await accounts.recalculate(parentId);
   await flagPaidOff(trx, tenant, [...ids, ...parents]);
+  return [...new Set([...ids, ...parents])];
 }
 
 async function flagPaidOff(trx: Knex.Transaction, tenant: Tenant, ids: string[]): Promise<void> {

@@ -52,9 +52,9 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, te
       charge.id,
       parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'void', status: 'succeeded', amount: -Number(part.amount), gateway_reference: charge.gateway_reference })),
     );
-    await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
+    const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
     const voided = await charges.update(charge.id, { status: 'voided', settled_at: null });
-    await moneyGivenBack(trx, tenant, deps.boss, 'void.succeeded', charge.id, rows);
+    await moneyGivenBack(deps.events, trx, tenant, 'void.succeeded', rows, moved);
     return voided;
   });
 }
@@ -85,13 +85,13 @@ export async function refundCharge(deps: PaymentDeps, gateway: () => GatewayOn, 
       charge.id,
       parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'refund', status: 'succeeded', amount: -part.amount, gateway_reference: charge.gateway_reference })),
     );
-    await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: part.amount })));
+    const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: part.amount })));
     const refunded = Number(charge.refunded_amount) + amount;
     const updated = await charges.update(charge.id, {
       refunded_amount: refunded,
       status: refunded === Number(charge.amount) ? 'refunded' : 'partially_refunded',
     });
-    await moneyGivenBack(trx, tenant, deps.boss, 'refund.succeeded', charge.id, rows);
+    await moneyGivenBack(deps.events, trx, tenant, 'refund.succeeded', rows, moved);
     return updated;
   });
 }

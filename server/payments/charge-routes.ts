@@ -1,6 +1,6 @@
 import { Router, type Request } from 'express';
 import type { Knex } from 'knex';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { tenantOf, type Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { envelope, pageRequest, paginate } from '../http/pagination';

@@ -12,7 +12,8 @@ import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { enqueueIn, QUEUES, type Boss } from '../jobs/queue';
 import { isUniqueViolation } from '../db/tenant';
-import { bankAccount, cardToken, isChargeable } from '../payment-methods/payment-method-mapper';
+import { isChargeable } from '../payment-methods/payment-method-mapper';
+import { bankAccount, cardToken } from '../masking';
 import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customers/customer-repo';
@@ -50,13 +51,13 @@ function checkAmount(amount: number, balance: number, minimum: number | undefine
   }
 }
 
-async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string): Promise<PaymentMethodRow> {
+async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
   const method = await paymentMethodRepo(trx, tenant).find(id);
   if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
   if (!method.gateway_token) {
     throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
   }
-  if (!isChargeable(method)) throw ApiError.field('payment_method_id', 'the card has expired');
+  if (!isChargeable(method, now)) throw ApiError.field('payment_method_id', 'the card has expired');
   return method;
 }
 
@@ -75,7 +76,7 @@ export async function createCharge(
 ): Promise<ChargeOutcome> {
   checkWayToPay(body);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
-  const inlineValues = inline && paymentMethodValues(inline, deps.secrets);
+  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, deps.clock());
   const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
   try {
     return await deps.db.transaction(async (trx) => {
@@ -91,12 +92,12 @@ export async function createCharge(
       if (account.status !== 'active') throw ApiError.field('debt_account_id', `the account is ${account.status}, not active`);
       checkAmount(body.amount, Number(account.current_balance), account.rules.min_payment_amount);
 
-      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id) : undefined;
+      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, deps.clock()) : undefined;
       if (inlineValues && body.save_payment_method) {
         const methods = paymentMethodRepo(trx, tenant);
         const first = !(await methods.hasAny(account.customer_id));
         method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
-        await paymentMethodSaved(trx, tenant, deps.boss, account.customer_id);
+        await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
       }
       const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
       const token = method?.gateway_token ?? inlineToken!;
@@ -132,7 +133,7 @@ export async function createCharge(
         await charges.insertTransactions(charge.id, [
           { debt_account_id: account.id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: outcome.reference },
         ]);
-        await chargeMade(trx, tenant, deps.boss, charge.id, []);
+        await chargeMade(deps.events, trx, tenant, charge, []);
         const declined = new ApiError(outcome.code, outcome.message);
         return { charge, declined };
       }
@@ -143,8 +144,8 @@ export async function createCharge(
         charge.id,
         parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: outcome.reference })),
       );
-      await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
-      await chargeMade(trx, tenant, deps.boss, charge.id, parts.map((part) => part.debt_account_id));
+      const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
+      await chargeMade(deps.events, trx, tenant, charge, moved);
       if (outcome.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: outcome.checkAfterSeconds });
       if (charge.send_email) await enqueueIn(deps.boss, trx, QUEUES.email, receipt(charge));
       return { charge };

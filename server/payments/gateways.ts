@@ -8,6 +8,7 @@ import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import type { Boss } from '../jobs/queue';
+import type { EventRecorder } from '../events/events';
 import { ApiError } from '../http/errors';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
@@ -18,9 +19,11 @@ export interface GatewayDeps {
   secrets: SecretBox;
 }
 
-/** What the payment services need: the gateway's dependencies and the job queue. */
+/** What the payment services need: the gateway's dependencies, the job queue, the events port and the clock. */
 export interface PaymentDeps extends GatewayDeps {
   boss: Boss;
+  events: EventRecorder;
+  clock: () => Date;
 }
 
 /**

@@ -6,8 +6,14 @@
  * the delay must come from the configuration at the time of the failure. pg-boss's retries
  * are kept for what they are good at: a worker that died holding a job (the job expires and
  * runs again; the attempt number makes the rerun harmless).
+ *
+ * How soon "expires" is, is the lease of the queue (`deliveryQueueOptions`): the webhook
+ * timeout plus a margin, set on the queue by every worker at start, so the database decides
+ * when a job's worker is presumed gone. pg-boss's maintenance (every 10 seconds, see
+ * jobs/queue.ts) puts a lapsed job back at once (retry delay 0), and any process fetches it.
  */
 import type PgBoss from 'pg-boss';
+import type { Config } from '../config';
 import { QUEUES } from '../jobs/queue';
 
 /** The first attempt and 3 retries (spec 6.1). */
@@ -21,7 +27,8 @@ export interface StoredDeliveryJob {
 
 /** A test delivery (POST /webhooks/trigger): nothing is stored, so the job carries the data. */
 export interface TestDeliveryJob {
-  test: { webhookId: string; event: string; data: unknown };
+  /** `deliveryId`: the X-Service-Delivery-ID of all its attempts (the first attempt's job id). */
+  test: { webhookId: string; event: string; data: unknown; deliveryId?: string };
   attempt: number;
 }
 
@@ -30,10 +37,22 @@ export type DeliveryJob = StoredDeliveryJob | TestDeliveryJob;
 export const isTestJob = (job: DeliveryJob): job is TestDeliveryJob => 'test' in job;
 
 /**
- * Longer than any attempt can take (WEBHOOK_TIMEOUT_MS is at most 10 minutes), so a job
- * expires only when its worker is gone.
+ * Beyond the timeout, what an attempt may still take: loading the delivery before sending,
+ * recording the answer after it, on a busy database. A live worker that overruns it only
+ * causes a second send of the same delivery (same X-Service-Delivery-ID), never a lost one.
  */
-const EXPIRE_SECONDS = 15 * 60;
+export const LEASE_MARGIN_SECONDS = 30;
+
+/** How long a fetched attempt belongs to its worker: longer than any attempt of a live worker takes. */
+export const leaseSeconds = (config: Pick<Config, 'webhookTimeoutMs'>) => Math.ceil(config.webhookTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+
+/**
+ * The queue's settings for every job that does not name its own: the lease, and no delay
+ * before an expired job runs again (its attempt never finished; waiting helps nobody).
+ */
+export function deliveryQueueOptions(config: Pick<Config, 'webhookTimeoutMs'>): PgBoss.Queue {
+  return { name: QUEUES.webhookDelivery, expireInSeconds: leaseSeconds(config), retryDelay: 0, retryLimit: 5 };
+}
 
 export function deliveryJob(data: DeliveryJob, startAfterSeconds = 0): PgBoss.JobInsert<DeliveryJob> {
   return {
@@ -41,8 +60,6 @@ export function deliveryJob(data: DeliveryJob, startAfterSeconds = 0): PgBoss.Jo
     data,
     // An interval in seconds, counted by PostgreSQL's clock in the enqueuing transaction.
     ...(startAfterSeconds > 0 ? { startAfter: String(startAfterSeconds) } : {}),
-    expireInSeconds: EXPIRE_SECONDS,
-    retryLimit: 5,
-    retryDelay: 30,
+    // No expireInSeconds, retryLimit or retryDelay: the queue's (deliveryQueueOptions) apply.
   };
 }

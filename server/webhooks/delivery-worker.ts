@@ -9,13 +9,17 @@
  * on the queue for a second later (same attempt number), so a slow endpoint slows only
  * itself. Results are recorded in small batches: one transaction updates the delivery rows,
  * enqueues the retries and completes the jobs together, so a crash cannot lose a retry.
+ *
+ * A crash between sending and recording leaves the job active; its lease (delivery-jobs.ts)
+ * lapses and another process sends it again: delivery is at least once, and every attempt of
+ * one delivery carries the same X-Service-Delivery-ID so that a receiver can tell a repeat.
  */
 import type PgBoss from 'pg-boss';
 import { encryptWebhookData, signWebhookBody } from '../../client/webhooks';
-import type { AppDeps } from '../app';
+import type { AppDeps } from '../deps';
 import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
 import { deliveryRepo, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
-import { deliveryJob, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
+import { deliveryJob, deliveryQueueOptions, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
 import { postWebhook, type AttemptResult } from './sender';
 
 export type WorkerDeps = Pick<AppDeps, 'config' | 'db' | 'logger' | 'secrets' | 'boss'>;
@@ -30,6 +34,8 @@ export interface WebhookWorkerOptions {
 }
 
 export interface WebhookWorker {
+  /** Settles once the queue has this worker's lease, before its first fetch. */
+  ready: Promise<void>;
   /** Stops fetching, lets the attempts in flight finish and be recorded. */
   stop(): Promise<void>;
 }
@@ -43,6 +49,7 @@ interface Outcome {
 }
 
 interface Attempt {
+  deliveryId: string;
   webhookId: string;
   url: string;
   secretSealed: string;
@@ -54,6 +61,12 @@ const DEFER_SECONDS = 1;
 const FETCH_MAX = 100;
 const RECORD_BATCH = 100;
 const RECORD_WAIT_MS = 5;
+
+/** The job's data as its next job carries it: a test delivery keeps the id of its first attempt. */
+function carried(job: Job): DeliveryJob {
+  const data = job.data;
+  return isTestJob(data) && !data.test.deliveryId ? { ...data, test: { ...data.test, deliveryId: job.id } } : data;
+}
 
 export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, db, logger, secrets, boss } = deps;
@@ -125,7 +138,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       const changed = await deliveryRepo(trx).record(stored, delay);
       const next: PgBoss.JobInsert[] = [];
       for (const { job, kind, result } of outcomes) {
-        const data = job.data;
+        const data = carried(job);
         if (kind === 'defer') next.push(deliveryJob(data, DEFER_SECONDS));
         if (kind !== 'attempt' || result!.ok || data.attempt >= MAX_ATTEMPTS) continue;
         if (isTestJob(data) || changed.has(data.deliveryId)) next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay));
@@ -149,12 +162,12 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     const data = job.data;
     if (isTestJob(data)) {
       const hook = hooks.get(data.test.webhookId);
-      return hook && { webhookId: hook.id, url: hook.url, secretSealed: hook.secret_sealed, event: data.test.event, data: data.test.data };
+      return hook && { deliveryId: data.test.deliveryId ?? job.id, webhookId: hook.id, url: hook.url, secretSealed: hook.secret_sealed, event: data.test.event, data: data.test.data };
     }
     const target = targets.get(data.deliveryId);
     // A finished delivery, or an attempt already made (the job ran before, then its worker died).
     if (!target || target.finished || target.attempts !== data.attempt - 1) return undefined;
-    return { webhookId: target.webhookId, url: target.url, secretSealed: target.secretSealed, event: target.event, data: target.payload };
+    return { deliveryId: target.deliveryId, webhookId: target.webhookId, url: target.url, secretSealed: target.secretSealed, event: target.event, data: target.payload };
   }
 
   async function send(attempt: Attempt): Promise<AttemptResult> {
@@ -173,6 +186,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       'User-Agent': 'debt-collection-service-webhooks/1',
       'X-Service-Event-Name': attempt.event,
       'X-Service-Webhook-ID': attempt.webhookId,
+      'X-Service-Delivery-ID': attempt.deliveryId,
       'X-Service-Signature-256': signWebhookBody(body, secret),
     };
     return postWebhook(attempt.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecureUrls });
@@ -219,7 +233,20 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
 
   // --- the pump ---------------------------------------------------------------------------
   const refill = Math.max(1, Math.floor(concurrency / 4));
+  async function lease(): Promise<void> {
+    try {
+      // The lease of this process's WEBHOOK_TIMEOUT_MS for the jobs queued from now on, and
+      // at once any job whose lease lapsed while no process was running.
+      await boss.updateQueue(QUEUES.webhookDelivery, deliveryQueueOptions(config));
+      await boss.maintain();
+    } catch (error) {
+      log.error({ err: error }, 'could not set the webhook delivery lease');
+    }
+  }
+  const ready = lease();
+
   async function pump(): Promise<void> {
+    await ready;
     while (!stopping) {
       const free = concurrency - inFlight;
       // Fetch in batches: wait until a quarter of the slots are free again.
@@ -244,6 +271,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const pumping = pump();
 
   return {
+    ready,
     async stop() {
       stopping = true;
       poke();

@@ -2,32 +2,14 @@
  * The one place where rows become webhook payloads (the Event* schemas of the document).
  * Payloads differ from API objects on purpose: timestamps are `YYYY-MM-DD HH:MM:SS` in UTC
  * (spec 6.1), metadata records carry times, names are split, and nested objects are richer.
- * Everything a payload needs is loaded beforehand into a PayloadContext (payload-context.ts).
+ * Everything a payload needs is loaded beforehand into PayloadRows (payload-reads.ts).
  */
 import type { components } from '../../generated/schema';
-import type { AddressRow } from '../customers/address-repo';
-import type { CustomerRow } from '../customers/customer-repo';
-import type { DebtAccountRow, PaymentPlanRow } from '../debt-accounts/debt-account-repo';
-import { BILLING_TYPES, sortBillingTypes } from '../debt-accounts/debt-account-mapper';
-import type { LocationRow } from '../locations/location-repo';
-import { bankAccount, cardToken } from '../payment-methods/payment-method-mapper';
-import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
+import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
+import { bankAccount, cardToken } from '../masking';
+import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows } from './payload-reads';
 
 type S = components['schemas'];
-
-export interface PayloadContext {
-  customers: Map<string, CustomerRow>;
-  /** By customer id, oldest first. */
-  addresses: Map<string, AddressRow[]>;
-  paymentMethods: Map<string, PaymentMethodRow[]>;
-  accountsOfCustomer: Map<string, DebtAccountRow[]>;
-  accounts: Map<string, DebtAccountRow>;
-  /** By parent id, oldest first. */
-  children: Map<string, DebtAccountRow[]>;
-  locations: Map<string, LocationRow>;
-  /** By debt account id. */
-  plans: Map<string, PaymentPlanRow>;
-}
 
 /** `YYYY-MM-DD HH:MM:SS`, UTC (spec 6.1; the zone is our decision). */
 export function eventTime(moment: Date): string {
@@ -110,7 +92,7 @@ function accountRules(row: DebtAccountRow): { minimum_payment_amount: number | n
 }
 
 /** `customer` is set only on the account found directly at `data.debt_account` (the document's rule). */
-export function embeddedAccount(row: DebtAccountRow, ctx: PayloadContext, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
+export function embeddedAccount(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
   const children = ctx.children.get(row.id) ?? [];
   const siblings = row.parent_id ? (ctx.children.get(row.parent_id) ?? []) : [];
   const rules = accountRules(row);
@@ -142,7 +124,7 @@ export function embeddedAccount(row: DebtAccountRow, ctx: PayloadContext, custom
   };
 }
 
-function customerCore(row: CustomerRow, ctx: PayloadContext) {
+function customerCore(row: CustomerRow, ctx: PayloadRows) {
   const addresses = ctx.addresses.get(row.id) ?? [];
   const primary = addresses.find((address) => address.is_primary);
   return {
@@ -169,12 +151,12 @@ function customerCore(row: CustomerRow, ctx: PayloadContext) {
   };
 }
 
-export function customerPayload(customerId: string, ctx: PayloadContext): S['EventCustomer'] {
+export function customerPayload(customerId: string, ctx: PayloadRows): S['EventCustomer'] {
   const core = customerCore(ctx.customers.get(customerId)!, ctx);
   return { ...core, has_debt_accounts: core.debt_accounts.length > 0 };
 }
 
-function embeddedCustomer(customerId: string, ctx: PayloadContext): S['EventEmbeddedCustomer'] {
+function embeddedCustomer(customerId: string, ctx: PayloadRows): S['EventEmbeddedCustomer'] {
   return { ...customerCore(ctx.customers.get(customerId)!, ctx), must_accept_policies: false, must_verify_customer: false, must_verify_address: false };
 }
 
@@ -187,7 +169,7 @@ function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
  * A plan as set up through the API: no instalments are scheduled until the customer enrolls
  * in the Portal, so its charges, fees and payment method are empty.
  */
-function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadContext, withCustomer: boolean): S['EventPaymentPlan'] {
+function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
   return {
     id: plan.id,
     frequency: plan.frequency,
@@ -215,12 +197,12 @@ function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: Payload
   };
 }
 
-export function paymentPlanPayload(accountId: string, ctx: PayloadContext): S['EventPaymentPlan'] {
+export function paymentPlanPayload(accountId: string, ctx: PayloadRows): S['EventPaymentPlan'] {
   const account = ctx.accounts.get(accountId)!;
   return planPayload(ctx.plans.get(accountId)!, account, ctx, true);
 }
 
-export function debtAccountPayload(accountId: string, ctx: PayloadContext): S['EventDebtAccount'] {
+export function debtAccountPayload(accountId: string, ctx: PayloadRows): S['EventDebtAccount'] {
   const row = ctx.accounts.get(accountId)!;
   const { customer: _nested, ...embedded } = embeddedAccount(row, ctx, null);
   const children = ctx.children.get(row.id) ?? [];
@@ -229,8 +211,8 @@ export function debtAccountPayload(accountId: string, ctx: PayloadContext): S['E
   return {
     ...embedded,
     customer: customerSummary(ctx.customers.get(row.customer_id)!),
-    // Charges, transactions, documents, disputes, fees and offers come from the Portal and
-    // payment processing, which this service does not run yet: empty or null.
+    // The latest charges and transactions are added beside (payment-payloads.ts); documents,
+    // disputes, fees and offers come from the Portal, which this service does not run yet.
     charges: [],
     transactions: [],
     payment_plan: plan ? planPayload(plan, row, ctx, false) : null,
@@ -246,7 +228,8 @@ export function debtAccountPayload(accountId: string, ctx: PayloadContext): S['E
   };
 }
 
-export function locationPayload(row: LocationRow, debtAccountsCount: number): S['EventLocation'] {
+export function locationPayload(locationId: string, ctx: PayloadRows): S['EventLocation'] {
+  const row = ctx.locations.get(locationId)!;
   return {
     id: row.id,
     name: row.name,
@@ -257,18 +240,19 @@ export function locationPayload(row: LocationRow, debtAccountsCount: number): S[
     card: row.card,
     ach: row.ach,
     metadata: metadataRecords(row.metadata, row.created_at, row.updated_at),
-    debt_accounts_count: debtAccountsCount,
+    debt_accounts_count: ctx.locationUsage.get(row.id) ?? 0,
     created_at: eventTime(row.created_at),
     updated_at: eventTime(row.updated_at),
   };
 }
 
 /** import.complete, for the bulk action when it finishes (the shape is the document's decision). */
-export function importCompletePayload(bulk: { id: string; count: number; processed: number; failed: number; created_at: Date; completed_at: Date }): S['EventImport'] {
+export function importCompletePayload(bulkId: string, ctx: PayloadRows): S['EventImport'] {
+  const bulk: ImportRow = ctx.imports.get(bulkId)!;
   return {
     bulk_id: bulk.id,
     count: bulk.count,
-    processed: bulk.processed,
+    processed: bulk.count,
     failed: bulk.failed,
     status: 'completed',
     created_at: eventTime(bulk.created_at),

@@ -64,6 +64,11 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
       return webhooks().orderBy([{ column: 'created_at' }, { column: 'id' }]).select(WEBHOOK_COLUMNS);
     },
 
+    /** The tenant's webhooks, for paging. */
+    query(): Knex.QueryBuilder {
+      return webhooks();
+    },
+
     async find(id: string, { forUpdate = false } = {}): Promise<WebhookRow | undefined> {
       const query = webhooks().where('id', id).first(WEBHOOK_COLUMNS);
       return (forUpdate ? query.forUpdate() : query) as Promise<WebhookRow | undefined>;

@@ -6,26 +6,33 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Config } from '../config';
-import type { SecretBox } from '../crypto/secrets';
+import type { AppDeps } from '../deps';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
-import { enqueueManyIn, type Boss } from '../jobs/queue';
+import { enqueueManyIn } from '../jobs/queue';
 import type PgBoss from 'pg-boss';
 import { deliveryJob } from './delivery-jobs';
 import { testPayload } from './test-payloads';
 import { webhookUrlProblem } from './url-safety';
 import { deliveryToApi, webhookToApi } from './webhook-mapper';
-import { WEBHOOK_URL_UNIQUE, webhookRepo, type EventName, type WebhookRow } from './webhook-repo';
+import {
+  DELIVERIES,
+  DELIVERY_COLUMNS,
+  WEBHOOK_COLUMNS,
+  WEBHOOK_URL_UNIQUE,
+  WEBHOOKS,
+  webhookRepo,
+  type DeliveryRow,
+  type EventName,
+  type WebhookRow,
+} from './webhook-repo';
 
 type S = components['schemas'];
 
-export interface WebhookDeps {
-  db: Knex;
-  boss: Boss;
-  config: Config;
-  secrets: SecretBox;
-}
+export type WebhookDeps = Pick<AppDeps, 'db' | 'boss' | 'config' | 'secrets'>;
 
 const TAKEN = 'has already been taken';
 
@@ -50,22 +57,23 @@ async function found(db: Knex, tenant: Tenant, id: string): Promise<WebhookRow> 
   return row;
 }
 
-export async function listWebhooks(db: Knex, tenant: Tenant): Promise<S['Webhook'][]> {
-  return (await webhookRepo(db, tenant).list()).map(webhookToApi);
+/** One page of the tenant's webhooks, oldest first. */
+async function list({ db }: WebhookDeps, tenant: Tenant, page: PageRequest): Promise<Listed<S['Webhook']>> {
+  return listPage<WebhookRow, S['Webhook']>(webhookRepo(db, tenant).query(), page, { columns: WEBHOOK_COLUMNS, table: WEBHOOKS }, (rows) => rows.map(webhookToApi));
 }
 
-export async function findWebhook(db: Knex, tenant: Tenant, id: string): Promise<S['Webhook']> {
+async function find({ db }: WebhookDeps, tenant: Tenant, id: string): Promise<S['Webhook']> {
   return webhookToApi(await found(db, tenant, id));
 }
 
-export async function createWebhook({ db, config, secrets }: WebhookDeps, tenant: Tenant, body: S['WebhookCreate']): Promise<S['Webhook']> {
+async function create({ db, config, secrets }: WebhookDeps, tenant: Tenant, body: S['WebhookCreate']): Promise<S['Webhook']> {
   await checkUrl(config, body.url);
   const repo = webhookRepo(db, tenant);
   if (await repo.urlTaken(body.url)) throw ApiError.field('url', TAKEN);
   return urlUnique(async () => webhookToApi(await repo.insert({ url: body.url, events: body.events, secret_sealed: secrets.encrypt(body.secret) })));
 }
 
-export async function updateWebhook({ db, config, secrets }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookUpdate']): Promise<S['Webhook']> {
+async function update({ db, config, secrets }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookUpdate']): Promise<S['Webhook']> {
   await found(db, tenant, id);
   await checkUrl(config, body.url);
   const repo = webhookRepo(db, tenant);
@@ -75,7 +83,7 @@ export async function updateWebhook({ db, config, secrets }: WebhookDeps, tenant
 }
 
 /** Its delivery rows go with it (cascade); their queued attempts then find nothing to send. */
-export async function deleteWebhook(db: Knex, tenant: Tenant, id: string): Promise<void> {
+async function remove({ db }: WebhookDeps, tenant: Tenant, id: string): Promise<void> {
   await found(db, tenant, id);
   await webhookRepo(db, tenant).delete(id);
 }
@@ -84,7 +92,7 @@ export async function deleteWebhook(db: Knex, tenant: Tenant, id: string): Promi
  * Test deliveries to every webhook of the tenant, or to one. Each subscribed, requested event
  * goes to each webhook as one job that carries its generated data; nothing else is written.
  */
-export async function triggerWebhooks({ db, boss }: WebhookDeps, tenant: Tenant, events: EventName[], webhookId?: string): Promise<S['WebhookTriggerResult']> {
+async function trigger({ db, boss }: WebhookDeps, tenant: Tenant, events: EventName[], webhookId?: string): Promise<S['WebhookTriggerResult']> {
   const hooks = webhookId ? [await found(db, tenant, webhookId)] : await webhookRepo(db, tenant).list();
   const dispatched: Record<string, EventName[]> = {};
   const sent = new Set<EventName>();
@@ -102,7 +110,7 @@ export async function triggerWebhooks({ db, boss }: WebhookDeps, tenant: Tenant,
   return { dispatched, not_dispatched: events.filter((event) => !sent.has(event)) };
 }
 
-export async function redeliver(db: Knex, tenant: Tenant, boss: Boss, webhookId: string, deliveryId: string): Promise<S['WebhookDelivery']> {
+async function redeliver({ db, boss }: WebhookDeps, tenant: Tenant, webhookId: string, deliveryId: string): Promise<S['WebhookDelivery']> {
   return db.transaction(async (trx) => {
     const repo = webhookRepo(trx, tenant);
     if (!(await repo.find(webhookId))) throw ApiError.notFound('Webhook');
@@ -113,4 +121,26 @@ export async function redeliver(db: Knex, tenant: Tenant, boss: Boss, webhookId:
     await enqueueManyIn(boss, trx, [deliveryJob({ deliveryId: delivery.id, attempt: 1 })]);
     return deliveryToApi((await repo.findDelivery(webhookId, deliveryId))!);
   });
+}
+
+/** A webhook's deliveries, newest first. */
+async function deliveries({ db }: WebhookDeps, tenant: Tenant, webhookId: string, page: PageRequest): Promise<Listed<S['WebhookDelivery']>> {
+  const repo = webhookRepo(db, tenant);
+  await found(db, tenant, webhookId);
+  return listPage<DeliveryRow, S['WebhookDelivery']>(repo.deliveries(webhookId), page, { columns: DELIVERY_COLUMNS, table: DELIVERIES, order: 'desc' }, (rows) =>
+    rows.map(deliveryToApi),
+  );
+}
+
+export function webhookService(deps: WebhookDeps) {
+  return {
+    list: (tenant: Tenant, page: PageRequest) => list(deps, tenant, page),
+    find: (tenant: Tenant, id: string) => find(deps, tenant, id),
+    create: (tenant: Tenant, body: S['WebhookCreate']) => create(deps, tenant, body),
+    update: (tenant: Tenant, id: string, body: S['WebhookUpdate']) => update(deps, tenant, id, body),
+    remove: (tenant: Tenant, id: string) => remove(deps, tenant, id),
+    trigger: (tenant: Tenant, events: EventName[], webhookId?: string) => trigger(deps, tenant, events, webhookId),
+    deliveries: (tenant: Tenant, webhookId: string, page: PageRequest) => deliveries(deps, tenant, webhookId, page),
+    redeliver: (tenant: Tenant, webhookId: string, deliveryId: string) => redeliver(deps, tenant, webhookId, deliveryId),
+  };
 }

@@ -26,8 +26,6 @@ const home = (): AddressCreate => ({
 });
 const work = (): AddressCreate => ({ name: 'Work', line1: '500 W 2nd St', city: 'Austin', state: 'TX', country: 'US', postal_code: '78701' });
 
-const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
-
 async function addAddress(customer: string, body: AddressCreate): Promise<Address> {
   const { data, response, error } = await app.api.POST('/customers/{id}/addresses', { params: { path: { id: customer } }, body });
   if (response.status !== 201) throw new Error(`address create failed: ${response.status} ${JSON.stringify(error)}`);
@@ -45,7 +43,7 @@ const primaries = (addresses: Address[]) => addresses.filter((address) => addres
 
 describe('POST /customers/{id}/addresses', () => {
   test('when the body is a full address, answers 201 with the address and lists it', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await app.api.POST('/customers/{id}/addresses', { params: { path: { id: customer.id } }, body: home() });
 
@@ -61,7 +59,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when only postal_code is given, answers 201 with every other text field null', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const address = await addAddress(customer.id, { postal_code: '73301' });
 
@@ -69,7 +67,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test("when the postal code is '00501' (leading zeros), answers 201 and keeps it as given", async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const address = await addAddress(customer.id, { postal_code: '00501' });
 
@@ -84,7 +82,7 @@ describe('POST /customers/{id}/addresses', () => {
     ['is ZIP+4', '78704-1234'],
     ['is empty', ''],
   ])('when the postal code %s, answers 422 naming postal_code and stores nothing', async (_case, postalCode) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/addresses', {
       params: { path: { id: customer.id } },
@@ -97,7 +95,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when postal_code is missing, answers 422 naming postal_code and stores nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const { postal_code: _omitted, ...withoutPostalCode } = home();
 
     const { response, error } = await app.api.POST('/customers/{id}/addresses', {
@@ -111,7 +109,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when the body has an unknown field, answers 422 and stores nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/addresses', {
       params: { path: { id: customer.id } },
@@ -124,7 +122,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when a text field has 256 characters, answers 422 naming it and stores nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/addresses', {
       params: { path: { id: customer.id } },
@@ -137,7 +135,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when is_primary is the string "true", answers 422 naming is_primary and stores nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/addresses', {
       params: { path: { id: customer.id } },
@@ -150,7 +148,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when it is the first address and is_primary false is sent, it is primary anyway', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const address = await addAddress(customer.id, { ...home(), is_primary: false });
 
@@ -159,7 +157,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when a second address is added without is_primary, it is not primary and the first stays primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
 
     const second = await addAddress(customer.id, work());
@@ -169,7 +167,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when a second address is added with is_primary false, it is not primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
 
     const second = await addAddress(customer.id, { ...work(), is_primary: false });
@@ -179,7 +177,7 @@ describe('POST /customers/{id}/addresses', () => {
   });
 
   test('when a second address is added with is_primary true, it becomes the only primary and the old one is demoted', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
 
     const second = await addAddress(customer.id, { ...work(), is_primary: true });
@@ -192,7 +190,7 @@ describe('POST /customers/{id}/addresses', () => {
 
   test('when the customer is addressed by external_id, adds the address to that customer', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
 
     const { response } = await app.api.POST('/customers/{id}/addresses', { params: { path: { id: externalId } }, body: home() });
 
@@ -211,7 +209,7 @@ describe('POST /customers/{id}/addresses', () => {
     ['another organization', () => app.other],
     ['the sandbox of the same organization', () => app.sandbox],
   ])('when the token is of %s, answers 404 and adds nothing', async (_case, client) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await client().POST('/customers/{id}/addresses', { params: { path: { id: customer.id } }, body: home() });
 
@@ -223,7 +221,7 @@ describe('POST /customers/{id}/addresses', () => {
 
 describe('GET /customers/{id}/addresses', () => {
   test('when the customer has no address, answers an empty list', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await app.api.GET('/customers/{id}/addresses', { params: { path: { id: customer.id } } });
 
@@ -232,7 +230,7 @@ describe('GET /customers/{id}/addresses', () => {
   });
 
   test('answers the addresses oldest first, whichever is primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, { ...home(), name: 'First' });
     const second = await addAddress(customer.id, { ...work(), name: 'Second' });
     const third = await addAddress(customer.id, { postal_code: '73301', name: 'Third', is_primary: true });
@@ -244,8 +242,8 @@ describe('GET /customers/{id}/addresses', () => {
   });
 
   test('answers only the addresses of the customer asked for', async () => {
-    const maria = await createCustomer();
-    const john = await createCustomer({ name: 'John Smith' });
+    const maria = await newCustomer(app.api);
+    const john = await newCustomer(app.api, { name: 'John Smith' });
     const marias = await addAddress(maria.id, home());
     await addAddress(john.id, work());
 
@@ -254,7 +252,7 @@ describe('GET /customers/{id}/addresses', () => {
 
   test('when the customer is addressed by external_id, answers its addresses', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
     const address = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.GET('/customers/{id}/addresses', { params: { path: { id: externalId } } });
@@ -267,7 +265,7 @@ describe('GET /customers/{id}/addresses', () => {
     ['another organization', () => app.other],
     ['the sandbox of the same organization', () => app.sandbox],
   ])('when the token is of %s, answers 404', async (_case, client) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     await addAddress(customer.id, home());
 
     const { response, error, data } = await client().GET('/customers/{id}/addresses', { params: { path: { id: customer.id } } });
@@ -280,7 +278,7 @@ describe('GET /customers/{id}/addresses', () => {
 
 describe('PUT /customers/{id}/addresses/{addressId}', () => {
   test('when only some fields are given, changes those and keeps the others', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -295,7 +293,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when a text field is null, clears it and keeps the others', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -310,7 +308,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the postal code is changed to another 5-digit code, answers 200 with it', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -329,7 +327,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
     ['has letters', 'ABCDE'],
     ['is null', null],
   ])('when the postal code %s, answers 422 naming postal_code and changes nothing', async (_case, postalCode) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response, error } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -343,7 +341,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the body has an unknown field, answers 422 and changes nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response, error } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -357,7 +355,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when is_primary true is sent for a non-primary address, it becomes the only primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
     const second = await addAddress(customer.id, work());
 
@@ -374,7 +372,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when is_primary true is sent for the primary address, it stays the only primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
     await addAddress(customer.id, work());
 
@@ -389,7 +387,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when is_primary false is sent for the primary address, answers 422 naming is_primary and changes nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     await addAddress(customer.id, home());
     await addAddress(customer.id, work());
     const before = await listAddresses(customer.id);
@@ -406,7 +404,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when is_primary false is sent for the only address, answers 422 naming is_primary and it stays primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const only = await addAddress(customer.id, home());
 
     const { response, error } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -420,7 +418,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when is_primary false is sent for a non-primary address, answers 200 and the primary is unchanged', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
     const second = await addAddress(customer.id, work());
 
@@ -436,7 +434,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
 
   test('when the customer is addressed by external_id, updates its address', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
     const address = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -450,8 +448,8 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test("when the address is another customer's, answers 404 and changes neither customer's addresses", async () => {
-    const maria = await createCustomer();
-    const john = await createCustomer({ name: 'John Smith' });
+    const maria = await newCustomer(app.api);
+    const john = await newCustomer(app.api, { name: 'John Smith' });
     await addAddress(maria.id, home());
     const johns = await addAddress(john.id, work());
     const mariasBefore = await listAddresses(maria.id);
@@ -468,7 +466,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the address does not exist, answers 404', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     await addAddress(customer.id, home());
 
     const { response, error } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -481,7 +479,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the addressId is not a UUID, answers 422 on path.addressId and changes nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response, error } = await app.api.PUT('/customers/{id}/addresses/{addressId}', {
@@ -499,7 +497,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
     ['another organization', () => app.other],
     ['the sandbox of the same organization', () => app.sandbox],
   ])('when the token is of %s, answers 404 and changes nothing', async (_case, client) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response } = await client().PUT('/customers/{id}/addresses/{addressId}', {
@@ -512,7 +510,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when 8 different addresses are made primary at the same time, all succeed and exactly one is primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const addresses: Address[] = [];
     for (let i = 0; i < 8; i++) addresses.push(await addAddress(customer.id, { name: `Address ${i}`, postal_code: String(78701 + i) }));
 
@@ -535,7 +533,7 @@ describe('PUT /customers/{id}/addresses/{addressId}', () => {
 
 describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   test('when a non-primary address is deleted, answers success and the primary is unchanged', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const first = await addAddress(customer.id, home());
     const second = await addAddress(customer.id, work());
 
@@ -551,7 +549,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the primary address is deleted, the oldest remaining address becomes the only primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const oldest = await addAddress(customer.id, { ...home(), name: 'Oldest' });
     const middle = await addAddress(customer.id, { ...work(), name: 'Middle' });
     const newest = await addAddress(customer.id, { postal_code: '73301', name: 'Newest', is_primary: true });
@@ -573,7 +571,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the newest address is primary and is deleted, the oldest remaining one is promoted, not the newest remaining', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const oldest = await addAddress(customer.id, { ...home(), name: 'Oldest' });
     const middle = await addAddress(customer.id, { ...work(), name: 'Middle' });
     const newest = await addAddress(customer.id, { postal_code: '73301', name: 'Newest', is_primary: true });
@@ -589,7 +587,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the last address is deleted, the customer has no address', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const only = await addAddress(customer.id, home());
 
     const { data, response } = await app.api.DELETE('/customers/{id}/addresses/{addressId}', {
@@ -602,7 +600,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when an address is added after the last one was deleted, the new one is primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const only = await addAddress(customer.id, home());
     await app.api.DELETE('/customers/{id}/addresses/{addressId}', { params: { path: { id: customer.id, addressId: only.id } } });
 
@@ -613,7 +611,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the address was already deleted, answers 404', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
     await app.api.DELETE('/customers/{id}/addresses/{addressId}', { params: { path: { id: customer.id, addressId: address.id } } });
 
@@ -627,7 +625,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
 
   test('when the customer is addressed by external_id, deletes its address', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
     const address = await addAddress(customer.id, home());
 
     const { response } = await app.api.DELETE('/customers/{id}/addresses/{addressId}', {
@@ -639,8 +637,8 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test("when the address is another customer's, answers 404 and deletes nothing", async () => {
-    const maria = await createCustomer();
-    const john = await createCustomer({ name: 'John Smith' });
+    const maria = await newCustomer(app.api);
+    const john = await newCustomer(app.api, { name: 'John Smith' });
     await addAddress(maria.id, home());
     const johns = await addAddress(john.id, work());
 
@@ -655,7 +653,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
   });
 
   test('when the addressId is not a UUID, answers 422 on path.addressId and deletes nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response, error } = await app.api.DELETE('/customers/{id}/addresses/{addressId}', {
@@ -671,7 +669,7 @@ describe('DELETE /customers/{id}/addresses/{addressId}', () => {
     ['another organization', () => app.other],
     ['the sandbox of the same organization', () => app.sandbox],
   ])('when the token is of %s, answers 404 and deletes nothing', async (_case, client) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const address = await addAddress(customer.id, home());
 
     const { response } = await client().DELETE('/customers/{id}/addresses/{addressId}', {

@@ -1,5 +1,5 @@
 import type { Schemas } from '../../client';
-import { expectFieldError, newCustomer, newDebtAccount, UNKNOWN_UUID, unique } from '../support/fixtures';
+import { customerWithAccount as withAccount, expectFieldError, newCustomer, newSession, UNKNOWN_UUID, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -12,20 +12,11 @@ type Create = Schemas['CustomerSessionCreate'];
 const HOUR = 3_600_000;
 const DISPUTE = '4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54';
 
-async function customerWithAccount() {
-  const customer = await newCustomer(app.api, { external_id: unique('CUST') });
-  const account = await newDebtAccount(app.api, customer.id, { external_id: unique('ACC') });
-  return { customer, account };
-}
+const customerWithAccount = () => withAccount(app.api);
+const created = (body: Create) => newSession(app.api, body);
 
 async function create(body: Create) {
   return app.api.POST('/customer-sessions', { body });
-}
-
-async function created(body: Create) {
-  const { data, response, error } = await create(body);
-  if (response.status !== 201) throw new Error(`session create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
 }
 
 /** The page part of a portal_url: its path after `/portal/s/<token>`. */

@@ -7,8 +7,6 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
-
 describe('POST /customers', () => {
   test('creates a customer with an address and metadata, naming the address list `address`', async () => {
     const externalId = unique('CUST');
@@ -39,7 +37,7 @@ describe('POST /customers', () => {
   });
 
   test('keeps the leading zero of an integer ssn_last4: 427 reads back as 0427', async () => {
-    const customer = await createCustomer({ ssn_last4: 427 });
+    const customer = await newCustomer(app.api, { ssn_last4: 427 });
     expect(customer.ssn).toBe('0427');
   });
 
@@ -67,7 +65,7 @@ describe('POST /customers', () => {
 
   test('accepts metadata keys and values of exactly 255 characters', async () => {
     const key = 'k'.repeat(255);
-    const customer = await createCustomer({ metadata: { [key]: 'v'.repeat(255) } });
+    const customer = await newCustomer(app.api, { metadata: { [key]: 'v'.repeat(255) } });
     expect(customer.metadata).toEqual([{ attribute: key, value: 'v'.repeat(255) }]);
   });
 
@@ -86,7 +84,7 @@ describe('POST /customers', () => {
 
   test('when the external_id is taken, answers 422 "has already been taken"', async () => {
     const externalId = unique('CUST');
-    await createCustomer({ external_id: externalId });
+    await newCustomer(app.api, { external_id: externalId });
     const { response, error } = await app.api.POST('/customers', { body: { ...maria(), external_id: externalId } });
     expect(response.status).toBe(422);
     expect(error).toMatchObject({ errors: { external_id: ['has already been taken'] } });
@@ -115,7 +113,7 @@ describe('POST /customers', () => {
 describe('GET /customers/{id}', () => {
   test('finds a customer by id and by external_id, with metadata and addresses by default', async () => {
     const externalId = unique('CUST');
-    const created = await createCustomer({ external_id: externalId, address: { postal_code: '78704' }, metadata: { a: '1' } });
+    const created = await newCustomer(app.api, { external_id: externalId, address: { postal_code: '78704' }, metadata: { a: '1' } });
     for (const key of [created.id, externalId]) {
       const { data, response } = await app.api.GET('/customers/{id}', { params: { path: { id: key } } });
       expect(response.status).toBe(200);
@@ -126,8 +124,8 @@ describe('GET /customers/{id}', () => {
   });
 
   test('tries a UUID as id first, then as external_id', async () => {
-    const first = await createCustomer();
-    const second = await createCustomer({ external_id: first.id });
+    const first = await newCustomer(app.api);
+    const second = await newCustomer(app.api, { external_id: first.id });
     const byId = await app.api.GET('/customers/{id}', { params: { path: { id: first.id } } });
     expect(byId.data!.data.id).toBe(first.id);
     await app.api.DELETE('/customers/{id}', { params: { path: { id: first.id } } });
@@ -136,7 +134,7 @@ describe('GET /customers/{id}', () => {
   });
 
   test('include replaces the default set', async () => {
-    const created = await createCustomer({ address: { postal_code: '78704' }, metadata: { a: '1' } });
+    const created = await newCustomer(app.api, { address: { postal_code: '78704' }, metadata: { a: '1' } });
     const { data } = await app.api.GET('/customers/{id}', { params: { path: { id: created.id }, query: { include: 'rules' } } });
     expect(data!.data.rules).toEqual([]);
     expect(data!.data).not.toHaveProperty('addresses');
@@ -144,7 +142,7 @@ describe('GET /customers/{id}', () => {
   });
 
   test('an empty include embeds nothing', async () => {
-    const created = await createCustomer({ address: { postal_code: '78704' } });
+    const created = await newCustomer(app.api, { address: { postal_code: '78704' } });
     const { data } = await app.api.GET('/customers/{id}', { params: { path: { id: created.id }, query: { include: '' } } });
     expect(Object.keys(data!.data).sort()).toEqual(
       ['created_at', 'date_of_birth', 'email', 'external_id', 'id', 'name', 'phone', 'ssn', 'updated_at'].sort(),
@@ -152,7 +150,7 @@ describe('GET /customers/{id}', () => {
   });
 
   test('an unknown include value answers 422 on query.include', async () => {
-    const created = await createCustomer();
+    const created = await newCustomer(app.api);
     const { response, error } = await app.api.GET('/customers/{id}', {
       params: { path: { id: created.id }, query: { include: 'addresses,friends' } },
     });
@@ -169,7 +167,7 @@ describe('GET /customers/{id}', () => {
 
 describe('PUT /customers/{id}', () => {
   test('changes only the fields given, and answers the customer as get does', async () => {
-    const created = await createCustomer({ phone: '(512) 555-0147', address: { postal_code: '78704' } });
+    const created = await newCustomer(app.api, { phone: '(512) 555-0147', address: { postal_code: '78704' } });
     const { data, response } = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
       body: { name: 'Maria G. Gonzalez' },
@@ -180,7 +178,7 @@ describe('PUT /customers/{id}', () => {
   });
 
   test('null clears phone, date of birth and ssn', async () => {
-    const created = await createCustomer({ phone: '(512) 555-0147', date_of_birth: '1984-07-19', ssn_last4: '0427' });
+    const created = await newCustomer(app.api, { phone: '(512) 555-0147', date_of_birth: '1984-07-19', ssn_last4: '0427' });
     const { data } = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
       body: { phone: null, date_of_birth: null, ssn_last4: null },
@@ -189,7 +187,7 @@ describe('PUT /customers/{id}', () => {
   });
 
   test('metadata: a new value replaces, an empty value deletes a key, others are kept', async () => {
-    const created = await createCustomer({ metadata: { keep: 'k', change: 'old', drop: 'd', gone: 'g' } });
+    const created = await newCustomer(app.api, { metadata: { keep: 'k', change: 'old', drop: 'd', gone: 'g' } });
     const { data } = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
       body: { metadata: { change: 'new', drop: '', gone: null, add: 'a' } },
@@ -205,13 +203,13 @@ describe('PUT /customers/{id}', () => {
     ['{}', {}],
     ['null', null],
   ])('metadata %s deletes all metadata', async (_label, metadata) => {
-    const created = await createCustomer({ metadata: { a: '1', b: '2' } });
+    const created = await newCustomer(app.api, { metadata: { a: '1', b: '2' } });
     const { data } = await app.api.PUT('/customers/{id}', { params: { path: { id: created.id } }, body: { metadata } });
     expect(data!.data.metadata).toEqual([]);
   });
 
   test('an address with an id updates that address; without an id adds one', async () => {
-    const created = await createCustomer({ address: { postal_code: '78704', line1: 'Old' } });
+    const created = await newCustomer(app.api, { address: { postal_code: '78704', line1: 'Old' } });
     const addressId = created.address![0]!.id;
     const changed = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
@@ -228,7 +226,7 @@ describe('PUT /customers/{id}', () => {
   });
 
   test('a new address without postal_code answers 422 on address.postal_code and changes nothing', async () => {
-    const created = await createCustomer({ name: 'Before' });
+    const created = await newCustomer(app.api, { name: 'Before' });
     const { response, error } = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
       body: { name: 'After', address: { city: 'Austin' } } as never,
@@ -240,8 +238,8 @@ describe('PUT /customers/{id}', () => {
   });
 
   test("an address id of another customer answers 422 on address.id and changes nothing", async () => {
-    const other = await createCustomer({ address: { postal_code: '78704' } });
-    const created = await createCustomer({ name: 'Before' });
+    const other = await newCustomer(app.api, { address: { postal_code: '78704' } });
+    const created = await newCustomer(app.api, { name: 'Before' });
     const { response, error } = await app.api.PUT('/customers/{id}', {
       params: { path: { id: created.id } },
       body: { name: 'After', address: { id: other.address![0]!.id, line1: 'Hijack' } },
@@ -254,9 +252,9 @@ describe('PUT /customers/{id}', () => {
 
   test('taking another customer’s external_id answers 422; keeping one’s own is fine', async () => {
     const taken = unique('CUST');
-    await createCustomer({ external_id: taken });
+    await newCustomer(app.api, { external_id: taken });
     const own = unique('CUST');
-    const created = await createCustomer({ external_id: own });
+    const created = await newCustomer(app.api, { external_id: own });
     const clash = await app.api.PUT('/customers/{id}', { params: { path: { id: created.id } }, body: { external_id: taken } });
     expect(clash.response.status).toBe(422);
     const same = await app.api.PUT('/customers/{id}', { params: { path: { id: created.id } }, body: { external_id: own } });
@@ -266,7 +264,7 @@ describe('PUT /customers/{id}', () => {
 
 describe('DELETE /customers/{id}', () => {
   test('deletes the customer with its addresses; a second delete answers 404', async () => {
-    const created = await createCustomer({ address: { postal_code: '78704' } });
+    const created = await newCustomer(app.api, { address: { postal_code: '78704' } });
     const { data, response } = await app.api.DELETE('/customers/{id}', { params: { path: { id: created.id } } });
     expect(response.status).toBe(200);
     expect(data).toEqual({ success: true });

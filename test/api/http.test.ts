@@ -54,8 +54,8 @@ describe('HTTP errors in the spec’s shape', () => {
     await app.db('customers').where({ id: data!.data.id }).update({ email: 'not an e-mail' });
     const response = await fetch(`${app.baseUrl}/customers/${data!.data.id}`, { headers: auth() });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: 'Internal server error.', errorCode: 'internal_error' });
     const requestId = response.headers.get('x-request-id')!;
+    expect(await response.json()).toEqual({ error: `Internal server error (request id ${requestId}).`, errorCode: 'internal_error' });
     const logged = app.logs.map((line) => JSON.parse(line) as { level: number; req?: { id: string }; msg: string });
     expect(logged.some((line) => line.level === 50 && line.req?.id === requestId)).toBe(true);
   });

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../../client';
+import type { ApiClient, Schemas } from '../../client';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { newCustomer, unique, UNKNOWN_UUID } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -9,11 +9,11 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const lakeside = (body: Record<string, unknown> = {}) => ({ name: 'Lakeside Medical Center', ...body });
+const lakeside = <T extends object>(body: T) => ({ name: 'Lakeside Medical Center', ...body });
 
 /** Creates a location through the API (Lakeside Medical Center unless `body` says otherwise). */
-async function newLocation(body: Record<string, unknown> = {}, client: ApiClient = app.api) {
-  const { data, response, error } = await client.POST('/locations', { body: lakeside(body) as never });
+async function newLocation(body: Partial<Schemas['LocationCreate']> = {}, client: ApiClient = app.api) {
+  const { data, response, error } = await client.POST('/locations', { body: lakeside(body) });
   if (response.status !== 201) throw new Error(`location create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
 }
@@ -132,7 +132,7 @@ describe('POST /locations', () => {
     const externalId = unique('LOC-LAKESIDE');
     await newLocation({ external_id: externalId });
     const before = await total();
-    const { response, error } = await app.api.POST('/locations', { body: lakeside({ external_id: externalId }) as never });
+    const { response, error } = await app.api.POST('/locations', { body: lakeside({ external_id: externalId }) });
     expect(response.status).toBe(422);
     expect(error).toEqual({
       error: expect.any(String),
@@ -145,7 +145,7 @@ describe('POST /locations', () => {
   test('when creates race for one external_id, exactly one wins and the others get 422', async () => {
     const externalId = unique('LOC-RACE');
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => app.api.POST('/locations', { body: lakeside({ external_id: externalId }) as never })),
+      Array.from({ length: 6 }, () => app.api.POST('/locations', { body: lakeside({ external_id: externalId }) })),
     );
     expect(results.map((result) => result.response.status).sort()).toEqual([201, 422, 422, 422, 422, 422]);
     for (const result of results.filter((r) => r.response.status === 422)) {
@@ -411,7 +411,7 @@ describe('tenancy', () => {
   test('the same external_id may exist in another organization and in the sandbox', async () => {
     const externalId = unique('LOC-SHARED');
     const results = await Promise.all(
-      [app.api, app.other, app.sandbox].map((client) => client.POST('/locations', { body: lakeside({ external_id: externalId }) as never })),
+      [app.api, app.other, app.sandbox].map((client) => client.POST('/locations', { body: lakeside({ external_id: externalId }) })),
     );
     expect(results.map((result) => result.response.status)).toEqual([201, 201, 201]);
     expect(new Set(results.map((result) => result.data!.data.id)).size).toBe(3);

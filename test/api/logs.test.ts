@@ -39,3 +39,29 @@ describe('logs', () => {
     for (const line of requestLines) expect(line.req!.id).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
+
+describe('X-Request-Id', () => {
+  const get = (requestId?: string) =>
+    fetch(`${app.baseUrl}/customers`, {
+      headers: { authorization: `Bearer ${app.organization.production_token}`, ...(requestId === undefined ? {} : { 'x-request-id': requestId }) },
+    });
+  const loggedIds = () => app.logs.map((line) => (JSON.parse(line) as { req?: { id?: string } }).req?.id).filter(Boolean);
+
+  test("a well-formed one from a load balancer is kept: answered back and on the request's log line", async () => {
+    for (const id of ['lb-7f3c9a2e.0001:edge-2', 'a', 'x'.repeat(200), 'f2b8c6d0-1c7e-4b7a-9d55-3f1e2a4b6c8d']) {
+      const response = await get(id);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-request-id')).toBe(id);
+      expect(loggedIds()).toContain(id);
+    }
+  });
+
+  test('an absent or malformed one is replaced by a new UUID', async () => {
+    for (const id of [undefined, '', 'x'.repeat(201), 'two words', 'id"},"level":60', 'naïve']) {
+      const response = await get(id);
+      const answered = response.headers.get('x-request-id')!;
+      expect(answered).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(loggedIds()).toContain(answered);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import type { ApiClient } from '../../client';
+import type { ApiClient, Schemas } from '../../client';
 import type { components } from '../../generated/schema';
 import { expectFieldError, newCustomer, unique, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -67,9 +67,9 @@ async function rawLookup(query: Query, token = app.organization.production_token
   return { status: response.status, body: (await response.json()) as { data: DebtAccount[] } & ErrorBody };
 }
 
-async function newAccount(client: ApiClient, customerId: string, body: Record<string, unknown> = {}): Promise<DebtAccount> {
+async function newAccount(client: ApiClient, customerId: string, body: Partial<Schemas['DebtAccountCreate']> = {}): Promise<DebtAccount> {
   const { data, response, error } = await client.POST('/debt-accounts', {
-    body: { customer_id: customerId, location_id: 'LOC-LOOKUP-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body } as never,
+    body: { customer_id: customerId, location_id: 'LOC-LOOKUP-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body },
   });
   if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;

@@ -57,8 +57,6 @@ const checking = (): AchInput => ({
   account_state: 'TX',
 });
 
-const createCustomer = (body: Record<string, unknown> = {}) => newCustomer(app.api, body);
-
 function addMethod(customer: string, body: { card: CardInput } | { ach: AchInput }) {
   return app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer } }, body });
 }
@@ -87,7 +85,7 @@ async function methodsOf(customer: string): Promise<PaymentMethod[]> {
 
 /** Sends a body the types forbid, and expects a 422 naming `key` (when given) and nothing stored. */
 async function expectRejected(body: unknown, key?: string): Promise<void> {
-  const customer = await createCustomer();
+  const customer = await newCustomer(app.api);
   const { response, error } = await app.api.POST('/customers/{id}/payment-methods', {
     params: { path: { id: customer.id } },
     body: body as never,
@@ -120,7 +118,7 @@ describe('POST /customers/{id}/payment-methods: the body', () => {
   });
 
   test('when the body is not valid JSON, answers 400 and stores nothing', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const response = await fetch(`${app.baseUrl}/customers/${customer.id}/payment-methods`, {
       method: 'POST',
@@ -136,7 +134,7 @@ describe('POST /customers/{id}/payment-methods: the body', () => {
 
 describe('POST /customers/{id}/payment-methods: card', () => {
   test('when the card is valid, answers 201 with last four, four-digit year, brand and zip, as a primary card', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await addMethod(customer.id, { card: visa() });
 
@@ -161,7 +159,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('never shows the full card number or the security code in the answer', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await addMethod(customer.id, { card: visa() });
     const read = await app.api.GET('/customers/{id}', {
@@ -184,7 +182,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
     ['amex', '378282246310005', '0005'],
     ['discover', '6011111111111117', '1117'],
   ])('when the number is a Luhn-valid %s, answers 201 recognising the brand', async (brand, number, last4) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_number: number });
 
@@ -193,7 +191,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when the number matches no known network but passes Luhn, answers 201 with card_type unknown', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_number: withLuhn('900000000000000') });
 
@@ -204,7 +202,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
     ['12 digits', withLuhn('42424242424')],
     ['19 digits', withLuhn('424242424242424242')],
   ])('when the number has %s and passes Luhn, answers 201 with its last four', async (_case, number) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_number: number });
 
@@ -229,7 +227,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
     ['string "12"', '12', 12],
     ['string "8"', '8', 8],
   ])('when the expiration month is %s, answers 201 with it as an integer', async (_case, month, expected) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_expiration_month: month });
 
@@ -248,7 +246,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when the card expires this month, answers 201 (valid through the end of the month)', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_expiration_month: THIS_MONTH, card_expiration_year: THIS_YEAR % 100 });
 
@@ -256,7 +254,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when the year is a two-digit string, answers 201 with the four-digit year', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_expiration_year: twoDigits(FUTURE_YEAR) });
 
@@ -286,7 +284,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
     ['3 digits', '123'],
     ['4 digits', '1234'],
   ])('when the security code has %s, answers 201', async (_case, code) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response } = await addMethod(customer.id, { card: { ...visa(), card_security_code: code } });
 
@@ -294,7 +292,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when there is no security code, answers 201', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const { card_security_code: _omitted, ...card } = visa();
 
     const { response } = await addMethod(customer.id, { card });
@@ -311,7 +309,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when there is no card_postal_code, answers 201 with card_zip null', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const { card_postal_code: _omitted, ...card } = visa();
 
     const { data, response } = await addMethod(customer.id, { card });
@@ -321,7 +319,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test("when card_postal_code is '00501', answers 201 with card_zip '00501'", async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addCard(customer.id, { card_postal_code: '00501' });
 
@@ -350,7 +348,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when several card fields are wrong, answers 422 naming every one of them', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/payment-methods', {
       params: { path: { id: customer.id } },
@@ -363,7 +361,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
   });
 
   test('when the number fails Luhn and the card has expired, answers 422 naming both', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await app.api.POST('/customers/{id}/payment-methods', {
       params: { path: { id: customer.id } },
@@ -381,7 +379,7 @@ describe('POST /customers/{id}/payment-methods: card', () => {
 
 describe('POST /customers/{id}/payment-methods: ach', () => {
   test('when the account is valid, answers 201 with both numbers masked and ownership personal, as primary', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await addMethod(customer.id, { ach: checking() });
 
@@ -407,7 +405,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
   });
 
   test('never shows the full account or routing number in the answer', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response } = await addMethod(customer.id, { ach: { ...checking(), account_number: '98765432101234' } });
     const read = await app.api.GET('/customers/{id}', {
@@ -427,7 +425,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
     ['021000021', '*****0021'],
     ['026009593', '*****9593'],
   ])('when the routing number is %s, answers 201 with it masked as %s', async (routing, masked) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addAch(customer.id, { routing_number: routing });
 
@@ -449,7 +447,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
     ['17 digits', '12345678901236789', '*************6789'],
     ['12 digits', '000123456789', '********6789'],
   ])('when the account number has %s, answers 201 with it masked as %s', async (_case, account, masked) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { data, response, error } = await addMethod(customer.id, { ach: { ...checking(), account_number: account } });
 
@@ -468,7 +466,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
   });
 
   test.each(['checking', 'savings'] as const)('when account_type is %s, answers 201 with it', async (type) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addAch(customer.id, { account_type: type });
 
@@ -488,7 +486,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
   });
 
   test.each(['TX', 'DC', 'PR'])('when account_state is %s, answers 201 with it', async (state) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const method = await addAch(customer.id, { account_state: state });
 
@@ -518,7 +516,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
   });
 
   test('when the routing checksum fails and the state is unknown, answers 422 naming both', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const { response, error } = await addMethod(customer.id, { ach: { ...checking(), routing_number: '011000016', account_state: 'XX' } });
 
@@ -531,7 +529,7 @@ describe('POST /customers/{id}/payment-methods: ach', () => {
 
 describe('POST /customers/{id}/payment-methods: the customer', () => {
   test("the customer's first method is primary and the second is not", async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const first = await addCard(customer.id);
     const second = await addAch(customer.id);
@@ -546,7 +544,7 @@ describe('POST /customers/{id}/payment-methods: the customer', () => {
   });
 
   test("a rejected method does not count as the customer's first: the next valid one is primary", async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const rejected = await addMethod(customer.id, { card: { ...visa(), card_number: '4242424242424241' } });
     expect(rejected.response.status).toBe(422);
 
@@ -556,8 +554,8 @@ describe('POST /customers/{id}/payment-methods: the customer', () => {
   });
 
   test("a method of another customer does not make this customer's first method non-primary", async () => {
-    const maria = await createCustomer();
-    const john = await createCustomer({ name: 'John Smith' });
+    const maria = await newCustomer(app.api);
+    const john = await newCustomer(app.api, { name: 'John Smith' });
     await addCard(maria.id);
 
     const johns = await addCard(john.id);
@@ -568,7 +566,7 @@ describe('POST /customers/{id}/payment-methods: the customer', () => {
 
   test('when the customer is addressed by external_id, adds the method to that customer', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
 
     const { data, response } = await addMethod(externalId, { card: visa() });
 
@@ -587,7 +585,7 @@ describe('POST /customers/{id}/payment-methods: the customer', () => {
     ['another organization', () => app.other],
     ['the sandbox of the same organization', () => app.sandbox],
   ])('when the token is of %s, answers 404 and stores nothing', async (_case, client) => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
 
     const card = await client().POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: visa() } });
     const ach = await client().POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { ach: checking() } });
@@ -600,7 +598,7 @@ describe('POST /customers/{id}/payment-methods: the customer', () => {
 
   test('when the token is of another organization and the customer is named by external_id, answers 404', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
 
     const { response } = await app.other.POST('/customers/{id}/payment-methods', { params: { path: { id: externalId } }, body: { card: visa() } });
 
@@ -613,7 +611,7 @@ describe('GET /customers/{id}?include=payment_methods,...', () => {
   const ALL = 'payment_methods,payment_methods.chargeable,payment_methods.billing_address';
 
   test('shows each method as chargeable with the primary address as billing_address', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const home = await app.api.POST('/customers/{id}/addresses', {
       params: { path: { id: customer.id } },
       body: { name: 'Home', line1: '1208 Oak Hollow Dr', city: 'Austin', state: 'TX', country: 'US', postal_code: '78704' },
@@ -643,7 +641,7 @@ describe('GET /customers/{id}?include=payment_methods,...', () => {
   });
 
   test('when the customer has no address, billing_address is null', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const card = await addCard(customer.id);
 
     const { data, response } = await app.api.GET('/customers/{id}', { params: { path: { id: customer.id }, query: { include: ALL } } });
@@ -653,7 +651,7 @@ describe('GET /customers/{id}?include=payment_methods,...', () => {
   });
 
   test('when the primary address changes, billing_address follows it', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     await app.api.POST('/customers/{id}/addresses', { params: { path: { id: customer.id } }, body: { postal_code: '78704' } });
     const second = await app.api.POST('/customers/{id}/addresses', { params: { path: { id: customer.id } }, body: { postal_code: '78701' } });
     await addAch(customer.id);
@@ -668,7 +666,7 @@ describe('GET /customers/{id}?include=payment_methods,...', () => {
   });
 
   test('with include=payment_methods only, the methods carry neither chargeable nor billing_address', async () => {
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     await addCard(customer.id);
 
     const methods = await methodsOf(customer.id);
@@ -680,7 +678,7 @@ describe('GET /customers/{id}?include=payment_methods,...', () => {
 
   test('when the customer is named by external_id, shows its methods', async () => {
     const externalId = unique('CUST');
-    const customer = await createCustomer({ external_id: externalId });
+    const customer = await newCustomer(app.api, { external_id: externalId });
     const ach = await addAch(customer.id);
 
     const { data, response } = await app.api.GET('/customers/{id}', { params: { path: { id: externalId }, query: { include: ALL } } });
@@ -695,7 +693,7 @@ describe('what is stored', () => {
     const cardNumber = '5555555555554444';
     const accountNumber = '98765432101234';
     const routingNumber = '026009593';
-    const customer = await createCustomer();
+    const customer = await newCustomer(app.api);
     const card = await addCard(customer.id, { card_number: cardNumber, card_security_code: SECURITY_CODE });
     const ach = await addAch(customer.id, { account_number: accountNumber, routing_number: routingNumber });
 

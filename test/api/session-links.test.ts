@@ -5,7 +5,7 @@
 import createClient from 'openapi-fetch';
 import type { paths } from '../../generated/schema';
 import type { Schemas } from '../../client';
-import { newCustomer, newDebtAccount, openLink, unique } from '../support/fixtures';
+import { customerWithAccount as withAccount, newCustomer, newDebtAccount, newSession, openLink, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -20,17 +20,8 @@ const HOUR = 3_600_000;
 const DISPUTE = '4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54';
 const EXPIRED_URL = 'https://www.acme-recovery.example/payment/link-expired';
 
-async function customerWithAccount() {
-  const customer = await newCustomer(app.api, { name: 'Dana Whitfield', external_id: unique('CUST') });
-  const account = await newDebtAccount(app.api, customer.id, { external_id: unique('ACC'), balance: 52000 });
-  return { customer, account };
-}
-
-async function created(body: Create) {
-  const { data, response, error } = await app.api.POST('/customer-sessions', { body });
-  if (response.status !== 201) throw new Error(`session create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
-}
+const customerWithAccount = () => withAccount(app.api, { name: 'Dana Whitfield' }, { balance: 52000 });
+const created = (body: Create) => newSession(app.api, body);
 
 async function opened(url: string): Promise<PortalSession> {
   const response = await openLink(url);
@@ -130,7 +121,17 @@ describe('the Portal entry at portal_url', () => {
 
   test('query parameters are the tags; the page opens with or without them', async () => {
     const { customer } = await customerWithAccount();
-    const session = await created({ customer_id: customer.id, tags: [{ name: 'utm_campaign', value: 'spring & summer' }] });
+    const tags: Create['tags'] = [
+      { name: 'utm_campaign', value: 'spring & summer' },
+      { name: 'utm_content', value: 'R. Díaz #7' },
+    ];
+    const session = await created({ customer_id: customer.id, tags });
+    const url = new URL(session.portal_url);
+    expect([...url.searchParams]).toEqual([
+      ['utm_source', app.organization.organization_id],
+      ['utm_campaign', 'spring & summer'],
+      ['utm_content', 'R. Díaz #7'],
+    ]);
     await opened(session.portal_url);
     await opened(session.portal_url.split('?')[0]!);
   });

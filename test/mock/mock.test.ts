@@ -1,33 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { freePort } from '../../server/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
+import { document, exampleOf, operations, resolve as resolveRef, responseSchemaPointer, strictSchemaErrors, type Operation } from '../support/document';
 
 type Json = Record<string, unknown>;
-const document = JSON.parse(readFileSync(join(__dirname, '../../generated/openapi.json'), 'utf8')) as Json;
-
-/** Follows a local $ref such as #/components/responses/NotFound. */
-function resolveRef(node: unknown): Json {
-  let current = node as Json;
-  while (typeof current.$ref === 'string') {
-    current = current.$ref
-      .slice(2)
-      .split('/')
-      .reduce<Json>((at, key) => at[key.replace(/~1/g, '/').replace(/~0/g, '~')] as Json, document);
-  }
-  return current;
-}
 
 /** The example the document gives for one operation's response. */
 function documentedExample(path: string, method: string, status: string): unknown {
   const paths = document.paths as Record<string, Json>;
   const operation = resolveRef(paths[path])[method] as Json;
   const response = resolveRef((operation.responses as Json)[status]);
-  const media = (response.content as Record<string, Json>)['application/json'] as Json;
-  if ('example' in media) return media.example;
-  const first = Object.values(media.examples as Record<string, unknown>)[0];
-  return resolveRef(first).value;
+  return exampleOf((response.content as Record<string, Json>)['application/json']);
 }
 
 let mock: RunningMock;
@@ -137,3 +120,151 @@ describe('the Prism mock validates requests against the document', () => {
     expect(response.status).toBe(422);
   });
 });
+
+/** The request the document's own examples make for an operation: path parameters, required query parameters and body. */
+function documentedRequest(operation: Operation, extraHeaders: Record<string, string> = {}): [string, RequestInit] {
+  const value = (parameter: Json) => String(parameter.example ?? (parameter.schema as Json | undefined)?.example ?? '');
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) =>
+    encodeURIComponent(value(operation.parameters.find((p) => p.in === 'path' && p.name === name)!)),
+  );
+  const query = operation.parameters
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => `${encodeURIComponent(p.name as string)}=${encodeURIComponent(value(p))}`)
+    .join('&');
+  const content = operation.requestBody?.content as Record<string, Json> | undefined;
+  const body = content ? JSON.stringify(exampleOf(content['application/json'])) : undefined;
+  const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...extraHeaders };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return [`${mock.url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
+}
+
+/** The success status Prism answers: the first 2XX or 3XX the operation lists. */
+const successOf = (operation: Operation) => Number(Object.keys(operation.responses).find((status) => /^[23]\d\d$/.test(status)));
+const everyOperation = operations().map((operation) => [`${operation.method.toUpperCase()} ${operation.path}`, operation] as const);
+
+async function answerOf(operation: Operation, headers: Record<string, string> = {}) {
+  const response = await fetch(...documentedRequest(operation, headers));
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+describe('every operation of the mock answers what the document says', () => {
+  test.each(everyOperation)('%s', async (_name, operation) => {
+    const status = successOf(operation);
+    const { status: answered, body } = await answerOf(operation);
+    expect(answered).toBe(status);
+    const pointer = responseSchemaPointer(operation, status);
+    if (pointer) expect(strictSchemaErrors(pointer, body)).toEqual([]);
+  });
+});
+
+/** Every `[key, value]` of a JSON value, at any depth. */
+function* entries(value: unknown, key = ''): Generator<[string, unknown]> {
+  yield [key, value];
+  if (Array.isArray(value)) for (const item of value) yield* entries(item, key);
+  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) yield* entries(v, k);
+}
+
+const DATE = /^(\d{4})-\d{2}-\d{2}(T|$)/;
+
+describe('in dynamic mode (Prefer: dynamic=true) the mock invents nothing the document does not allow', () => {
+  test.each(everyOperation)('%s', async (_name, operation) => {
+    const status = successOf(operation);
+    const { status: answered, body } = await answerOf(operation, { prefer: 'dynamic=true' });
+    expect(answered).toBe(status);
+    const pointer = responseSchemaPointer(operation, status);
+    if (!pointer) return;
+    // No property the document does not name, and every value within its schema.
+    expect(strictSchemaErrors(pointer, body)).toEqual([]);
+    for (const [key, value] of entries(body)) {
+      // Plausible dates: records of recent years, people born in the last century or so.
+      const year = typeof value === 'string' ? DATE.exec(value)?.[1] : undefined;
+      if (year) expect({ key, year: Number(year) >= (key === 'date_of_birth' ? 1900 : 2000) && Number(year) <= 2100 }).toEqual({ key, year: true });
+      // A customer's addresses: exactly one primary whenever there is any.
+      if (key === 'addresses' && Array.isArray(value) && value.length > 0) {
+        expect((value as { is_primary: boolean }[]).filter((address) => address.is_primary)).toHaveLength(1);
+      }
+    }
+  });
+});
+
+describe('the examples tell one story', () => {
+  /** Every object with a UUID `id` in `value`, with where it was found. */
+  function* records(value: unknown, where: string): Generator<[string, Json, string]> {
+    for (const [, node] of entries(value)) {
+      if (node && typeof node === 'object' && !Array.isArray(node)) {
+        const id = (node as Json).id;
+        if (typeof id === 'string' && /^[0-9a-f]{8}-[0-9a-f]{4}-/.test(id)) yield [id, node as Json, where];
+      }
+    }
+  }
+  const answersOf = (operations: Operation[]) =>
+    operations.flatMap((operation) =>
+      Object.entries(operation.responses).flatMap(([status, raw]) => {
+        const media = (resolveRef(raw).content as Record<string, Json> | undefined)?.['application/json'];
+        if (!media) return [];
+        const named = 'example' in media ? { example: media.example } : Object.fromEntries(Object.entries((media.examples as Json) ?? {}).map(([n, e]) => [n, resolveRef<Json>(e).value]));
+        return Object.entries(named).map(([name, value]) => [value, `${operation.method.toUpperCase()} ${operation.path} ${status} ${name}`] as const);
+      }),
+    );
+
+  test('every record read in a list or a get answer is the same record, field for field, in every other read', () => {
+    const reads = operations().filter((operation) => operation.method === 'get');
+    const seen = new Map<string, [Json, string]>();
+    const disagreements: string[] = [];
+    for (const [value, where] of answersOf(reads)) {
+      for (const [id, record, at] of records(value, where)) {
+        const earlier = seen.get(id);
+        if (!earlier) {
+          seen.set(id, [record, at]);
+          continue;
+        }
+        for (const key of Object.keys(record).filter((k) => k in earlier[0])) {
+          if (JSON.stringify(record[key]) !== JSON.stringify(earlier[0][key])) disagreements.push(`${id}.${key}: ${at} vs ${earlier[1]}`);
+        }
+      }
+    }
+    expect(disagreements).toEqual([]);
+  });
+
+  test('one record has one external_id in every example, webhooks included', () => {
+    const webhooks = Object.entries(document.webhooks as Json).map(([name, item]) => [exampleOf(((resolveRef(item).post as Json).requestBody as Json & { content: Record<string, Json> }).content['application/json']), `webhook ${name}`] as const);
+    const externalIds = new Map<string, Set<unknown>>();
+    for (const [value, where] of [...answersOf(operations()), ...webhooks]) {
+      for (const [id, record] of records(value, where)) {
+        if ('external_id' in record) (externalIds.get(id) ?? externalIds.set(id, new Set()).get(id)!).add(record.external_id);
+      }
+    }
+    const several = [...externalIds].filter(([, ids]) => ids.size > 1).map(([id, ids]) => `${id}: ${[...ids].join(', ')}`);
+    expect(several).toEqual([]);
+  });
+
+  test("each operation's 422 example names that operation's own fields", () => {
+    const strangers: string[] = [];
+    for (const operation of operations()) {
+      const raw = operation.responses['422'];
+      if (!raw) continue;
+      const example = exampleOf((resolveRef(raw).content as Record<string, Json>)['application/json']) as { errors: Record<string, string[]> };
+      const body = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json']?.schema;
+      const bodyFields = new Set(body ? propertiesOf(body) : []);
+      for (const key of Object.keys(example.errors)) {
+        const [where, name] = key.split('.') as [string, string];
+        const known =
+          where === 'query'
+            ? name === 'unknown_parameter' || operation.parameters.some((p) => p.in === 'query' && p.name === name)
+            : where === 'path'
+              ? operation.parameters.some((p) => p.in === 'path' && p.name === name)
+              : bodyFields.has(key.replace(/^\[\d+\]\.?/, '').split('.')[0]!) || key === 'body';
+        if (!known) strangers.push(`${operation.operationId}: ${key}`);
+      }
+    }
+    expect(strangers).toEqual([]);
+  });
+});
+
+/** The property names of a schema, through $ref, allOf and array items. */
+function propertiesOf(schema: unknown): string[] {
+  const node = resolveRef(schema);
+  if (node.type === 'array') return propertiesOf(node.items);
+  return [...Object.keys((node.properties as Json | undefined) ?? {}), ...((node.allOf as unknown[] | undefined) ?? []).flatMap(propertiesOf)];
+}

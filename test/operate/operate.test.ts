@@ -2,47 +2,22 @@
  * The operating interface of DESIGN.md, driven as an operator drives it: the server process
  * on an embedded PostgreSQL of its own, and the org commands beside it.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../../server/net';
+import { embeddedEnv, root, spawnServer, waitForHealth } from '../support/processes';
 
-const root = resolve(__dirname, '../..');
 const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const run = promisify(execFile);
 const dataDir = join(root, '.data', `operate-${process.pid}`);
 
-function startServer(port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
-  delete env.DATABASE_URL;
-  // node itself with tsx as a loader, so that signals reach the server and not a wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  return { child, output: () => output, exited };
-}
-
-async function waitForHealth(url: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
-  throw new Error(`no healthy answer from ${url}`);
-}
+const startServer = (port: number) => spawnServer(embeddedEnv(dataDir, { PORT: String(port) }));
 
 async function org(...args: string[]): Promise<Record<string, string>> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
-  delete env.DATABASE_URL;
-  const { stdout } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env });
+  const { stdout } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env: embeddedEnv(dataDir) });
   return JSON.parse(stdout) as Record<string, string>;
 }
 
@@ -54,7 +29,7 @@ describe('npm start on the embedded database, with the org commands beside it', 
     const port = await freePort();
     const server = startServer(port);
     try {
-      await waitForHealth(`http://127.0.0.1:${port}/health`);
+      await waitForHealth(port);
       const created = await org('create', '--name', 'Acme Recovery LLC', '--email', 'ops@acme-recovery.example');
       expect(Object.keys(created).sort()).toEqual(['organization_id', 'production_token', 'sandbox_token']);
 

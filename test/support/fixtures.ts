@@ -1,5 +1,5 @@
 /** Small helpers shared by the API tests: data to create, and what an error body must hold. */
-import type { ApiClient } from '../../client';
+import type { ApiClient, Schemas } from '../../client';
 
 export interface ErrorBody {
   error?: string;
@@ -15,8 +15,8 @@ export const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 export const maria = () => ({ name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example' });
 
 /** Creates a customer through the API (Maria Gonzalez unless `body` says otherwise). */
-export async function newCustomer(api: ApiClient, body: Record<string, unknown> = {}) {
-  const { data, response, error } = await api.POST('/customers', { body: { ...maria(), ...body } as never });
+export async function newCustomer(api: ApiClient, body: Partial<Schemas['CustomerCreate']> = {}) {
+  const { data, response, error } = await api.POST('/customers', { body: { ...maria(), ...body } });
   if (response.status !== 201) throw new Error(`customer create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
 }
@@ -31,11 +31,28 @@ export function expectFieldError(error: unknown, key: string): void {
 }
 
 /** Creates a debt account of `customerId` through the API, at a location every test may share. */
-export async function newDebtAccount(api: ApiClient, customerId: string, body: Record<string, unknown> = {}) {
+export async function newDebtAccount(api: ApiClient, customerId: string, body: Partial<Schemas['DebtAccountCreate']> = {}) {
   const { data, response, error } = await api.POST('/debt-accounts', {
-    body: { customer_id: customerId, location_id: 'LOC-LAKESIDE-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body } as never,
+    body: { customer_id: customerId, location_id: 'LOC-LAKESIDE-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body },
   });
   if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
+  return data!.data;
+}
+
+/** A customer (with a fresh external_id) and one debt account of theirs (with one too). */
+export async function customerWithAccount(
+  api: ApiClient,
+  customer: Partial<Schemas['CustomerCreate']> = {},
+  account: Partial<Schemas['DebtAccountCreate']> = {},
+) {
+  const created = await newCustomer(api, { external_id: unique('CUST'), ...customer });
+  return { customer: created, account: await newDebtAccount(api, created.id, { external_id: unique('ACC'), ...account }) };
+}
+
+/** Creates a customer session through the API; anything but 201 fails the test. */
+export async function newSession(api: ApiClient, body: Schemas['CustomerSessionCreate']) {
+  const { data, response, error } = await api.POST('/customer-sessions', { body });
+  if (response.status !== 201) throw new Error(`session create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
 }
 

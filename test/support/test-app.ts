@@ -7,15 +7,17 @@ import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
 import { createApiClient, type ApiClient } from '../../client';
-import { API_BASE, createApp, listen, type AppDeps } from '../../server/app';
+import { API_BASE, createApp, listen } from '../../server/app';
+import type { AppDeps } from '../../server/deps';
 import { loadConfig, type Config } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import { startQueue, type Boss } from '../../server/jobs/queue';
-import { startWorkers, type Workers } from '../../server/jobs/workers';
+import { startWorkers, type Workers } from '../../server/workers';
 import { createLogger } from '../../server/logging';
 import type { Logger } from 'pino';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
+import { webhookEvents } from '../../server/webhooks/outbox';
 
 /** The app's clock, frozen at the start of the file until a test moves it. */
 export interface TestClock {
@@ -101,7 +103,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const boss = await startQueue(database.url, logger);
   const secrets = new SecretBox(randomBytes(32));
   const clock = frozenClock();
-  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now() };
+  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now(), events: webhookEvents(boss) };
   const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();

@@ -75,7 +75,9 @@ export async function startTestWorker(
     { config: { ...app.config, ...config }, db: app.db, logger: app.logger, secrets: app.secrets, boss },
     { pollIntervalMs: 50, ...options },
   );
+  await worker.ready;
   return {
+    ready: worker.ready,
     stop: async () => {
       await worker.stop();
       await boss.stop({ graceful: false, wait: true });

@@ -64,7 +64,8 @@ describe('signature', () => {
     expect(hit!.headers['content-type']).toBe('application/json');
     expect((hit!.body.data as { id: string }).id).toBe(locationId);
     expect(Object.keys(hit!.body)).toEqual(['data']);
-    await eventually(async () => (await deliveryOf(id))?.delivered_at, 'the delivery recorded');
+    const row = await eventually(async () => ((await deliveryOf(id))?.delivered_at ? deliveryOf(id) : undefined), 'the delivery recorded');
+    expect(hit!.headers['x-service-delivery-id']).toBe(row.id);
   });
 });
 
@@ -88,6 +89,22 @@ describe('retries', () => {
     const done = await eventually(async () => ((await deliveryOf(id))?.delivered_at ? deliveryOf(id) : undefined), 'the redelivery');
     expect(done).toMatchObject({ attempts: 1, last_status_code: 204, last_error: null, failed_at: null });
     expect(target.received).toHaveLength(5);
+    // One event to one webhook: every retry and the redelivery carry the delivery's id.
+    expect(target.received.map((hit) => hit.headers['x-service-delivery-id'])).toEqual(Array(5).fill(row.id));
+  });
+
+  test('a test delivery keeps one X-Service-Delivery-ID across its retries; another test delivery has its own', async () => {
+    const target = await receiver((_request, response, index) => response.writeHead(index === 0 ? 500 : 200).end());
+    const id = await webhook(target.url);
+    await worker({ webhookRetryDelaySeconds: 1 });
+    await app.api.POST('/webhooks/trigger/{webhook_uuid}', { params: { path: { webhook_uuid: id } }, body: { events: ['location.create'] } });
+    await eventually(() => target.received.length >= 2, 'the retry of the test delivery');
+    await app.api.POST('/webhooks/trigger/{webhook_uuid}', { params: { path: { webhook_uuid: id } }, body: { events: ['location.create'] } });
+    await eventually(() => target.received.length >= 3, 'the second test delivery');
+    const ids = target.received.map((hit) => hit.headers['x-service-delivery-id']);
+    expect(ids[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(ids[1]).toBe(ids[0]);
+    expect(ids[2]).not.toBe(ids[0]);
   });
 
   test('a redirect is not followed and counts as a failure', async () => {

@@ -1,3 +1,5 @@
+import type { Schemas } from '../../client';
+import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, UNKNOWN_UUID } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -13,9 +15,9 @@ let hostSequence = 0;
 /** A public address literal, so that no DNS is needed; each test its own path (urls are unique). */
 const publicUrl = () => `https://93.184.216.34/hooks/${++hostSequence}`;
 
-async function newWebhook(body: Record<string, unknown> = {}) {
+async function newWebhook(body: Partial<Schemas['WebhookCreate']> = {}) {
   const { data, response, error } = await app.api.POST('/webhooks', {
-    body: { url: publicUrl(), events: ['customer.create'], secret: SECRET, ...body } as never,
+    body: { url: publicUrl(), events: ['customer.create'], secret: SECRET, ...body },
   });
   if (response.status !== 201) throw new Error(`webhook create failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
@@ -108,11 +110,30 @@ describe('GET, PUT, DELETE /webhooks/{id}', () => {
     const webhook = await newWebhook();
     const one = await app.api.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } });
     expect(one.data!.data).toEqual(webhook);
-    const list = await app.api.GET('/webhooks');
+    const list = await app.api.GET('/webhooks', { params: { query: { limit: 500 } } });
     expect(list.data!.data.map((item) => item.id)).toContain(webhook.id);
     expect(JSON.stringify(list.data)).not.toContain(SECRET);
     expect((await app.other.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } })).response.status).toBe(404);
     expect((await app.sandbox.GET('/webhooks/{id}', { params: { path: { id: webhook.id } } })).response.status).toBe(404);
+  });
+
+  test('the list pages like every other list: page and limit in, data, meta and links out, oldest first', async () => {
+    const organization = await createOrganization(app.db, 'Paging Hooks LLC', 'ops@paging-hooks.example');
+    const client = app.clientFor(organization.production_token);
+    const created = [];
+    for (let i = 0; i < 3; i++) {
+      const { data } = await client.POST('/webhooks', { body: { url: publicUrl(), events: ['customer.create'], secret: SECRET } });
+      created.push(data!.data.id);
+    }
+    const { data, response } = await client.GET('/webhooks', { params: { query: { page: 2, limit: 2 } } });
+    expect(response.status).toBe(200);
+    expect(data!.data.map((item) => item.id)).toEqual([created[2]]);
+    expect(data!.meta).toMatchObject({ current_page: 2, from: 3, to: 3, last_page: 2, per_page: 2, total: 3 });
+    expect(data!.links.prev).toMatch(/\/webhooks\?limit=2&page=1$/);
+    expect(data!.links.next).toBeNull();
+    const tooMany = await client.GET('/webhooks', { params: { query: { limit: 501 } } });
+    expect(tooMany.response.status).toBe(422);
+    expectFieldError(tooMany.error, 'query.limit');
   });
 
   test('DELETE removes the webhook; then 404', async () => {
@@ -192,5 +213,23 @@ describe('GET /webhooks/{id}/deliveries and redeliver', () => {
     const webhook = await newWebhook();
     const { response } = await app.other.GET('/webhooks/{id}/deliveries', { params: { path: { id: webhook.id } } });
     expect(response.status).toBe(404);
+  });
+});
+
+describe('events nobody subscribes to', () => {
+  test('are neither built nor stored: only what a webhook of the tenant subscribes to reaches the outbox', async () => {
+    const fresh = await createOrganization(app.db, 'Quiet Recovery', 'ops@quiet-recovery.example');
+    const client = app.clientFor(fresh.production_token);
+    const stored = async () =>
+      (await app.db('webhook_events').where({ organization_id: fresh.organization_id }).orderBy('created_at').select('name')).map((row) => row.name);
+
+    const customer = (await client.POST('/customers', { body: { name: 'Ivy Chen', email: 'ivy.chen@mail.debt-collection.example' } })).data!.data;
+    expect(await stored()).toEqual([]);
+
+    const hook = await client.POST('/webhooks', { body: { url: publicUrl(), events: ['customer.update'], secret: SECRET } });
+    expect(hook.response.status).toBe(201);
+    await client.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Ivy Chen-Park' } });
+    await client.POST('/locations', { body: { name: 'Lakeside Medical Center' } });
+    expect(await stored()).toEqual(['customer.update']);
   });
 });

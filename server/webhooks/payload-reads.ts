@@ -1,0 +1,262 @@
+/**
+ * The webhooks' own read model: the SQL that loads what payloads show, batched (one query per
+ * table, whatever the number of events) and each row once per recording. It reads the
+ * resource tables directly rather than through the resources' repos, so that the resources
+ * depend on the events port only and never the other way round. Runs on the recording
+ * transaction, so a payload shows the change exactly as it commits.
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { scoped } from '../db/tenant';
+import { groupBy } from '../collections';
+import type { ShownPaymentMethod } from '../masking';
+import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
+
+type S = components['schemas'];
+
+export interface CustomerRow {
+  id: string;
+  external_id: string | null;
+  name: string;
+  email: string;
+  phone: string | null;
+  date_of_birth: string | null;
+  ssn_last4: string | null;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AddressRow {
+  id: string;
+  customer_id: string;
+  name: string | null;
+  line1: string | null;
+  line2: string | null;
+  city: string | null;
+  state: string | null;
+  country: string | null;
+  postal_code: string;
+  is_primary: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PaymentMethodRow extends ShownPaymentMethod {
+  id: string;
+  customer_id: string;
+  is_primary: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface DebtAccountRow {
+  id: string;
+  customer_id: string;
+  location_id: string;
+  parent_id: string | null;
+  parent_external_id: string | null;
+  external_id: string | null;
+  external_account_number: string | null;
+  billing_type: S['BillingType'][] | null;
+  balance: string;
+  current_balance: string;
+  status: S['DebtAccountStatus'];
+  external_status: string | null;
+  rules: { min_payment_amount?: number };
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PaymentPlanRow {
+  id: string;
+  debt_account_id: string;
+  frequency: S['PaymentPlanFrequency'] | null;
+  start_date: string | null;
+  amount: string | null;
+  status: S['PaymentPlanStatus'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface LocationRow {
+  id: string;
+  external_id: string | null;
+  name: string;
+  type: S['LocationType'];
+  card: boolean;
+  ach: boolean;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface ImportRow {
+  id: string;
+  count: number;
+  failed: number;
+  created_at: Date;
+  completed_at: Date;
+}
+
+/** What the events of one recording need loaded. */
+export interface Needs {
+  /** Customers shown whole (their addresses, payment methods and accounts). */
+  customers: Set<string>;
+  /** Accounts shown with their customer, family (parent, children), locations and plan. */
+  accounts: Set<string>;
+  /** Accounts whose customer is shown whole too (a plan's payload embeds it). */
+  accountsWithCustomer: Set<string>;
+  /** Locations shown with their usage count. */
+  locations: Set<string>;
+  imports: Set<string>;
+  /** Charges, transactions, and the accounts whose latest payments are shown. */
+  payments: PaymentNeeds;
+}
+
+export const noNeeds = (): Needs => ({
+  customers: new Set(),
+  accounts: new Set(),
+  accountsWithCustomer: new Set(),
+  locations: new Set(),
+  imports: new Set(),
+  payments: noPaymentNeeds(),
+});
+
+export interface PayloadRows {
+  customers: Map<string, CustomerRow>;
+  /** By customer id, oldest first. */
+  addresses: Map<string, AddressRow[]>;
+  paymentMethods: Map<string, PaymentMethodRow[]>;
+  accountsOfCustomer: Map<string, DebtAccountRow[]>;
+  accounts: Map<string, DebtAccountRow>;
+  /** By parent id, oldest first. */
+  children: Map<string, DebtAccountRow[]>;
+  locations: Map<string, LocationRow>;
+  /** How many accounts use each location of `Needs.locations`. */
+  locationUsage: Map<string, number>;
+  /** By debt account id. */
+  plans: Map<string, PaymentPlanRow>;
+  imports: Map<string, ImportRow>;
+  payments: PaymentRows;
+}
+
+const OLDEST_FIRST = (table: string) => [
+  { column: `${table}.created_at`, order: 'asc' as const },
+  { column: `${table}.id`, order: 'asc' as const },
+];
+
+const CUSTOMER_COLUMNS = ['id', 'external_id', 'name', 'email', 'phone', 'date_of_birth', 'ssn_last4', 'metadata', 'created_at', 'updated_at'];
+const ADDRESS_COLUMNS = ['id', 'customer_id', 'name', 'line1', 'line2', 'city', 'state', 'country', 'postal_code', 'is_primary', 'created_at', 'updated_at'];
+const PAYMENT_METHOD_COLUMNS = [
+  'id',
+  'customer_id',
+  'type',
+  'card_holder',
+  'card_last4',
+  'card_brand',
+  'card_exp_month',
+  'card_exp_year',
+  'card_zip',
+  'account_holder',
+  'account_type',
+  'routing_number_masked',
+  'account_number_masked',
+  'account_zip',
+  'account_state',
+  'is_primary',
+  'created_at',
+  'updated_at',
+];
+const ACCOUNT_COLUMNS = [
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'created_at', 'updated_at'].map(
+    (column) => `account.${column}`,
+  ),
+  'parent.external_id as parent_external_id',
+];
+const PLAN_COLUMNS = ['id', 'debt_account_id', 'frequency', 'start_date', 'amount', 'status', 'created_at', 'updated_at'];
+const LOCATION_COLUMNS = ['id', 'external_id', 'name', 'type', 'card', 'ach', 'metadata', 'created_at', 'updated_at'];
+
+const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
+
+/**
+ * Every account of the customers concerned: those named, and those of the named accounts (a
+ * parent and its children always share the customer, so one customer's accounts are a
+ * family's). One query, the accounts' customers found by a subquery.
+ */
+function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<DebtAccountRow[]> {
+  const ofAccounts = scoped(db, 'debt_accounts', tenant).whereIn('debt_accounts.id', accountIds).select('debt_accounts.customer_id');
+  return db('debt_accounts as account')
+    .leftJoin('debt_accounts as parent', 'parent.id', 'account.parent_id')
+    .where('account.organization_id', tenant.organizationId)
+    .andWhere('account.environment', tenant.environment)
+    .andWhere((where) => where.whereIn('account.customer_id', customerIds).orWhereIn('account.customer_id', ofAccounts))
+    .orderBy(OLDEST_FIRST('account'))
+    .select(ACCOUNT_COLUMNS);
+}
+
+async function usage(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, number>> {
+  const { organizationId, environment } = tenant;
+  const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
+    `SELECT location_id, sum(n) AS count FROM (
+       SELECT location_id, count(*) AS n FROM debt_accounts
+        WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
+       UNION ALL
+       SELECT location_id, count(*) FROM debt_account_locations
+        WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
+     ) uses GROUP BY location_id`,
+    [ids, organizationId, environment, ids, organizationId, environment],
+  );
+  return new Map(rows.map((row) => [row.location_id, Number(row.count)]));
+}
+
+async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportRow[]> {
+  return scoped(db, 'bulk_actions', tenant)
+    .whereIn('bulk_actions.id', ids)
+    .select(
+      'bulk_actions.id',
+      'bulk_actions.count',
+      'bulk_actions.created_at',
+      'bulk_actions.completed_at',
+      db.raw(`(SELECT count(*) FROM bulk_rows WHERE bulk_rows.bulk_action_id = bulk_actions.id AND bulk_rows.status = 'failed')::int AS failed`),
+    );
+}
+
+/** One query per table that some event needs, one after the other on the transaction. */
+export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
+  // Payments first: the charges and transactions shown name accounts to embed.
+  const payments = await loadPaymentRows(db, tenant, needs.payments);
+  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...payments.accountIds])];
+  const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
+  const accountById = byId(accounts);
+  const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
+  const whole = [...new Set([...needs.customers, ...[...needs.accountsWithCustomer].flatMap((id) => accountById.get(id)?.customer_id ?? [])])];
+  const locationIds = [...new Set([...needs.locations, ...accounts.map((account) => account.location_id)])];
+
+  const customers: CustomerRow[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select(CUSTOMER_COLUMNS) : [];
+  const addresses: AddressRow[] =
+    whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
+  const methods: PaymentMethodRow[] =
+    whole.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('payment_methods')).select(PAYMENT_METHOD_COLUMNS) : [];
+  const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
+  const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
+  const plans: PaymentPlanRow[] =
+    accounts.length > 0 ? await scoped(db, 'payment_plans', tenant).whereIn('debt_account_id', accounts.map((account) => account.id)).select(PLAN_COLUMNS) : [];
+  const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
+
+  return {
+    customers: byId(customers),
+    addresses: groupBy(addresses, (row) => row.customer_id),
+    paymentMethods: groupBy(methods, (row) => row.customer_id),
+    accountsOfCustomer: groupBy(accounts, (row) => row.customer_id),
+    accounts: accountById,
+    children: groupBy(accounts, (row) => row.parent_id),
+    locations: byId(locations),
+    locationUsage,
+    plans: new Map(plans.map((row) => [row.debt_account_id, row])),
+    imports: byId(imported),
+    payments,
+  };
+}

@@ -1,0 +1,104 @@
+/**
+ * Every answer is documented: each operation of the document is sent an unknown query
+ * parameter, a body of another media type (where it takes a body) and a method its path does
+ * not have, through the real server; each answer's status must be one the operation lists,
+ * and its body the document's error shape.
+ */
+import { PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../../server/http/validator';
+import { exampleOf, lists, METHODS, operations, schemaErrors, type Operation } from '../support/document';
+import { UNKNOWN_UUID } from '../support/fixtures';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.stop());
+
+const all = operations();
+const withBody = all.filter((operation) => operation.requestBody);
+const api = (operation: Operation) => operation.tag !== PORTAL_ENTRY_TAG && operation.tag !== SHORT_LINKS_TAG;
+
+/** The operation's URL on the test server, with each path parameter set to a well-formed value of nothing. */
+function urlOf(operation: Operation, query = ''): string {
+  const base = operation.tag === PORTAL_ENTRY_TAG ? app.config.portalUrl : operation.tag === SHORT_LINKS_TAG ? app.config.shortLinkBaseUrl : app.baseUrl;
+  const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
+    const parameter = operation.parameters.find((p) => p.in === 'path' && p.name === name);
+    const schema = (parameter?.schema ?? {}) as { format?: string };
+    const value = schema.format === 'uuid' ? UNKNOWN_UUID : ((parameter?.example as string | undefined) ?? 'unknown');
+    return encodeURIComponent(value);
+  });
+  return `${base}${path}${query}`;
+}
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${app.organization.production_token}`, ...extra };
+}
+
+/** The body the document gives as the operation's request example, as JSON text. */
+function exampleBody(operation: Operation): string {
+  const content = operation.requestBody!.content as Record<string, Record<string, unknown>>;
+  return JSON.stringify(exampleOf(content['application/json']) ?? {});
+}
+
+async function expectDocumented(operation: Operation, response: Response): Promise<void> {
+  const status = response.status;
+  const text = await response.text();
+  expect({ operation: operation.operationId, status, listed: lists(operation, status) }).toEqual({ operation: operation.operationId, status, listed: true });
+  if (status >= 400) expect(schemaErrors('#/components/schemas/Error', JSON.parse(text))).toEqual([]);
+}
+
+const name = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;
+
+describe('an unknown query parameter', () => {
+  test.each(all.map((operation) => [name(operation), operation] as const))('%s: a documented answer', async (_name, operation) => {
+    const response = await fetch(urlOf(operation, '?unknown_parameter=1'), {
+      method: operation.method.toUpperCase(),
+      headers: headers(operation.requestBody ? { 'content-type': 'application/json' } : {}),
+      body: operation.requestBody ? exampleBody(operation) : undefined,
+      redirect: 'manual',
+    });
+    // The API refuses what it does not know; the browser-facing links let any query through (tags, trackers).
+    if (api(operation)) expect(response.status).toBe(422);
+    await expectDocumented(operation, response);
+  });
+});
+
+describe('a body of another media type', () => {
+  test.each(withBody.map((operation) => [name(operation), operation] as const))('%s: 415, documented', async (_name, operation) => {
+    const response = await fetch(urlOf(operation), {
+      method: operation.method.toUpperCase(),
+      headers: headers({ 'content-type': 'text/plain' }),
+      body: exampleBody(operation),
+    });
+    expect(response.status).toBe(415);
+    await expectDocumented(operation, response);
+  });
+});
+
+describe('a method the path does not have', () => {
+  test.each(all.map((operation) => [name(operation), operation] as const))('%s: a documented answer', async (_name, operation) => {
+    const wrong = METHODS.find((method) => !operation.pathMethods.includes(method))!;
+    const response = await fetch(urlOf(operation), {
+      method: wrong.toUpperCase(),
+      headers: headers(wrong === 'get' || wrong === 'delete' ? {} : { 'content-type': 'application/json' }),
+      body: wrong === 'get' || wrong === 'delete' ? undefined : '{}',
+      redirect: 'manual',
+    });
+    if (api(operation)) expect(response.status).toBe(405);
+    await expectDocumented(operation, response);
+  });
+});
+
+describe('a body over 10 MB', () => {
+  test('POST /customers: 413, documented', async () => {
+    const operation = all.find((candidate) => candidate.operationId === 'createCustomer')!;
+    const response = await fetch(urlOf(operation), {
+      method: 'POST',
+      headers: headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ name: 'x'.repeat(10 * 1024 * 1024) }),
+    });
+    expect(response.status).toBe(413);
+    await expectDocumented(operation, response);
+  });
+});
