@@ -105,13 +105,13 @@ function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[],
     .from(
       scoped(db, table, tenant)
         .whereIn(`${table}.debt_account_id`, accountIds)
-        .select(
-          columns.map((column) => `${table}.${column}`),
-          db.raw(`row_number() OVER (PARTITION BY ${table}.debt_account_id ORDER BY ${table}.created_at DESC, ${table}.id DESC) AS rank`),
-        )
+        .select([
+          ...columns.map((column) => `${table}.${column}`),
+          db.raw(`row_number() OVER (PARTITION BY ${table}.debt_account_id ORDER BY ${table}.created_at DESC, ${table}.id DESC) AS recency`),
+        ])
         .as('ranked'),
     )
-    .where('ranked.rank', '<=', LATEST_PAYMENTS)
+    .where('ranked.recency', '<=', LATEST_PAYMENTS)
     .orderBy([
       { column: 'ranked.created_at', order: 'desc' },
       { column: 'ranked.id', order: 'desc' },

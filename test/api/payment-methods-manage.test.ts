@@ -5,11 +5,12 @@
 import type { ApiClient } from '../../client';
 import { expectFieldError, newCustomer, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { payloadErrors } from '../support/webhooks';
+import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ webhookAllowInsecureUrls: true });
+  await subscribeToEverything(app.api);
 });
 afterAll(async () => app?.stop());
 

@@ -6,12 +6,13 @@ import type { Schemas } from '../../client';
 import { settleAch } from '../../server/payments/ach-settlement';
 import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, payloadErrors } from '../support/webhooks';
+import { eventually, payloadErrors, subscribeToEverything } from '../support/webhooks';
 
 let app: TestApp;
 beforeAll(async () => {
   // Settled at once here, so that the job runs during the test; the delay itself is checked below.
-  app = await startTestApp({ sandboxAchSettlementSeconds: 0 });
+  app = await startTestApp({ sandboxAchSettlementSeconds: 0, webhookAllowInsecureUrls: true });
+  await subscribeToEverything(app.sandbox);
   await app.startWorkers();
 });
 afterAll(async () => app?.stop());

@@ -7,11 +7,12 @@ import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../../client';
 import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { payloadErrors } from '../support/webhooks';
+import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ webhookAllowInsecureUrls: true });
+  await subscribeToEverything(app.sandbox);
 });
 afterAll(async () => app?.stop());
 

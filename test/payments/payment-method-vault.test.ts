@@ -4,10 +4,14 @@
  */
 import { newCustomer } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { subscribeToEverything } from '../support/webhooks';
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ webhookAllowInsecureUrls: true });
+  // The outbox keeps only subscribed events: subscribed, its rows are searched too.
+  await subscribeToEverything(app.sandbox);
+  await subscribeToEverything(app.api);
 });
 afterAll(async () => app?.stop());
 
