@@ -12416,6 +12416,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */

@@ -91,9 +91,9 @@ export function fieldPath(raw: string | undefined): string {
   return key || 'body';
 }
 
-const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = Object.fromEntries(
-  Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]),
-);
+/** The general code of each status: the first listed (`bad_request` for 400, not a decline code). */
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {};
+for (const [code, status] of Object.entries(STATUS) as [ErrorCode, number][]) CODE_OF_STATUS[status] ??= code;
 
 /** What each code tells the client when the error came from a library (its message may hold internals). */
 const SENTENCE: Partial<Record<ErrorCode, string>> = {
