@@ -5820,7 +5820,10 @@ export interface components {
             accepted_debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The dispute currently open on the account; null when none is. */
             active_dispute: components["schemas"]["EventDispute"] | null;
-            /** @description Charges made on the account, oldest first; empty when none. */
+            /**
+             * @description The 10 most recent charges made on the account itself, newest first, as the API's
+             *     `DebtAccount.charges` shows them; empty when none.
+             */
             charges: components["schemas"]["EventCharge"][];
             /** @description The owning customer (subset). */
             customer: components["schemas"]["EventCustomerSummary"];
@@ -5845,7 +5848,11 @@ export interface components {
             settlement_offer: {
                 [key: string]: unknown;
             } | null;
-            /** @description Gateway transactions of the account, oldest first; empty when none. */
+            /**
+             * @description The 10 most recent money movements on the account itself (charges, voids, refunds, ACH
+             *     settlements and returns), newest first, as the API's `DebtAccount.transactions` shows
+             *     them; empty when none.
+             */
             transactions: components["schemas"]["EventTransaction"][];
         };
         /**
