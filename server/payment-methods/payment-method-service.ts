@@ -11,11 +11,11 @@ import { customerRepo } from '../customers/customer-repo';
 import type { AppDeps } from '../deps';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
-import { gatewayFor } from '../payments/gateways';
+import { gatewayFor } from '../gateway/gateways';
 import { customerIdOf, deletePaymentMethod, findPaymentMethod, updatePaymentMethod } from './payment-method-changes';
 import { paymentMethodToApi } from './payment-method-mapper';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
-import type { PaymentGateway } from '../payments/gateway';
+import type { PaymentGateway } from '../gateway/gateway';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
 

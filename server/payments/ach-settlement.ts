@@ -7,7 +7,8 @@
 import type { Tenant } from '../http/auth';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { chargeRepo } from './charge-repo';
-import { gatewayFor, type PaymentDeps } from './gateways';
+import { gatewayFor } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
 import { achOutcome } from './payment-events';
 import { lockAccount, moveBalances } from './balances';
 

@@ -9,8 +9,9 @@ import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { lockAccount, moveBalances } from './balances';
 import { chargeRepo, type ChargeRow } from './charge-repo';
-import { GatewayRefusal } from './gateway';
-import type { GatewayOn, PaymentDeps } from './gateways';
+import { GatewayRefusal } from '../gateway/gateway';
+import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
 import { moneyGivenBack } from './payment-events';
 
 /** The charge and its account family, locked in the order a new charge locks them. */

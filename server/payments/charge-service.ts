@@ -20,7 +20,8 @@ import { customerRepo } from '../customers/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { lockAccount, moveBalances, spread } from './balances';
 import { chargeRepo, type ChargeRow } from './charge-repo';
-import type { GatewayOn, PaymentDeps } from './gateways';
+import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
 import { chargeMade, paymentMethodSaved } from './payment-events';
 import { settlementJob } from './ach-settlement';
 

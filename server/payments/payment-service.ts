@@ -17,7 +17,8 @@ import { chargeToApi, transactionToApi } from './charge-mapper';
 import { refundCharge, voidCharge } from './charge-changes';
 import { createCharge, type ChargeOutcome } from './charge-service';
 import { dateRange, type DateRange } from './date-ranges';
-import { requireGateway, type PaymentDeps } from './gateways';
+import { requireGateway } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
 
 type S = components['schemas'];
 

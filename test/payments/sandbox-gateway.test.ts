@@ -8,9 +8,9 @@ import { loadConfig } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import type { Tenant } from '../../server/http/auth';
-import { GatewayRefusal, type PaymentGateway } from '../../server/payments/gateway';
-import { gatewayFor, requireGateway } from '../../server/payments/gateways';
-import { sandboxGateway } from '../../server/payments/sandbox-gateway';
+import { GatewayRefusal, type PaymentGateway } from '../../server/gateway/gateway';
+import { gatewayFor, requireGateway } from '../../server/gateway/gateways';
+import { sandboxGateway } from '../../server/gateway/sandbox-gateway';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { createTestDatabase } from '../support/test-app';
 

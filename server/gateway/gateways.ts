@@ -7,8 +7,6 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
-import type { Boss } from '../jobs/queue';
-import type { EventRecorder } from '../events/events';
 import { ApiError } from '../http/errors';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
@@ -17,13 +15,6 @@ export interface GatewayDeps {
   db: Knex;
   config: Config;
   secrets: SecretBox;
-}
-
-/** What the payment services need: the gateway's dependencies, the job queue, the events port and the clock. */
-export interface PaymentDeps extends GatewayDeps {
-  boss: Boss;
-  events: EventRecorder;
-  clock: () => Date;
 }
 
 /**
