@@ -9384,41 +9384,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "4242",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The new charge. */
                         data: components["schemas"]["Charge"];
@@ -9457,41 +9422,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "4242",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The charge. */
                         data: components["schemas"]["Charge"];
