@@ -5822,7 +5822,8 @@ export interface components {
             active_dispute: components["schemas"]["EventDispute"] | null;
             /**
              * @description The 10 most recent charges made on the account itself, newest first, as the API's
-             *     `DebtAccount.charges` shows them; empty when none.
+             *     `DebtAccount.charges` shows them; empty when none. All of them, paged:
+             *     `GET /charges?debt_account_id=<id>`.
              */
             charges: components["schemas"]["EventCharge"][];
             /** @description The owning customer (subset). */
@@ -5851,7 +5852,8 @@ export interface components {
             /**
              * @description The 10 most recent money movements on the account itself (charges, voids, refunds, ACH
              *     settlements and returns), newest first, as the API's `DebtAccount.transactions` shows
-             *     them; empty when none.
+             *     them; empty when none. All of them, paged and with a parent's children included:
+             *     `GET /transactions?debt_account_id=<id>`.
              */
             transactions: components["schemas"]["EventTransaction"][];
         };
@@ -9285,7 +9287,7 @@ export interface operations {
                      *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *           "card": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "4242",
+                     *             "card_number": "1111",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
@@ -9503,7 +9505,7 @@ export interface operations {
                      *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *         "card": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "4242",
+                     *           "card_number": "1111",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
@@ -9600,7 +9602,7 @@ export interface operations {
                      *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *         "card": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "4242",
+                     *           "card_number": "1111",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
@@ -10684,7 +10686,7 @@ export interface operations {
                      *           "type": "card",
                      *           "card_token": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "4242",
+                     *             "card_number": "1111",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
@@ -11719,7 +11721,7 @@ export interface operations {
                      *         "type": "card",
                      *         "card_token": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "4242",
+                     *           "card_number": "1111",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
