@@ -12,6 +12,7 @@ import { ApiError, errorHandler } from './http/errors';
 import { createLimiter, rateLimit } from './http/rate-limit';
 import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
+import { idempotency } from './idempotency/idempotency';
 import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
@@ -20,6 +21,7 @@ import { bulkRouter } from './bulk/bulk-routes';
 import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { chargeRouter } from './payments/charge-routes';
 import { paymentPlanRouter } from './payment-plans/plan-routes';
 import { sandboxRouter } from './sandbox/sandbox-routes';
 import { requestId } from './logging';
@@ -72,6 +74,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
   api.use(refuseUnstorableText);
+  api.use(idempotency(db));
   api.use(
     customerRouter(deps),
     addressRouter(deps),
@@ -81,6 +84,7 @@ export function createApp(deps: AppDeps): Express {
     bulkRouter(deps),
     customerSessionRouter(deps),
     webhookRouter(deps),
+    chargeRouter(deps),
     paymentPlanRouter(deps),
     sandboxRouter(deps),
   );

@@ -8,6 +8,7 @@ import { createMailer, type Mail } from './mail/mailer';
 import { startWebhookWorker } from './webhooks/delivery-worker';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
+import { settleAch, type SettlementJob } from './payments/ach-settlement';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -27,6 +28,9 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const send = createMailer(deps.config, deps.logger);
   await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await send(job!.data);
+  });
+  await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
+    await settleAch(deps, job!.data);
   });
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.

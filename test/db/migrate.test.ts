@@ -13,7 +13,7 @@ describe('migrate', () => {
     try {
       await Promise.all(pools.map((db) => migrate(db)));
       const applied = await pools[0]!('knex_migrations').select('name');
-      expect(applied.map((row: { name: string }) => row.name)).toEqual(['001-initial', '002-debt-accounts', '003-customer-sessions', '004-bulk', '005-webhooks', '009-payment-plans']);
+      expect(applied.map((row: { name: string }) => row.name)).toEqual(['001-initial', '002-debt-accounts', '003-customer-sessions', '004-bulk', '005-webhooks', '007-payments', '009-payment-plans']);
       const { rows } = await pools[0]!.raw(`SELECT to_regclass('public.customers') AS customers`);
       expect(rows[0].customers).toBe('customers');
     } finally {

@@ -8,6 +8,7 @@ import * as debtAccounts from './002-debt-accounts';
 import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
+import * as payments from './007-payments';
 import * as paymentPlans from './009-payment-plans';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003-customer-sessions': customerSessions,
   '004-bulk': bulk,
   '005-webhooks': webhooks,
+  '007-payments': payments,
   '009-payment-plans': paymentPlans,
 };
 
