@@ -4257,6 +4257,18 @@ export interface components {
              */
             payment_method_type: "card" | "ach";
             /**
+             * Format: uuid
+             * @description The instalment (an item of the plan's `charges`) this charge paid or tried to; null otherwise.
+             * @example null
+             */
+            payment_plan_charge_uuid: string | null;
+            /**
+             * Format: uuid
+             * @description The payment plan of an instalment's charge; null otherwise.
+             * @example null
+             */
+            payment_plan_uuid: string | null;
+            /**
              * @description Our reference of the charge, unique per organization and environment (for receipts and support).
              * @example CH-7K3M9Q2X4B
              */
@@ -4278,11 +4290,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for this endpoint.
+             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
              * @example api
              * @enum {string}
              */
-            source: "api";
+            source: "api" | "payment_plan";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -9657,6 +9669,8 @@ export interface operations {
                      *           "error_code": null,
                      *           "return_code": null,
                      *           "source": "api",
+                     *           "payment_plan_uuid": null,
+                     *           "payment_plan_charge_uuid": null,
                      *           "email": null,
                      *           "metadata": {},
                      *           "settled_at": "2026-11-24T10:15:42.000Z",
@@ -9875,6 +9889,8 @@ export interface operations {
                      *         "error_code": null,
                      *         "return_code": null,
                      *         "source": "api",
+                     *         "payment_plan_uuid": null,
+                     *         "payment_plan_charge_uuid": null,
                      *         "email": null,
                      *         "metadata": {},
                      *         "settled_at": "2026-11-24T10:15:42.000Z",
@@ -9972,6 +9988,8 @@ export interface operations {
                      *         "error_code": null,
                      *         "return_code": null,
                      *         "source": "api",
+                     *         "payment_plan_uuid": null,
+                     *         "payment_plan_charge_uuid": null,
                      *         "email": null,
                      *         "metadata": {},
                      *         "settled_at": "2026-11-24T10:15:42.000Z",

@@ -8,6 +8,8 @@ import { createMailer, type Mail } from './mail/mailer';
 import { startWebhookWorker } from './webhooks/delivery-worker';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
+import { startPlanScheduler } from './payment-plans/plan-scheduler';
+import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
 
 export interface Workers {
@@ -32,6 +34,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await settleAch(deps, job!.data);
   });
+  await startPlanScheduler(deps, planPorts(deps));
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

@@ -25,6 +25,8 @@ export function chargeToApi(row: ChargeRow): S['Charge'] {
     error_code: row.error_code,
     return_code: row.return_code,
     source: row.source,
+    payment_plan_uuid: row.payment_plan_id,
+    payment_plan_charge_uuid: row.payment_plan_charge_id,
     email: row.send_email ? row.email : null,
     metadata: row.metadata,
     settled_at: row.settled_at ? row.settled_at.toISOString() : null,

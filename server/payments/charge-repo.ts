@@ -12,7 +12,7 @@ export const TRANSACTIONS = 'transactions';
 
 export const CHARGE_COLUMNS = [
   'id', 'reference_number', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account',
-  'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source',
+  'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source', 'payment_plan_id', 'payment_plan_charge_id',
   'email', 'send_email', 'metadata', 'idempotency_key', 'settled_at', 'created_at', 'updated_at',
 ].map((column) => `${CHARGES}.${column}`);
 
@@ -37,7 +37,10 @@ export interface ChargeRow {
   error: string | null;
   error_code: string | null;
   return_code: string | null;
-  source: 'api';
+  source: 'api' | 'payment_plan';
+  /** Set on an instalment's charge: its plan and instalment. */
+  payment_plan_id: string | null;
+  payment_plan_charge_id: string | null;
   email: string | null;
   send_email: boolean;
   metadata: Record<string, string>;
@@ -74,7 +77,8 @@ export interface AllocationRow {
   refunded_amount: string;
 }
 
-export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | 'source'> & {
+export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | 'source' | 'payment_plan_id' | 'payment_plan_charge_id'> &
+  Partial<Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>> & {
   amount: number;
   settled_at: Date | null;
 };

@@ -75,6 +75,8 @@ export async function createCharge(
   tenant: Tenant,
   body: ChargeCreate,
   idempotencyKey: string | undefined,
+  /** Who made the charge when not the API's caller: a plan's instalment. */
+  origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
 ): Promise<ChargeOutcome> {
   checkWayToPay(body);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
@@ -129,6 +131,7 @@ export async function createCharge(
         metadata: body.metadata ?? {},
         idempotency_key: idempotencyKey ?? null,
         settled_at: outcome.status === 'succeeded' ? new Date() : null,
+        ...origin,
       });
 
       if (failed) {

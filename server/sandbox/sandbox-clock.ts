@@ -26,6 +26,8 @@ export async function withClock(db: Knex, tenant: Tenant): Promise<Tenant> {
 export interface ClockRow {
   offset_ms: number;
   status: ClockStatus;
+  /** An advance whose process died: `advancing` for more than 5 minutes. */
+  abandoned?: boolean;
 }
 
 export function sandboxClockRepo(db: Knex, organizationId: string) {
@@ -38,8 +40,11 @@ export function sandboxClockRepo(db: Knex, organizationId: string) {
     /** The clock's row, locked for this transaction (made on first use). */
     async lock(): Promise<ClockRow> {
       await db(SANDBOX_CLOCKS).insert({ organization_id: organizationId }).onConflict('organization_id').ignore();
-      const row = await db(SANDBOX_CLOCKS).where({ organization_id: organizationId }).forUpdate().first('offset_ms', 'status');
-      return { offset_ms: Number(row.offset_ms), status: row.status };
+      const row = await db(SANDBOX_CLOCKS)
+        .where({ organization_id: organizationId })
+        .forUpdate()
+        .first('offset_ms', 'status', db.raw(`updated_at < now() - interval '5 minutes' AS abandoned`));
+      return { offset_ms: Number(row.offset_ms), status: row.status, abandoned: row.abandoned };
     },
 
     async set(offsetMs: number, status: ClockStatus): Promise<void> {

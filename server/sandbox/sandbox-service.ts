@@ -3,11 +3,13 @@
  * due in that sandbox up to the new time, then answers `ready`.
  */
 import type { AppDeps } from '../deps';
+import { runDueUpTo } from '../payment-plans/due-work';
+import { planPorts } from '../payment-plans/plan-charges';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { type ClockStatus, nowFor, sandboxClockRepo } from './sandbox-clock';
 
-export type SandboxDeps = Pick<AppDeps, 'db' | 'clock'>;
+export type SandboxDeps = AppDeps;
 
 export interface ClockAnswer {
   now: string;
@@ -39,17 +41,25 @@ export function sandboxService(deps: SandboxDeps) {
     async advance(tenant: Tenant, advanceTo: string): Promise<ClockAnswer> {
       sandboxOnly(tenant);
       const target = new Date(advanceTo);
-      return deps.db.transaction(async (trx) => {
+      const offsetMs = await deps.db.transaction(async (trx) => {
         const clocks = sandboxClockRepo(trx, tenant.organizationId);
         const row = await clocks.lock();
-        if (row.status === 'advancing') throw ApiError.conflict('The sandbox clock is still advancing; GET /sandbox/clock answers ready when it is done.');
+        if (row.status === 'advancing' && !row.abandoned) throw ApiError.conflict('The sandbox clock is still advancing; GET /sandbox/clock answers ready when it is done.');
         const real = deps.clock();
         const now = new Date(real.getTime() + row.offset_ms);
         if (target.getTime() <= now.getTime()) throw ApiError.field('advance_to', `must be later than the sandbox clock (${now.toISOString()})`);
         if (target.getTime() > yearsLater(now, MAX_YEARS_AHEAD).getTime()) throw ApiError.field('advance_to', `must be at most ${MAX_YEARS_AHEAD} years after the sandbox clock (${now.toISOString()})`);
-        await clocks.set(target.getTime() - real.getTime(), 'ready');
-        return { now: target.toISOString(), status: 'ready' };
+        const offset = target.getTime() - real.getTime();
+        await clocks.set(offset, 'advancing');
+        return offset;
       });
+      try {
+        // Everything due up to the new time, in order, each at its own due time.
+        await runDueUpTo(deps, planPorts(deps), { ...tenant, clockOffsetMs: offsetMs }, target);
+      } finally {
+        await sandboxClockRepo(deps.db, tenant.organizationId).set(offsetMs, 'ready');
+      }
+      return { now: nowFor(deps.clock, { ...tenant, clockOffsetMs: offsetMs }).toISOString(), status: 'ready' };
     },
   };
 }

@@ -56,7 +56,7 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
     debt_account: accountOf(row.debt_account_id, rows),
     chargeback: null,
     debt_account_settlement_offer: null,
-    payment_plan_uuid: null,
+    payment_plan_uuid: charge.payment_plan_id,
     scheduled_charge_uuid: null,
   };
 }
@@ -96,11 +96,11 @@ export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCha
     error: charge.error,
     error_code: charge.error_code,
     source: charge.source,
-    source_name: 'API',
+    source_name: charge.source === 'payment_plan' ? 'Payment plan' : 'API',
     fees: [],
     transaction: first ? transactionPayload(first, rows) : null,
-    payment_plan_uuid: null,
-    payment_plan_charge_uuid: null,
+    payment_plan_uuid: charge.payment_plan_id,
+    payment_plan_charge_uuid: charge.payment_plan_charge_id,
     scheduled_charge_uuid: null,
     debt_account_settlement_offer: null,
     ...stamp,

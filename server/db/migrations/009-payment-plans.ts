@@ -71,6 +71,16 @@ export async function up(knex: Knex): Promise<void> {
     table.primary(['payment_plan_charge_id', 'attempt']);
   });
 
+  // An instalment's charge: made through the payments service, naming its plan and instalment.
+  await knex.schema.alterTable('charges', (table) => {
+    table.uuid('payment_plan_id').references('payment_plans.id').onDelete('SET NULL');
+    table.uuid('payment_plan_charge_id').references('payment_plan_charges.id').onDelete('SET NULL');
+    table.index(['payment_plan_charge_id']);
+  });
+  await knex.raw(`ALTER TABLE charges ADD CONSTRAINT charges_source CHECK (source IN ('api', 'payment_plan'))`);
+  await knex.raw('ALTER TABLE payment_plan_charges ADD CONSTRAINT payment_plan_charges_charge FOREIGN KEY (charge_id) REFERENCES charges(id) ON DELETE SET NULL');
+  await knex.raw('ALTER TABLE payment_plan_charge_attempts ADD CONSTRAINT payment_plan_charge_attempts_charge FOREIGN KEY (charge_id) REFERENCES charges(id) ON DELETE SET NULL');
+
   await knex.schema.createTable('sandbox_clocks', (table) => {
     table.uuid('organization_id').primary().references('organizations.id').onDelete('CASCADE');
     // The sandbox clock runs at real speed, this far ahead of real time.
@@ -84,6 +94,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.dropTableIfExists('sandbox_clocks');
+  await knex.raw('ALTER TABLE charges DROP CONSTRAINT IF EXISTS charges_source, DROP COLUMN IF EXISTS payment_plan_id, DROP COLUMN IF EXISTS payment_plan_charge_id');
   await knex.schema.dropTableIfExists('payment_plan_charge_attempts');
   await knex.schema.dropTableIfExists('payment_plan_charges');
   await knex.raw('ALTER TABLE payment_plans DROP CONSTRAINT IF EXISTS payment_plans_status, DROP CONSTRAINT IF EXISTS payment_plans_frequency');

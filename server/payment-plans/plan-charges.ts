@@ -1,0 +1,40 @@
+/**
+ * The plans' side of the payments port: an instalment becomes a charge through the payments
+ * service (source `payment_plan`, naming the plan and the instalment), on the runner's
+ * transaction, so the attempt row, the charge and the balances commit or roll back together.
+ */
+import type { AppDeps } from '../deps';
+import { ApiError } from '../http/errors';
+import { gatewayFor } from '../gateway/gateways';
+import { lockAccount } from '../payments/balances';
+import { createCharge } from '../payments/charge-service';
+import type { DueWorkPorts } from './due-work';
+
+export function planPorts(deps: AppDeps): DueWorkPorts {
+  return {
+    lockAccount: async (trx, tenant, accountId) => (await lockAccount(trx, tenant, accountId))?.account,
+    charge: async (trx, tenant, { plan, instalment, amount, now }) => {
+      const gatewayOn = gatewayFor(deps, tenant);
+      if (!gatewayOn) return { chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' };
+      if (!plan.payment_method_id) return { chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' };
+      // The payments service reads the instalment's time (`now` on the tenant's clock is the
+      // app's clock plus the sandbox offset).
+      const chargeDeps = { ...deps, db: trx, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) };
+      try {
+        const { charge, declined } = await createCharge(
+          chargeDeps,
+          gatewayOn,
+          tenant,
+          { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id },
+          undefined,
+          { source: 'payment_plan', payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
+        );
+        return { chargeId: charge.id, paid: !declined, error: declined?.message, errorCode: declined?.errorCode };
+      } catch (error) {
+        // A rule of the charge refused it (an expired card, a method without a token): a failed attempt.
+        if (error instanceof ApiError) return { chargeId: null, paid: false, error: error.message, errorCode: error.errorCode };
+        throw error;
+      }
+    },
+  };
+}
