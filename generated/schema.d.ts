@@ -1326,9 +1326,10 @@ export interface paths {
          * Move the sandbox clock forward
          * @description Moves the organization's sandbox clock to `advance_to` and carries out, in order of their
          *     due times, everything that fell due in this sandbox up to then: plan instalments (with
-         *     their retries), as the tag `Payment plans` describes, each with its events. The time
-         *     rules that are computed when read (session expiry, "today or later", card expiry) simply
-         *     follow the clock.
+         *     their retries), as the tag `Payment plans` describes, each with its charge and events.
+         *     The time rules that are computed when read (session expiry, "today or later", card
+         *     expiry) simply follow the clock. ACH debits still settle `SANDBOX_ACH_SETTLEMENT_SECONDS`
+         *     of real time after they were made, whatever the sandbox clock says.
          *
          *     Rules and our decisions:
          *     - `advance_to` must be later than the sandbox clock and at most 2 years after it (`422` on
