@@ -12462,7 +12462,30 @@ export interface operations {
     createPaymentPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -12977,7 +13000,30 @@ export interface operations {
     advanceSandboxClock: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
