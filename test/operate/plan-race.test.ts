@@ -1,0 +1,91 @@
+/**
+ * Two server processes over the same due instalments, one killed (SIGKILL) in the middle:
+ * every instalment is charged exactly once. The attempt row keyed (instalment, attempt) and
+ * the account lock decide; what the killed process had in hand rolls back and is done by the
+ * other one.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { createApiClient } from '../../client';
+import { connect } from '../../server/db/database';
+import { createLogger } from '../../server/logging';
+import { freePort } from '../../server/net';
+import { startQueue, QUEUES } from '../../server/jobs/queue';
+import { createOrganization } from '../../server/organizations/organization-repo';
+import { createTestDatabase } from '../support/test-app';
+import { eventually } from '../support/webhooks';
+
+const root = resolve(__dirname, '../..');
+const PLANS = 40;
+const INSTALMENTS = 4;
+
+function serve(databaseUrl: string, port: number, key: string): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: key };
+  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
+}
+
+async function healthy(port: number): Promise<void> {
+  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 'a healthy server', 30_000);
+}
+
+test('two processes race over 160 due instalments, one is killed mid-way: each instalment is charged once', async () => {
+  const database = await createTestDatabase();
+  const db = connect(database.url, 2);
+  const key = randomBytes(32).toString('base64');
+  const children: ChildProcess[] = [];
+  try {
+    const organization = await createOrganization(db, 'Race Test Agency');
+    const firstPort = await freePort();
+    const first = serve(database.url, firstPort, key);
+    children.push(first);
+    await healthy(firstPort);
+    const api = createApiClient({ baseUrl: `http://127.0.0.1:${firstPort}/api/v1`, token: organization.sandbox_token });
+    const today = new Date().toISOString().slice(0, 10);
+    const year = (new Date().getUTCFullYear() + 3) % 100;
+    await Promise.all(
+      Array.from({ length: PLANS }, async (_, i) => {
+        const customer = (await api.POST('/customers', { body: { name: `Racer ${i}`, email: `racer${i}@mail.debt-collection.example` } })).data!.data;
+        const account = (await api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: `LOC-RACE-${i}`, location_name: 'Race Clinic', balance: INSTALMENTS * 1000 } })).data!.data;
+        const card = { card_holder: 'Racer', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: year, card_security_code: '123' };
+        const method = (await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card } })).data!.data;
+        const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'weekly', start_date: today, amount: 1000 } });
+        expect(plan.response.status).toBe(201);
+      }),
+    );
+    // Everything due at once (as after a long downtime).
+    await db('payment_plan_charges').update({ due_at: db.raw(`now() - interval '1 minute'`) });
+
+    const secondPort = await freePort();
+    children.push(serve(database.url, secondPort, key));
+    await healthy(secondPort);
+    // Work for both processes at once.
+    const boss = await startQueue(database.url, createLogger('silent'));
+    for (let i = 0; i < 4; i += 1) await boss.send(QUEUES.dueWork, {});
+    await boss.stop({ graceful: false });
+
+    const charged = async () => Number((await db('charges').count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    await eventually(async () => (await charged()) >= 10, 'charges under way', 60_000);
+    first.kill('SIGKILL');
+    await new Promise((done) => first.once('exit', done));
+    const atKill = await charged();
+
+    const pending = async () => Number((await db('payment_plan_charges').where({ status: 'pending' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    await eventually(async () => (await pending()) === 0, 'every instalment carried out', 120_000);
+
+    const perInstalment: { payment_plan_charge_id: string; count: string }[] = await db('charges').groupBy('payment_plan_charge_id').select('payment_plan_charge_id', db.raw('count(*) AS count'));
+    expect(perInstalment).toHaveLength(PLANS * INSTALMENTS);
+    expect(perInstalment.every((row) => Number(row.count) === 1)).toBe(true);
+    const attempts = await db('payment_plan_charge_attempts').select('attempt');
+    expect(attempts).toHaveLength(PLANS * INSTALMENTS);
+    expect(attempts.every((row) => row.attempt === 1)).toBe(true);
+    const balances = await db('debt_accounts').select('current_balance', 'status');
+    expect(balances.every((row) => Number(row.current_balance) === 0 && row.status === 'paid_off')).toBe(true);
+    expect(await db('payment_plans').whereNot({ status: 'completed' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: '0' }]);
+    console.log(`plan race: ${PLANS * INSTALMENTS} instalments, ${atKill} charged when one process was killed, each charged once in the end`);
+  } finally {
+    for (const child of children) child.kill('SIGKILL');
+    await db.destroy();
+    await database.drop();
+  }
+}, 240_000);
