@@ -9,7 +9,7 @@ import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
 import * as payments from './007-payments';
-import * as paymentPlans from './009-payment-plans';
+import * as paymentPlans from './010-payment-plans';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -18,7 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   '004-bulk': bulk,
   '005-webhooks': webhooks,
   '007-payments': payments,
-  '009-payment-plans': paymentPlans,
+  '010-payment-plans': paymentPlans,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
