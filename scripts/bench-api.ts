@@ -25,8 +25,8 @@ import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
 import { customerService } from '../server/customers/customer-service';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
-import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
-import { createLimiter, rateLimit } from '../server/http/rate-limit';
+import { tenantOf, type Tenant } from '../server/http/auth';
+import { authenticateAndLimit } from '../server/http/access';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
 
@@ -62,7 +62,7 @@ function bareApp(db: Knex, tenant: Tenant): Express {
 function authAndLimitApp(db: Knex): Express {
   const query = sameQueries(db);
   const app = express();
-  app.use(API_BASE, authenticate(db), rateLimit(createLimiter(db, { points: 1e9, durationSeconds: 60, keyPrefix: 'bench' })));
+  app.use(API_BASE, authenticateAndLimit(db, { points: 1e9, durationSeconds: 60, keyPrefix: 'bench' }));
   app.get(`${API_BASE}/customers/:id`, async (req, res) => {
     res.json(await query(tenantOf(res), req.params.id));
   });

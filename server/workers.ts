@@ -6,6 +6,7 @@ import type { AppDeps } from './deps';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from './bulk/bulk-import';
 import { createMailer, type Mail } from './mail/mailer';
 import { startWebhookWorker } from './webhooks/delivery-worker';
+import { startOutboxRetention } from './webhooks/retention';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 
@@ -28,6 +29,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await send(job!.data);
   });
+  await startOutboxRetention(deps);
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

@@ -14,7 +14,7 @@ export interface Tenant {
 }
 
 // RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
+export const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
 
 export function authenticate(db: Knex): RequestHandler {
   return async (req, res, next) => {

@@ -11,6 +11,7 @@ export const QUEUES = {
   bulkImport: 'bulk-import',
   email: 'email',
   webhookDelivery: 'webhook-delivery',
+  outboxRetention: 'outbox-retention',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -20,7 +21,20 @@ export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
   // Maintenance expires the jobs whose lease lapsed (their worker died): every 10 seconds
   // rather than pg-boss's 2 minutes, so a webhook attempt lost in a crash is sent again within
   // about a minute. pg-boss lets one process per interval do it, whatever their number.
-  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 4, application_name: 'dcs-jobs', maintenanceIntervalSeconds: 10 });
+  //
+  // Retention: a completed job moves to pgboss.archive after an hour (the job table, which
+  // every fetch reads, stays the size of the work in hand rather than of all work ever done)
+  // and is deleted from the archive after 7 days. What users see of past work (the webhook
+  // deliveries log, bulk results) lives in our own tables, not in pg-boss's.
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: 'pgboss',
+    max: 4,
+    application_name: 'dcs-jobs',
+    maintenanceIntervalSeconds: 10,
+    archiveCompletedAfterSeconds: 3600,
+    deleteAfterDays: 7,
+  });
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
   await boss.start();
   for (const name of Object.values(QUEUES)) {

@@ -8,6 +8,8 @@ import * as debtAccounts from './002-debt-accounts';
 import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
+import * as locationCounter from './008-location-counter';
+import * as outboxRetention from './009-outbox-retention';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -15,6 +17,8 @@ const migrations: Record<string, Knex.Migration> = {
   '003-customer-sessions': customerSessions,
   '004-bulk': bulk,
   '005-webhooks': webhooks,
+  '008-location-counter': locationCounter,
+  '009-outbox-retention': outboxRetention,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
