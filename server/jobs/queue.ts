@@ -17,6 +17,34 @@ export const QUEUES = {
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 export type Boss = PgBoss;
 
+/**
+ * pg-boss fetches the next jobs ORDER BY priority DESC, created_on, id, but its index of
+ * waiting jobs is on (name, start_after): every fetch sorted every waiting job, so a backlog
+ * of 400,000 webhook attempts made each fetch scan them all (130 deliveries a second instead of
+ * 2000). With this index, a fetch reads the first waiting jobs in order and stops. On the
+ * partitioned job table it is made on every queue's partition, present and future.
+ */
+const FETCH_ORDER_INDEX = `CREATE INDEX IF NOT EXISTS dcs_job_fetch_order ON pgboss.job (name, priority DESC, created_on, id) WHERE state < 'active'`;
+
+/**
+ * The planner picks that index only when it knows how many jobs wait: with the statistics of
+ * an empty queue, 400,000 jobs enqueued in a minute were still "169 rows", and each fetch went
+ * back to sorting them all. Our queues' partitions are therefore analyzed (and vacuumed, which
+ * clears finished jobs out of the index) after 2% of their rows change, not PostgreSQL's 10-20%.
+ */
+const FRESH_STATISTICS =
+  'autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 1000, autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_threshold = 1000';
+
+async function tuneQueueTables(boss: PgBoss): Promise<void> {
+  const db = boss.getDb();
+  await db.executeSql(FETCH_ORDER_INDEX, []);
+  const { rows } = (await db.executeSql('SELECT partition_name FROM pgboss.queue WHERE name = ANY($1)', [Object.values(QUEUES)])) as { rows: { partition_name: string }[] };
+  for (const { partition_name: table } of rows) {
+    // The name is pg-boss's own ('j' and a hex digest); quoted all the same.
+    await db.executeSql(`ALTER TABLE pgboss."${table.replace(/"/g, '""')}" SET (${FRESH_STATISTICS})`, []);
+  }
+}
+
 export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
   // Maintenance expires the jobs whose lease lapsed (their worker died): every 10 seconds
   // rather than pg-boss's 2 minutes, so a webhook attempt lost in a crash is sent again within
@@ -40,6 +68,7 @@ export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
   for (const name of Object.values(QUEUES)) {
     if (!(await boss.getQueue(name))) await boss.createQueue(name);
   }
+  await tuneQueueTables(boss);
   return boss;
 }
 
