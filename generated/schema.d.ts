@@ -196,6 +196,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/charges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List charges
+         * @description Lists the charges of the organization in this environment, newest first (then by `id`), a
+         *     page at a time: `page` from 1, `limit` 1 to 500 (default 10). Filters, all optional and
+         *     combined: `debt_account_id` (UUID or `external_id`; a charge on a parent is listed under the
+         *     parent), `customer_id` (UUID or `external_id`), `status`. An unknown account or customer
+         *     gives an empty list.
+         */
+        get: operations["listCharges"];
+        put?: never;
+        /**
+         * Charge a debt account
+         * @description Collects `amount` cents on a debt account (after Tratta's `POST /charges`), from a saved
+         *     payment method of the account's customer or from an inline card or bank account. Each rule
+         *     broken is a 422 on its field: exactly one way to pay (`payment_method_id`, `card`, `ach`);
+         *     the account exists and is `active` (`debt_account_id`); `amount` ≤ the account's
+         *     `current_balance`; `amount` ≥ `rules.min_payment_amount` unless it pays the whole current
+         *     balance; a saved method belongs to the account's customer and has a gateway token.
+         *
+         *     - A **card** is decided at once: `201` with status `succeeded`, or `400` with errorCode the
+         *       decline code and the stored failed charge's `charge_id` (see the Charges tag for the
+         *       sandbox's test cards).
+         *     - An **ACH** debit answers `201` with status `pending`; it becomes `succeeded` when it settles
+         *       or `returned` when the bank returns it (`transaction.settled-ach` /
+         *       `transaction.returned-ach`).
+         *     - In the same transaction: the charge and its transactions, the account's `current_balance`
+         *       lowered (a pending debit counts), a parent re-summed, status `paid_off` at 0; events
+         *       `charge.succeeded` or `charge.failed` and `debt-account.update` for the account and its
+         *       parent. Two charges at once on one account run one after the other (the account row is
+         *       locked), so together they never exceed the balance.
+         *     - In production without `PAYMENT_GATEWAY`, every charge answers `400`
+         *       `payment_gateway_unavailable`.
+         *     - With `Idempotency-Key`, one key makes at most one charge.
+         */
+        post: operations["createCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/charges/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a charge
+         * @description One charge by its UUID; another tenant's answers 404.
+         */
+        get: operations["getCharge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/charges/{id}/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a charge
+         * @description Gives back money of a settled charge (`succeeded` or `partially_refunded`): `amount` cents,
+         *     default all that is left. Partial refunds add up to at most the charged amount; more than
+         *     what is left is a 422 on `amount`. The charge becomes `partially_refunded` or `refunded`,
+         *     the account's balance grows by the refunded amount (a parent's children are given back in
+         *     the reverse order they were paid; an account `paid_off` is `active` again), a `refund`
+         *     transaction is recorded, and subscribed webhooks receive `refund.succeeded` and
+         *     `debt-account.update`. A charge that has not settled (a `pending` ACH debit: void it), or
+         *     that failed, was voided or returned, is a 409 `conflict`. In production without a gateway,
+         *     400 `payment_gateway_unavailable`.
+         */
+        post: operations["refundCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/charges/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a charge
+         * @description Cancels a charge before it settles: a card charge on the UTC day it was made, or an ACH
+         *     debit while `pending`. The charge becomes `voided`, its amount is given back to the
+         *     account(s) it paid (an account `paid_off` by it is `active` again), a `void` transaction is
+         *     recorded, and subscribed webhooks receive `void.succeeded` and `debt-account.update`. A
+         *     charge in any other state (failed, settled ACH, a card charge of an earlier day, already
+         *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `409` is also
+         *     `idempotency_key_in_use`.
+         */
+        post: operations["voidCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customer-sessions": {
         parameters: {
             query?: never;
@@ -493,7 +633,13 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List a customer's payment methods
+         * @description Lists the saved cards and bank accounts of a customer addressed by its UUID or
+         *     `external_id`, a page at a time: `page` from 1, `limit` 1 to 500 (default 10); oldest
+         *     first, then by `id`. Numbers are masked as on create. Another tenant's customer answers 404.
+         */
+        get: operations["listPaymentMethods"];
         put?: never;
         /**
          * Add a payment method to a customer
@@ -815,6 +961,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/payment-methods/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a payment method
+         * @description Answers one saved card or bank account by its UUID, numbers masked as on create. A method
+         *     of another organization or environment answers 404, exactly like a missing one.
+         */
+        get: operations["getPaymentMethod"];
+        /**
+         * Make a payment method primary
+         * @description Changes whether the method is the customer's primary one (`is_primary`, the only field).
+         *     `true` demotes the previous primary in the same transaction, so a customer has at most one
+         *     primary method at any time; `false` on the primary method is a 422 on `is_primary`.
+         *     Subscribed webhooks receive `customer.update` (the customer's payload lists its methods).
+         */
+        put: operations["updatePaymentMethod"];
+        post?: never;
+        /**
+         * Delete a payment method
+         * @description Removes a saved card or bank account. When it was the primary method, the customer's
+         *     oldest remaining method becomes primary (our decision), so a customer with methods always
+         *     has one primary. Charges already made with it keep what they showed of it (brand, last
+         *     four, masked numbers); their `payment_method_id` becomes null. Subscribed webhooks receive
+         *     `customer.update`.
+         */
+        delete: operations["deletePaymentMethod"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/s/{token}/accounts": {
         parameters: {
             query?: never;
@@ -1011,6 +1200,61 @@ export interface paths {
          *     withheld (null) until the Portal has verified the customer.
          */
         get: operations["openPortalDispute"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List transactions
+         * @description Every money movement of the organization in this environment (charges, voids, refunds, ACH
+         *     settlements and returns), newest submitted first (then by `id`), a page at a time: `page`
+         *     from 1, `limit` 1 to 500 (default 10). Filters, all optional and combined:
+         *     `debt_account_id` (UUID or `external_id`: the account's own transactions, and for a parent
+         *     also its children's), `start_date` and `end_date` (UTC days, inclusive), or `date_range`
+         *     (Tratta's values, UTC; weeks start on Monday): `today`, `yesterday`, `this_week`,
+         *     `last_week`, `this_month`, `last_month`, `this_year`, `last_year`, `since_7_days_ago`,
+         *     `since_30_days_ago`, `since_90_days_ago` (the `since_` ranges include today). `date_range`
+         *     with `start_date` or `end_date` is a 422 on `date_range`; `end_date` before `start_date` is
+         *     a 422 on `end_date`.
+         */
+        get: operations["listTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/transactions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a transaction
+         * @description One transaction by its UUID; another tenant's answers 404.
+         */
+        get: operations["getTransaction"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3809,6 +4053,209 @@ export interface components {
             expiration_year: number;
         };
         /**
+         * Charge
+         * @description A payment on a debt account and what became of it.
+         */
+        Charge: {
+            /**
+             * @description Cents applied to the account.
+             * @example 5000
+             */
+            amount: number;
+            /** @description The bank account charged, numbers masked; null for card. */
+            bank_account: components["schemas"]["BankAccount"] | null;
+            /** @description The card charged, last four digits only; null for ACH. */
+            card: components["schemas"]["CardToken"] | null;
+            /**
+             * Format: date-time
+             * @description When the charge was made (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account's customer.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The account charged (a charge on a parent is spread over its children; see the tag).
+             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             */
+            debt_account_id: string;
+            /**
+             * @description Where the receipt was sent; null when none was asked for.
+             * @example null
+             */
+            email: string | null;
+            /**
+             * @description Why the gateway declined or the bank returned it; null otherwise.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description The decline code (`card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`) or the ACH return code; null otherwise.
+             * @example null
+             */
+            error_code: string | null;
+            /**
+             * @description Fees in cents; 0, as no fees are charged yet.
+             * @example 0
+             */
+            fees: number;
+            /**
+             * Format: uuid
+             * @description The charge's UUID.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            id: string;
+            /** @description The metadata given with the charge; `{}` when none. */
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: uuid
+             * @description The saved method charged (or saved with `save_payment_method`); null for inline details not saved, or once the method is deleted.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+            /**
+             * @description Card or ACH bank account.
+             * @example card
+             * @enum {string}
+             */
+            payment_method_type: "card" | "ach";
+            /**
+             * @description Our reference of the charge, unique per organization and environment (for receipts and support).
+             * @example CH-7K3M9Q2X4B
+             */
+            reference_number: string;
+            /**
+             * @description Cents refunded so far.
+             * @example 0
+             */
+            refunded_amount: number;
+            /**
+             * @description The ACH return code (`R01`, `R02`, `R03`, `R10`) of a `returned` charge; null otherwise.
+             * @example null
+             */
+            return_code: string | null;
+            /**
+             * Format: date-time
+             * @description When the money was final (at once for a card, at settlement for ACH); null before, or when it failed.
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            settled_at: string | null;
+            /**
+             * @description Where the charge was made; `api` for this endpoint.
+             * @example api
+             * @enum {string}
+             */
+            source: "api";
+            status: components["schemas"]["ChargeStatus"];
+            /**
+             * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
+             * @example 5000
+             */
+            total_amount: number;
+            /**
+             * Format: date-time
+             * @description When the charge last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * ChargeCreate
+         * @description A payment on a debt account, after Tratta's `POST /charges`. Exactly one way to pay:
+         *     `payment_method_id` (a saved method of the account's customer), or an inline `card`, or an
+         *     inline `ach` (same fields and rules as when saving a payment method).
+         */
+        ChargeCreate: {
+            /** @description A bank account given with the charge. */
+            ach?: components["schemas"]["AchInput"];
+            /**
+             * @description Cents to collect, at least 1 and at most the account's `current_balance` (422 on `amount`
+             *     beyond it), and at least the account's `rules.min_payment_amount` unless it pays the whole
+             *     current balance.
+             * @example 5000
+             */
+            amount: number;
+            /** @description A card given with the charge. */
+            card?: components["schemas"]["CardInput"];
+            /**
+             * @description The debt account to pay, by UUID or `external_id`; it must be `active` (422 otherwise, also when it does not exist).
+             * @example DA-2026-000871
+             */
+            debt_account_id: string;
+            /**
+             * Format: email
+             * @description Where to send the receipt; default the customer's e-mail.
+             * @example maria.gonzalez@mail.debt-collection.example
+             */
+            email?: string;
+            /** @description Free key-value pairs kept with the charge. */
+            metadata?: components["schemas"]["Metadata"];
+            /**
+             * Format: uuid
+             * @description A saved payment method of the account's customer. A method saved before payments existed
+             *     (without a gateway token) is a 422 on this field asking for the card or account again.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id?: string;
+            /**
+             * @description With `card` or `ach`, also saves it as a payment method of the customer (it becomes primary if it is the first). Default false.
+             * @example false
+             */
+            save_payment_method?: boolean;
+            /**
+             * @description Sends a receipt when the charge succeeds or is pending. Default false.
+             * @example true
+             */
+            send_email?: boolean;
+        };
+        /**
+         * ChargeDeclined
+         * @description The body of a 400 answer of a payment; `charge_id` names the stored failed charge when the gateway declined it.
+         */
+        ChargeDeclined: {
+            /**
+             * Format: uuid
+             * @description The failed charge, stored with its `error` and `error_code`; present only for a decline.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            charge_id?: string;
+            /**
+             * @description A sentence for a person, saying what went wrong.
+             * @example The card was declined.
+             */
+            error: string;
+            /** @description The decline code, `payment_gateway_unavailable`, or `bad_request` for a body that is not JSON. */
+            errorCode: components["schemas"]["ErrorCode"];
+        };
+        /**
+         * ChargeRefund
+         * @description A refund of a settled charge.
+         */
+        ChargeRefund: {
+            /**
+             * @description Cents to refund; default all that is left (`amount` − `refunded_amount`). More than what is left is a 422 on `amount`.
+             * @example 2500
+             */
+            amount?: number;
+        };
+        /**
+         * ChargeStatus
+         * @description - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
+         *     - `succeeded`: a card charge approved, or an ACH debit settled.
+         *     - `failed`: declined by the gateway; no money moved and the balance is unchanged.
+         *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
+         *     - `voided`: cancelled before settlement; the balance was given back.
+         *     - `refunded`: refunded in full after settlement; `partially_refunded`: in part (`refunded_amount`).
+         * @example succeeded
+         * @enum {string}
+         */
+        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded";
+        /**
          * Customer
          * @description A customer (debtor) as read by get, list and update (spec 2.2). The fields in `required` are
          *     always present. The relations `metadata`, `addresses`, `rules`, `debt_accounts` and
@@ -4608,11 +5055,10 @@ export interface components {
              */
             billing_type: components["schemas"]["BillingType"][];
             /**
-             * @description Charges made on the account. The spec does not define the item shape for API reads, so
-             *     the array is empty for now. Payments made in the Portal are reported through the
-             *     `charge.*` and `transaction.*` webhooks.
+             * @description The 10 most recent charges made on this account, newest first. All of them, paged:
+             *     `GET /charges?debt_account_id=<id>`.
              */
-            charges: Record<string, never>[];
+            charges: components["schemas"]["Charge"][];
             /**
              * Format: date-time
              * @description When the account was created (ISO 8601, UTC).
@@ -4672,11 +5118,12 @@ export interface components {
             /** @description The account's state. */
             status: components["schemas"]["DebtAccountStatus"];
             /**
-             * @description Transactions (payments, refunds, returns) on the account. The spec does not define the
-             *     item shape for API reads, so the array is empty for now. Payments made in the Portal
-             *     are reported through the `charge.*` and `transaction.*` webhooks.
+             * @description The 10 most recent money movements (charges, voids, refunds, ACH settlements and returns)
+             *     on this account itself, newest first (a parent's charge moves its children's balances, so
+             *     its transactions are on the children). All of them, paged and with a parent's children
+             *     included: `GET /transactions?debt_account_id=<id>`.
              */
-            transactions: Record<string, never>[];
+            transactions: components["schemas"]["Transaction"][];
             /**
              * Format: date-time
              * @description When the account last changed, including a recalculation from its children (ISO 8601, UTC).
@@ -5034,10 +5481,14 @@ export interface components {
          *     - `validation_failed`: required parameters are missing or data is invalid; see `errors` (422).
          *     - `rate_limited`: too many requests; see `Retry-After` (429).
          *     - `internal_error`: an internal failure of the service (500).
+         *     - `payment_gateway_unavailable`: production has no payment gateway configured, so no money was moved (400).
+         *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
+         *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
+         *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error";
+        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,
@@ -5374,7 +5825,11 @@ export interface components {
             accepted_debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The dispute currently open on the account; null when none is. */
             active_dispute: components["schemas"]["EventDispute"] | null;
-            /** @description Charges made on the account, oldest first; empty when none. */
+            /**
+             * @description The 10 most recent charges made on the account itself, newest first, as the API's
+             *     `DebtAccount.charges` shows them; empty when none. All of them, paged:
+             *     `GET /charges?debt_account_id=<id>`.
+             */
             charges: components["schemas"]["EventCharge"][];
             /** @description The owning customer (subset). */
             customer: components["schemas"]["EventCustomerSummary"];
@@ -5399,7 +5854,12 @@ export interface components {
             settlement_offer: {
                 [key: string]: unknown;
             } | null;
-            /** @description Gateway transactions of the account, oldest first; empty when none. */
+            /**
+             * @description The 10 most recent money movements on the account itself (charges, voids, refunds, ACH
+             *     settlements and returns), newest first, as the API's `DebtAccount.transactions` shows
+             *     them; empty when none. All of them, paged and with a parent's children included:
+             *     `GET /transactions?debt_account_id=<id>`.
+             */
             transactions: components["schemas"]["EventTransaction"][];
         };
         /**
@@ -7032,6 +7492,21 @@ export interface components {
             card?: components["schemas"]["CardInput"];
         };
         /**
+         * PaymentMethodUpdate
+         * @description What can change on a saved payment method: only whether it is primary. The card or account
+         *     details themselves never change; save a new method and delete the old one instead.
+         */
+        PaymentMethodUpdate: {
+            /**
+             * @description `true` makes this method the customer's primary one and demotes the previous primary in
+             *     the same transaction. `false` on the current primary method is a 422 on `is_primary`
+             *     (make another method primary instead), so that a customer with methods always has
+             *     exactly one primary; `false` on a method that is not primary changes nothing.
+             * @example true
+             */
+            is_primary: boolean;
+        };
+        /**
          * PaymentPlan
          * @description The payment plan of a debt account as returned by the API. The spec does not show this
          *     object (only its webhook shape, section 6.4); these fields are our decision. A plan proposed
@@ -7357,6 +7832,70 @@ export interface components {
             uuid: string | null;
         };
         /**
+         * Transaction
+         * @description One money movement on a debt account: a charge (card or ACH debit), a void, a refund, an
+         *     ACH settlement or an ACH return. A charge on a parent has one transaction per child it pays.
+         */
+        Transaction: {
+            /**
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return); 0 for a declined charge and for a settlement (the debit already counted).
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * Format: uuid
+             * @description The charge it belongs to.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            charge_id: string;
+            /**
+             * Format: date-time
+             * @description When it was recorded (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account whose balance it moved.
+             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             */
+            debt_account_id: string;
+            /**
+             * Format: uuid
+             * @description The transaction's UUID.
+             * @example 2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b
+             */
+            id: string;
+            /**
+             * @description The transaction's number (the `id` of webhook payloads' transactions).
+             * @example 1042
+             */
+            number: number;
+            /**
+             * @description The ACH return code of an `ach_return`; null otherwise.
+             * @example null
+             */
+            return_code: string | null;
+            /**
+             * @description `pending` for an ACH debit not yet settled (its charge transaction), `failed` for a declined charge, otherwise `succeeded`, `settled` or `returned`.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "settled" | "returned";
+            /**
+             * Format: date-time
+             * @description When it was submitted (ISO 8601, UTC); lists are ordered by it, newest first.
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            submitted_at: string;
+            /**
+             * @description What moved the money.
+             * @example charge
+             * @enum {string}
+             */
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return";
+        };
+        /**
          * ValidationError
          * @description The body of a 422 answer; `errors` lists every failing field.
          */
@@ -7367,10 +7906,11 @@ export interface components {
              */
             error: string;
             /**
-             * @description Always `validation_failed`.
-             * @constant
+             * @description `validation_failed`, or `idempotency_key_reused` when the `Idempotency-Key` was already
+             *     used with another request (its field is `headers.idempotency-key`).
+             * @enum {string}
              */
-            errorCode: "validation_failed";
+            errorCode: "validation_failed" | "idempotency_key_reused";
             errors: components["schemas"]["FieldErrors"];
         };
         /**
@@ -7708,6 +8248,24 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The first request with this `Idempotency-Key` is still running (`idempotency_key_in_use`);
+         *     retry a moment later to get its answer.
+         */
+        IdempotencyKeyInUse: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "A request with this Idempotency-Key is still running; retry later.",
+                 *       "errorCode": "idempotency_key_in_use"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description An internal failure of the service. No details are given; the request id (the `X-Request-Id` header, also named in `error`) identifies it in the logs. */
         InternalError: {
             headers: {
@@ -7785,6 +8343,26 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request was valid but no money moved (spec 7.1): the gateway declined the card (errorCode
+         *     the decline code, `charge_id` the stored failed charge), production has no payment gateway
+         *     (`payment_gateway_unavailable`), or the body was not JSON (`bad_request`).
+         */
+        PaymentFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The card was declined.",
+                 *       "errorCode": "card_declined",
+                 *       "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChargeDeclined"];
             };
         };
         /** @description Too many requests for this token; wait `Retry-After` seconds. */
@@ -7897,6 +8475,11 @@ export interface components {
          */
         BulkId: string;
         /**
+         * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+         * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+         */
+        ChargeId: string;
+        /**
          * @description Related resources to embed, comma-separated without spaces. Allowed values: `metadata`,
          *     `addresses`, `rules`, `debt_accounts`, `debt_accounts.metadata`, `debt_accounts.location`,
          *     `debt_accounts.locations`, `payment_methods`, `payment_methods.chargeable`,
@@ -7924,6 +8507,28 @@ export interface components {
          */
         DebtAccountInclude: string;
         /**
+         * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+         *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+         *
+         *     - The first request with a key runs normally; its status and body are kept for 24 hours
+         *       per organization, environment and key (in the database, so every server process sees them).
+         *     - A retry with the same key and the same request (method, path and body) within those 24
+         *       hours does nothing again and gets the same status and body, with the response header
+         *       `Idempotent-Replayed: true`.
+         *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+         *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+         *       retry a moment later. A first request still marked running after 5 minutes is taken to
+         *       have died with its server process, and the key may be used again (a charge is still made
+         *       at most once per key).
+         *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+         *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+         *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+         *
+         *     Keys are separate per organization and environment: two organizations may use the same key.
+         * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+         */
+        IdempotencyKey: string;
+        /**
          * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
          * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
          */
@@ -7938,6 +8543,12 @@ export interface components {
          * @example 1
          */
         Page: number;
+        /**
+         * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+         *     organization or environment, or one that does not exist, answers 404.
+         * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+         */
+        PaymentMethodId: string;
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
          * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
@@ -7958,6 +8569,11 @@ export interface components {
          * @example Xb7k2Qm9TzR4
          */
         ShortCode: string;
+        /**
+         * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+         * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+         */
+        TransactionId: string;
         /**
          * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
          * @example 6a0f3c8e-2d4b-4e71-9b5a-8c1d7e2f4a90
@@ -8069,7 +8685,30 @@ export interface operations {
     createBulkAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8197,6 +8836,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -8463,7 +9103,30 @@ export interface operations {
     createBulkCustomerSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8555,6 +9218,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -8581,10 +9245,432 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
-    createCustomerSession: {
+    listCharges: {
+        parameters: {
+            query?: {
+                /** @description Only charges of this customer (UUID or `external_id`). */
+                customer_id?: string;
+                /** @description Only charges of this debt account (UUID or `external_id`). */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Only charges in this status. */
+                status?: components["schemas"]["ChargeStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of charges, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *           "reference_number": "CH-7K3M9Q2X4B",
+                     *           "status": "succeeded",
+                     *           "amount": 5000,
+                     *           "total_amount": 5000,
+                     *           "fees": 0,
+                     *           "refunded_amount": 0,
+                     *           "payment_method_type": "card",
+                     *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *           "card": {
+                     *             "card_holder": "Maria Gonzalez",
+                     *             "card_number": "1111",
+                     *             "expiration_month": 8,
+                     *             "expiration_year": 2029,
+                     *             "card_type": "visa",
+                     *             "card_zip": "78704"
+                     *           },
+                     *           "bank_account": null,
+                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "error": null,
+                     *           "error_code": null,
+                     *           "return_code": null,
+                     *           "source": "api",
+                     *           "email": null,
+                     *           "metadata": {},
+                     *           "settled_at": "2026-11-24T10:15:42.000Z",
+                     *           "created_at": "2026-11-24T10:15:42.000Z",
+                     *           "updated_at": "2026-11-24T10:15:42.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/charges",
+                     *         "from_submitted_date": "2026-11-24T10:15:42.000Z",
+                     *         "to_submitted_date": "2026-11-24T10:15:42.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/charges?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/charges?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The charges on this page. */
+                        data: components["schemas"]["Charge"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChargeCreate"];
+            };
+        };
+        responses: {
+            /** @description The charge, `succeeded` (card) or `pending` (ACH). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The new charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCharge: {
         parameters: {
             query?: never;
             header?: never;
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    refundCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 2500
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChargeRefund"];
+            };
+        };
+        responses: {
+            /** @description The refunded charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *         "reference_number": "CH-7K3M9Q2X4B",
+                     *         "status": "succeeded",
+                     *         "amount": 5000,
+                     *         "total_amount": 5000,
+                     *         "fees": 0,
+                     *         "refunded_amount": 0,
+                     *         "payment_method_type": "card",
+                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *         "card": {
+                     *           "card_holder": "Maria Gonzalez",
+                     *           "card_number": "1111",
+                     *           "expiration_month": 8,
+                     *           "expiration_year": 2029,
+                     *           "card_type": "visa",
+                     *           "card_zip": "78704"
+                     *         },
+                     *         "bank_account": null,
+                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "error": null,
+                     *         "error_code": null,
+                     *         "return_code": null,
+                     *         "source": "api",
+                     *         "email": null,
+                     *         "metadata": {},
+                     *         "settled_at": "2026-11-24T10:15:42.000Z",
+                     *         "created_at": "2026-11-24T10:15:42.000Z",
+                     *         "updated_at": "2026-11-24T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The refunded charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    voidCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The voided charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *         "reference_number": "CH-7K3M9Q2X4B",
+                     *         "status": "succeeded",
+                     *         "amount": 5000,
+                     *         "total_amount": 5000,
+                     *         "fees": 0,
+                     *         "refunded_amount": 0,
+                     *         "payment_method_type": "card",
+                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *         "card": {
+                     *           "card_holder": "Maria Gonzalez",
+                     *           "card_number": "1111",
+                     *           "expiration_month": 8,
+                     *           "expiration_year": 2029,
+                     *           "card_type": "visa",
+                     *           "card_zip": "78704"
+                     *         },
+                     *         "bank_account": null,
+                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "error": null,
+                     *         "error_code": null,
+                     *         "return_code": null,
+                     *         "source": "api",
+                     *         "email": null,
+                     *         "metadata": {},
+                     *         "settled_at": "2026-11-24T10:15:42.000Z",
+                     *         "created_at": "2026-11-24T10:15:42.000Z",
+                     *         "updated_at": "2026-11-24T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The voided charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createCustomerSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8643,6 +9729,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -8858,7 +9945,30 @@ export interface operations {
                  */
                 include?: components["parameters"]["CustomerInclude"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8923,6 +10033,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -9284,7 +10395,30 @@ export interface operations {
     createCustomerAddress: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
@@ -9345,6 +10479,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -9516,10 +10651,123 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listPaymentMethods: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the customer's payment methods. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *           "type": "card",
+                     *           "card_token": {
+                     *             "card_holder": "Maria Gonzalez",
+                     *             "card_number": "1111",
+                     *             "expiration_month": 8,
+                     *             "expiration_year": 2029,
+                     *             "card_type": "visa",
+                     *             "card_zip": "78704"
+                     *           },
+                     *           "bank_account": null,
+                     *           "is_primary": true,
+                     *           "created_at": "2026-11-03T10:15:42.000Z",
+                     *           "updated_at": "2026-11-03T10:15:42.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods",
+                     *         "from_submitted_date": "2026-11-03T10:15:42.000Z",
+                     *         "to_submitted_date": "2026-11-03T10:15:42.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/customers/CUST-00042/payment-methods?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The payment methods on this page, oldest first. */
+                        data: components["schemas"]["PaymentMethod"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createPaymentMethod: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
@@ -9551,6 +10799,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -9662,7 +10911,30 @@ export interface operations {
                  */
                 include?: components["parameters"]["DebtAccountInclude"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9687,6 +10959,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -10181,7 +11454,30 @@ export interface operations {
     createLocation: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10228,6 +11524,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -10395,6 +11692,156 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment method. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *         "type": "card",
+                     *         "card_token": {
+                     *           "card_holder": "Maria Gonzalez",
+                     *           "card_number": "1111",
+                     *           "expiration_month": 8,
+                     *           "expiration_year": 2029,
+                     *           "card_type": "visa",
+                     *           "card_zip": "78704"
+                     *         },
+                     *         "bank_account": null,
+                     *         "is_primary": true,
+                     *         "created_at": "2026-11-03T10:15:42.000Z",
+                     *         "updated_at": "2026-11-03T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The payment method. */
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updatePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "is_primary": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentMethodUpdate"];
+            };
+        };
+        responses: {
+            /** @description The payment method after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3d9f1b7c-6a2e-4c8d-a0b4-8e6f2d4c1a9b",
+                     *         "type": "ach",
+                     *         "card_token": null,
+                     *         "bank_account": {
+                     *           "account_holder": "Maria Gonzalez",
+                     *           "account_type": "checking",
+                     *           "ownership_type": "personal",
+                     *           "routing_number": "*****0015",
+                     *           "account_number": "********6789",
+                     *           "account_zip": "78704",
+                     *           "account_state": "TX"
+                     *         },
+                     *         "is_primary": true,
+                     *         "created_at": "2026-11-06T16:40:03.000Z",
+                     *         "updated_at": "2026-11-24T09:12:45.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The updated payment method. */
+                        data: components["schemas"]["PaymentMethod"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deletePaymentMethod: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment method's UUID; a value that is not a UUID answers 422. A method of another
+                 *     organization or environment, or one that does not exist, answers 404.
+                 * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+                 */
+                id: components["parameters"]["PaymentMethodId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10698,6 +12145,144 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listTransactions: {
+        parameters: {
+            query?: {
+                /** @description A named range of UTC days (see the operation). */
+                date_range?: "today" | "yesterday" | "this_week" | "last_week" | "this_month" | "last_month" | "this_year" | "last_year" | "since_7_days_ago" | "since_30_days_ago" | "since_90_days_ago";
+                /** @description Only transactions of this debt account (UUID or `external_id`) and of its children. */
+                debt_account_id?: string;
+                /** @description Last UTC day, inclusive. */
+                end_date?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description First UTC day, inclusive. */
+                start_date?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of transactions, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
+                     *           "number": 1042,
+                     *           "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "type": "charge",
+                     *           "status": "succeeded",
+                     *           "amount": 5000,
+                     *           "return_code": null,
+                     *           "submitted_at": "2026-11-24T10:15:42.000Z",
+                     *           "created_at": "2026-11-24T10:15:42.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/transactions",
+                     *         "from_submitted_date": "2026-11-24T10:15:42.000Z",
+                     *         "to_submitted_date": "2026-11-24T10:15:42.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/transactions?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/transactions?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The transactions on this page. */
+                        data: components["schemas"]["Transaction"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["TransactionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
+                     *         "number": 1042,
+                     *         "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *         "type": "charge",
+                     *         "status": "succeeded",
+                     *         "amount": 5000,
+                     *         "return_code": null,
+                     *         "submitted_at": "2026-11-24T10:15:42.000Z",
+                     *         "created_at": "2026-11-24T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The transaction. */
+                        data: components["schemas"]["Transaction"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -10775,6 +12360,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadHost"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -10807,7 +12393,30 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -10843,6 +12452,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -11186,7 +12796,30 @@ export interface operations {
     redeliverWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The delivery's UUID. A value that is not a UUID answers 422; a delivery unknown for this webhook answers 404.
@@ -11265,7 +12898,30 @@ export interface operations {
     triggerWebhooks: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -11313,6 +12969,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -11342,7 +12999,30 @@ export interface operations {
     triggerWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The UUID (`id`) of the webhook to test. A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
@@ -11393,6 +13073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */

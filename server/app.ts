@@ -11,6 +11,7 @@ import { authenticateAndLimit } from './http/access';
 import { ApiError, errorHandler } from './http/errors';
 import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
+import { idempotency } from './idempotency/idempotency';
 import { addressRouter, customerRouter } from './customers/customer-routes';
 import { locationRouter } from './locations/location-routes';
 import { paymentMethodRouter } from './payment-methods/payment-method-routes';
@@ -19,6 +20,7 @@ import { bulkRouter } from './bulk/bulk-routes';
 import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
 import { webhookRouter } from './webhooks/webhook-routes';
+import { chargeRouter } from './payments/charge-routes';
 import { requestId } from './logging';
 
 export const API_BASE = '/api/v1';
@@ -69,6 +71,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
   api.use(refuseUnstorableText);
+  api.use(idempotency(db));
   api.use(
     customerRouter(deps),
     addressRouter(deps),
@@ -78,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
     bulkRouter(deps),
     customerSessionRouter(deps),
     webhookRouter(deps),
+    chargeRouter(deps),
   );
   app.use(API_BASE, api);
 

@@ -29,6 +29,10 @@ export interface Config {
   /** smtp(s)://user:pass@host:port for e-mail; unset: messages are written to the log instead. */
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** Production's payment gateway; undefined: production moves no money. The sandbox always simulates. */
+  paymentGateway: 'sandbox' | undefined;
+  /** How long a sandbox ACH debit stays pending before it settles or is returned. */
+  sandboxAchSettlementSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -90,6 +94,13 @@ function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!(allowed as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, not "${raw}"`);
+  return raw as T;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
@@ -110,5 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: logLevel(env),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
+    paymentGateway: oneOf(env, 'PAYMENT_GATEWAY', ['sandbox'] as const),
+    sandboxAchSettlementSeconds: integer(env, 'SANDBOX_ACH_SETTLEMENT_SECONDS', 172_800, 0, 31_536_000),
   };
 }

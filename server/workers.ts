@@ -9,6 +9,7 @@ import { startWebhookWorker } from './webhooks/delivery-worker';
 import { startOutboxRetention } from './webhooks/retention';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
+import { settleAch, type SettlementJob } from './payments/ach-settlement';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -28,6 +29,9 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const send = createMailer(deps.config, deps.logger);
   await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await send(job!.data);
+  });
+  await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
+    await settleAch(deps, job!.data);
   });
   await startOutboxRetention(deps);
   const webhooks = startWebhookWorker(deps);

@@ -8,6 +8,10 @@ import { locationRepo } from '../locations/location-repo';
 import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
 import { groupBy } from '../collections';
+import { latestOfAccounts } from '../payments/charge-repo';
+
+/** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
+const EMBEDDED_PAYMENTS = 10;
 
 export const DEBT_ACCOUNT_INCLUDES = ['customer', 'location', 'locations', 'metadata'] as const;
 
@@ -26,12 +30,13 @@ export async function loadDebtAccounts(
   // The primary location is always needed: external_company_id is its external_id.
   const locationIds = [...new Set([...rows.map((row) => row.location_id), ...links.map((link) => link.location_id)])];
   const locations = locationRepo(db, tenant);
-  const [locationRows, usage, plans, customers] = await concurrently(
+  const [locationRows, usage, plans, customers, payments] = await concurrently(
     db,
     () => locations.findMany(locationIds),
     () => (include.has('location') || include.has('locations') ? locations.accountCounts(locationIds) : Promise.resolve(new Map<string, number>())),
     () => accounts.plans(ids),
     () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
+    () => latestOfAccounts(db, tenant, ids, EMBEDDED_PAYMENTS),
   );
   const relations = {
     include,
@@ -40,6 +45,8 @@ export async function loadDebtAccounts(
     additional,
     plans: byKey(plans, (p) => p.debt_account_id),
     usage,
+    charges: groupBy(payments.charges, (c) => c.debt_account_id),
+    transactions: groupBy(payments.transactions, (t) => t.debt_account_id),
   };
   return rows.map((row) => debtAccountToApi(row, relations));
 }

@@ -5,6 +5,8 @@ import type { CustomerRow } from '../customers/customer-repo';
 import { locationToApi } from '../locations/location-mapper';
 import type { LocationRow } from '../locations/location-repo';
 import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
+import type { ChargeRow, TransactionRow } from '../payments/charge-repo';
+import { chargeToApi, transactionToApi } from '../payments/charge-mapper';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 
 type Schemas = components['schemas'];
@@ -29,10 +31,13 @@ export interface DebtAccountRelations {
   plans: Map<string, PaymentPlanRow>;
   /** Accounts using each location, for Location.debt_accounts_count. */
   usage: Map<string, number>;
+  /** The latest charges and transactions of each account, newest first. */
+  charges: Map<string, ChargeRow[]>;
+  transactions: Map<string, TransactionRow[]>;
 }
 
 export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRelations): Schemas['DebtAccount'] {
-  const { include, customers, locations, additional, plans, usage } = relations;
+  const { include, customers, locations, additional, plans, usage, charges, transactions } = relations;
   const location = locations.get(row.location_id)!;
   const customer = customers.get(row.customer_id);
   const plan = plans.get(row.id);
@@ -53,9 +58,9 @@ export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRela
     rules: row.rules,
     ...(include.has('location') ? { location: located(location) } : {}),
     ...(include.has('locations') ? { locations: (additional.get(row.id) ?? []).map((id) => located(locations.get(id)!)) } : {}),
-    transactions: [],
+    transactions: (transactions.get(row.id) ?? []).map(transactionToApi),
     payment_plan: plan ? paymentPlanToApi(plan) : null,
-    charges: [],
+    charges: (charges.get(row.id) ?? []).map(chargeToApi),
     external_account_number: row.external_account_number,
     external_status: row.external_status,
     status: row.status,

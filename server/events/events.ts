@@ -18,7 +18,11 @@ export type EventName = components['schemas']['EventName'];
  * - `customer.*`: customer ids; `debt-account.*`: debt account ids; `location.*`: location ids;
  * - `payment-plan.*`: the ids of the plans' debt accounts (an account has at most one plan; an
  *   account without a plan yields no event);
- * - `import.complete`: bulk action ids.
+ * - `import.complete`: bulk action ids;
+ * - `charge.succeeded`, `charge.failed`: charge ids;
+ * - `transaction.settled-ach`, `transaction.returned-ach`: transaction ids;
+ * - `void.succeeded`, `refund.succeeded`: the id of one transaction the void or refund made
+ *   (the payload shows all that it made).
  */
 export interface RecordedEvent {
   name: EventName;

@@ -17,6 +17,14 @@ const STATUS: Record<ErrorCode, number> = {
   validation_failed: 422,
   rate_limited: 429,
   internal_error: 500,
+  payment_gateway_unavailable: 400,
+  card_declined: 400,
+  insufficient_funds: 400,
+  expired_card: 400,
+  incorrect_cvc: 400,
+  processing_error: 400,
+  idempotency_key_reused: 422,
+  idempotency_key_in_use: 409,
 };
 
 /** The one error type of the service: what the client is told, and nothing more. */
@@ -83,9 +91,9 @@ export function fieldPath(raw: string | undefined): string {
   return key || 'body';
 }
 
-const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = Object.fromEntries(
-  Object.entries(STATUS).map(([code, status]) => [status, code as ErrorCode]),
-);
+/** The general code of each status: the first listed (`bad_request` for 400, not a decline code). */
+const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {};
+for (const [code, status] of Object.entries(STATUS) as [ErrorCode, number][]) CODE_OF_STATUS[status] ??= code;
 
 /** What each code tells the client when the error came from a library (its message may hold internals). */
 const SENTENCE: Partial<Record<ErrorCode, string>> = {

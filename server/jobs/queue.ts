@@ -11,6 +11,7 @@ export const QUEUES = {
   bulkImport: 'bulk-import',
   email: 'email',
   webhookDelivery: 'webhook-delivery',
+  achSettlement: 'ach-settlement',
   outboxRetention: 'outbox-retention',
 } as const;
 

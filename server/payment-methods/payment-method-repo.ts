@@ -20,6 +20,7 @@ export const PAYMENT_METHOD_COLUMNS = [
   'account_zip',
   'account_state',
   'is_primary',
+  'gateway_token',
   'created_at',
   'updated_at',
 ];
@@ -41,6 +42,8 @@ export interface PaymentMethodRow {
   account_zip: string | null;
   account_state: string | null;
   is_primary: boolean;
+  /** The gateway's token; null when saved before payments existed or without a gateway. */
+  gateway_token: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -63,6 +66,40 @@ export function paymentMethodRepo(db: Knex, tenant: Tenant) {
           { column: 'id', order: 'asc' },
         ])
         .select(PAYMENT_METHOD_COLUMNS);
+    },
+
+    /** The tenant's methods of one customer, for paging. */
+    ofCustomer(customerId: string): Knex.QueryBuilder {
+      return methods().where({ customer_id: customerId });
+    },
+
+    async find(id: string, { forUpdate = false } = {}): Promise<PaymentMethodRow | undefined> {
+      const query = methods().where({ id }).first(PAYMENT_METHOD_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<PaymentMethodRow | undefined>;
+    },
+
+    async demoteAll(customerId: string): Promise<void> {
+      await methods().where({ customer_id: customerId, is_primary: true }).update({ is_primary: false, updated_at: db.fn.now() });
+    },
+
+    async makePrimary(id: string): Promise<PaymentMethodRow> {
+      const [row] = await methods().where({ id }).update({ is_primary: true, updated_at: db.fn.now() }).returning(PAYMENT_METHOD_COLUMNS);
+      return row as PaymentMethodRow;
+    },
+
+    async promoteOldest(customerId: string): Promise<void> {
+      const oldest = await methods()
+        .where({ customer_id: customerId })
+        .orderBy([
+          { column: 'created_at', order: 'asc' },
+          { column: 'id', order: 'asc' },
+        ])
+        .first('id');
+      if (oldest) await methods().where({ id: oldest.id }).update({ is_primary: true, updated_at: db.fn.now() });
+    },
+
+    async delete(id: string): Promise<void> {
+      await methods().where({ id }).delete();
     },
 
     async hasAny(customerId: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
+import { envelope, pageRequest } from '../http/pagination';
 import { typedRoutes } from '../http/typed-routes';
 import { paymentMethodToApi } from './payment-method-mapper';
 import { paymentMethodService } from './payment-method-service';
@@ -8,9 +9,31 @@ import { paymentMethodService } from './payment-method-service';
 export function paymentMethodRouter(deps: AppDeps): Router {
   const methods = paymentMethodService(deps);
   const router = Router();
-  typedRoutes(router).post('/customers/{id}/payment-methods', async (req, res) => {
+  const routes = typedRoutes(router);
+
+  routes.post('/customers/{id}/payment-methods', async (req, res) => {
     const row = await methods.create(tenantOf(res), req.params.id, req.body);
     res.status(201).json({ data: paymentMethodToApi(row) });
   });
+
+  routes.get('/customers/{id}/payment-methods', async (req, res) => {
+    const page = pageRequest(req);
+    const { total, rows, data } = await methods.list(tenantOf(res), req.params.id, page);
+    res.json(envelope(req, page, total, rows, data));
+  });
+
+  routes.get('/payment-methods/{id}', async (req, res) => {
+    res.json({ data: paymentMethodToApi(await methods.find(tenantOf(res), req.params.id)) });
+  });
+
+  routes.put('/payment-methods/{id}', async (req, res) => {
+    res.json({ data: paymentMethodToApi(await methods.update(tenantOf(res), req.params.id, req.body)) });
+  });
+
+  routes.delete('/payment-methods/{id}', async (req, res) => {
+    await methods.remove(tenantOf(res), req.params.id);
+    res.json({ success: true });
+  });
+
   return router;
 }

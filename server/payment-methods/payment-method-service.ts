@@ -9,11 +9,19 @@ import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';
 import type { AppDeps } from '../deps';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
+import { gatewayFor } from '../gateway/gateways';
+import { customerIdOf, deletePaymentMethod, findPaymentMethod, updatePaymentMethod } from './payment-method-changes';
+import { paymentMethodToApi } from './payment-method-mapper';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
+import type { PaymentGateway } from '../gateway/gateway';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
-import { paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
+import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
 
 type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
+type PaymentMethodUpdate = components['schemas']['PaymentMethodUpdate'];
+type PaymentMethod = components['schemas']['PaymentMethod'];
 type CardInput = components['schemas']['CardInput'];
 type AchInput = components['schemas']['AchInput'];
 
@@ -54,13 +62,33 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
   };
 }
 
-export type PaymentMethodDeps = Pick<AppDeps, 'db' | 'events' | 'secrets' | 'clock'>;
+/**
+ * The gateway's token for the details, when the tenant has a gateway (the sandbox always
+ * has): the numbers go to its vault, and we keep only the token beside what we show.
+ */
+export async function tokenize(gateway: PaymentGateway | undefined, body: PaymentMethodCreate): Promise<string | null> {
+  if (!gateway) return null;
+  if (body.card) {
+    const { card_number, card_expiration_month, card_expiration_year } = body.card;
+    return gateway.tokenizeCard({ number: card_number, expMonth: Number(card_expiration_month), expYear: expiryYear(Number(card_expiration_year)) });
+  }
+  return gateway.tokenizeBankAccount({ routingNumber: body.ach!.routing_number, accountNumber: body.ach!.account_number });
+}
 
-export function paymentMethodService({ db, events, secrets, clock }: PaymentMethodDeps) {
+/** The columns of a card or bank account, checked; the numbers are not among them. */
+export function paymentMethodValues(body: PaymentMethodCreate, secrets: SecretBox, now: Date): PaymentMethodValues {
+  return body.card ? cardValues(body.card, secrets, now) : achValues(body.ach!, secrets);
+}
+
+export type PaymentMethodDeps = Pick<AppDeps, 'db' | 'events' | 'secrets' | 'clock' | 'config'>;
+
+export function paymentMethodService(deps: PaymentMethodDeps) {
+  const { db, events, secrets, clock } = deps;
   return {
     /** A new method changes the customer's payload (its payment methods): customer.update. */
     async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
-      const values = body.card ? cardValues(body.card, secrets, clock()) : achValues(body.ach!, secrets);
+      const values = paymentMethodValues(body, secrets, clock());
+      values.gateway_token = await tokenize(gatewayFor(deps, tenant)?.(db), body);
       return db.transaction(async (trx) => {
         const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
         if (!customer) throw ApiError.notFound('Customer');
@@ -71,5 +99,18 @@ export function paymentMethodService({ db, events, secrets, clock }: PaymentMeth
         return row;
       });
     },
+    /** A customer's methods, oldest first, a page at a time. */
+    async list(tenant: Tenant, customerKey: string, page: PageRequest): Promise<Listed<PaymentMethod>> {
+      const customerId = await customerIdOf(db, tenant, customerKey);
+      return listPage<PaymentMethodRow, PaymentMethod>(
+        paymentMethodRepo(db, tenant).ofCustomer(customerId),
+        page,
+        { columns: PAYMENT_METHOD_COLUMNS, table: PAYMENT_METHODS },
+        (rows) => rows.map((row) => paymentMethodToApi(row)),
+      );
+    },
+    find: (tenant: Tenant, id: string) => findPaymentMethod(db, tenant, id),
+    update: (tenant: Tenant, id: string, body: PaymentMethodUpdate) => updatePaymentMethod(db, events, tenant, id, body),
+    remove: (tenant: Tenant, id: string) => deletePaymentMethod(db, events, tenant, id),
   };
 }

@@ -6,6 +6,7 @@
 import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
+import { accountPayments, chargePayload, moneyBackPayload, transactionPayload } from './payment-payloads';
 
 interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
@@ -20,8 +21,33 @@ const customer: Kind = {
 };
 
 const debtAccount: Kind = {
-  need: (needs, id) => needs.accounts.add(id),
-  build: (id, rows) => (rows.accounts.has(id) ? debtAccountPayload(id, rows) : undefined),
+  need: (needs, id) => {
+    needs.accounts.add(id);
+    needs.payments.latestOf.add(id);
+  },
+  build: (id, rows) => (rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows) } : undefined),
+};
+
+const charge: Kind = {
+  need: (needs, id) => needs.payments.charges.add(id),
+  build: (id, rows) => {
+    const row = rows.payments.charges.get(id);
+    return row ? chargePayload(row, rows) : undefined;
+  },
+};
+
+/** A void or a refund, named by one of the transactions it made. */
+const moneyBack: Kind = {
+  need: (needs, id) => needs.payments.transactions.add(id),
+  build: (id, rows) => (rows.payments.transactions.has(id) ? moneyBackPayload(id, rows) : undefined),
+};
+
+const transaction: Kind = {
+  need: (needs, id) => needs.payments.transactions.add(id),
+  build: (id, rows) => {
+    const row = rows.payments.transactions.get(id);
+    return row ? transactionPayload(row, rows) : undefined;
+  },
 };
 
 const paymentPlan: Kind = {
@@ -53,6 +79,12 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'location.update': location,
   'location.delete': location,
   'import.complete': bulkImport,
+  'charge.succeeded': charge,
+  'charge.failed': charge,
+  'void.succeeded': moneyBack,
+  'refund.succeeded': moneyBack,
+  'transaction.settled-ach': transaction,
+  'transaction.returned-ach': transaction,
 };
 
 export function kindOf(name: EventName): Kind {

@@ -12,6 +12,7 @@ import type { Tenant } from '../http/auth';
 import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
+import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
 
 type S = components['schemas'];
 
@@ -112,9 +113,18 @@ export interface Needs {
   /** Locations shown with their usage count. */
   locations: Set<string>;
   imports: Set<string>;
+  /** Charges, transactions, and the accounts whose latest payments are shown. */
+  payments: PaymentNeeds;
 }
 
-export const noNeeds = (): Needs => ({ customers: new Set(), accounts: new Set(), accountsWithCustomer: new Set(), locations: new Set(), imports: new Set() });
+export const noNeeds = (): Needs => ({
+  customers: new Set(),
+  accounts: new Set(),
+  accountsWithCustomer: new Set(),
+  locations: new Set(),
+  imports: new Set(),
+  payments: noPaymentNeeds(),
+});
 
 export interface PayloadRows {
   customers: Map<string, CustomerRow>;
@@ -131,6 +141,7 @@ export interface PayloadRows {
   /** By debt account id. */
   plans: Map<string, PaymentPlanRow>;
   imports: Map<string, ImportRow>;
+  payments: PaymentRows;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -206,7 +217,9 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
 
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
-  const wanted = [...needs.accounts, ...needs.accountsWithCustomer];
+  // Payments first: the charges and transactions shown name accounts to embed.
+  const payments = await loadPaymentRows(db, tenant, needs.payments);
+  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...payments.accountIds])];
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
   const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
@@ -235,5 +248,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     locationUsage,
     plans: new Map(plans.map((row) => [row.debt_account_id, row])),
     imports: byId(imported),
+    payments,
   };
 }

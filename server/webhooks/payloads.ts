@@ -92,7 +92,7 @@ function accountRules(row: DebtAccountRow): { minimum_payment_amount: number | n
 }
 
 /** `customer` is set only on the account found directly at `data.debt_account` (the document's rule). */
-function embeddedAccount(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
+export function embeddedAccount(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
   const children = ctx.children.get(row.id) ?? [];
   const siblings = row.parent_id ? (ctx.children.get(row.parent_id) ?? []) : [];
   const rules = accountRules(row);
@@ -211,8 +211,8 @@ export function debtAccountPayload(accountId: string, ctx: PayloadRows): S['Even
   return {
     ...embedded,
     customer: customerSummary(ctx.customers.get(row.customer_id)!),
-    // Charges, transactions, documents, disputes, fees and offers come from the Portal and
-    // payment processing, which this service does not run yet: empty or null.
+    // The latest charges and transactions are added beside (payment-payloads.ts); documents,
+    // disputes, fees and offers come from the Portal, which this service does not run yet.
     charges: [],
     transactions: [],
     payment_plan: plan ? planPayload(plan, row, ctx, false) : null,

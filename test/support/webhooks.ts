@@ -8,6 +8,7 @@ import { startQueue } from '../../server/jobs/queue';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../../server/webhooks/delivery-worker';
 import { loadDocument } from '../../server/http/validator';
 import type { TestApp } from './test-app';
+import type { ApiClient, Schemas } from '../../client';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -97,4 +98,15 @@ export function payloadErrors(event: string, body: unknown): string[] {
   const pointer = `openapi#/webhooks/${event}/post/requestBody/content/application~1json/schema`;
   const validate = ajv.getSchema(pointer) ?? ajv.compile({ $ref: pointer });
   return validate(body) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+}
+
+/**
+ * A webhook subscribed to every event, so that the outbox keeps what the tests read (events no
+ * webhook subscribes to are never written). Needs an app with `webhookAllowInsecureUrls`; no
+ * worker delivers unless the test starts one.
+ */
+export async function subscribeToEverything(client: ApiClient): Promise<void> {
+  const events = Object.keys((loadDocument() as unknown as { webhooks: object }).webhooks) as Schemas['EventName'][];
+  const { response } = await client.POST('/webhooks', { body: { url: 'http://127.0.0.1:9/outbox-only', events, secret: 'outbox_only_secret_123' } });
+  if (response.status !== 201) throw new Error(`could not subscribe: ${response.status}`);
 }

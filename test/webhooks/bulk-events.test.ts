@@ -36,6 +36,8 @@ test('a bulk action delivers the events of what it created, then import.complete
 
   await eventually(() => names().includes('import.complete'), 'import.complete');
   await eventually(() => names().filter((name) => name === 'debt-account.create').length >= 4, 'four debt-account.create');
+  // Deliveries arrive in no guaranteed order: wait for both customers too, then count exactly.
+  await eventually(() => names().filter((name) => name === 'customer.create').length >= 2, 'two customer.create');
   expect(names().filter((name) => name === 'location.create')).toHaveLength(1);
   expect(names().filter((name) => name === 'customer.create')).toHaveLength(2);
   for (const received of receiver.received) {

@@ -18,7 +18,7 @@ let worker: WebhookWorker;
 let receiver: Receiver;
 let webhookId: string;
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
+  app = await startTestApp({ webhookAllowInsecureUrls: true, paymentGateway: 'sandbox' });
   worker = await startTestWorker(app);
   receiver = await startReceiver();
   const { data } = await app.api.POST('/webhooks', { body: { url: receiver.url, events: ALL_EVENTS, secret: SECRET } });
@@ -160,6 +160,67 @@ describe('debt account, payment plan and location events', () => {
     expect(updated).toMatchObject({ name: 'Summit Recovery', debt_accounts_count: 0 });
     await app.api.DELETE('/locations/{id}', { params: { path: { id } } });
     await delivered('location.delete', (d) => d.id === id);
+  });
+});
+
+describe('payment events', () => {
+  const YEAR = (new Date().getUTCFullYear() + 3) % 100;
+  const card = (number: string) => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR });
+
+  test('a charge on a parent: charge.succeeded, debt-account.update of child and parent listing the charge and its transactions, then refund.succeeded and void.succeeded', async () => {
+    const customer = await newCustomer(app.api);
+    const parentKey = unique('ACC');
+    const base = { customer_id: customer.id, location_id: unique('LOC'), location_name: 'Lakeside Medical Center' };
+    const parent = (await app.api.POST('/debt-accounts', { body: { ...base, balance: 0, external_id: parentKey } })).data!.data;
+    const older = (await app.api.POST('/debt-accounts', { body: { ...base, balance: 3000, parent_external_id: parentKey } })).data!.data;
+    const younger = (await app.api.POST('/debt-accounts', { body: { ...base, balance: 5000, parent_external_id: parentKey } })).data!.data;
+    const method = (await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: card('4242424242424242') } })).data!.data;
+
+    const made = await app.api.POST('/charges', { body: { amount: 4000, debt_account_id: parent.id, payment_method_id: method.id } });
+    expect(made.response.status).toBe(201);
+    const chargeId = made.data!.data.id;
+    const [succeeded] = await delivered('charge.succeeded', (d) => d.id === chargeId);
+    expect(succeeded).toMatchObject({ amount: 4000, success: true, payment_method: { id: method.id }, debt_account: { id: parent.id } });
+    expect(succeeded!.transaction).toMatchObject({ type_id: 1, amount_cents: 3000, customer_uuid: customer.id, debt_account: { id: older.id } });
+
+    // The older child paid 3000 and the younger 1000; each update lists its own transaction, the parent the charge.
+    const [olderUpdate] = await delivered('debt-account.update', (d) => d.id === older.id && d.current_balance === 0);
+    expect(olderUpdate!.transactions.map((t: Data) => [t.amount_cents, t.status])).toEqual([[3000, 'succeeded']]);
+    expect(olderUpdate!.charges).toEqual([]);
+    const [parentUpdate] = await delivered('debt-account.update', (d) => d.id === parent.id && d.current_balance === 4000);
+    expect(parentUpdate!.charges.map((c: Data) => c.id)).toEqual([chargeId]);
+    await delivered('debt-account.update', (d) => d.id === younger.id && d.current_balance === 4000);
+
+    // A partial refund gives back to the last-paid child first.
+    await app.api.POST('/charges/{id}/refund', { params: { path: { id: chargeId } }, body: { amount: 1500 } });
+    const [refunded] = await delivered('refund.succeeded', (d) => d.id === chargeId);
+    expect(refunded).toMatchObject({ status: 'partially_refunded', amount_cents: -1500, refunded_amount: 1500 });
+    expect(refunded!.transactions.map((t: Data) => [t.debt_account.id, t.amount_cents, t.type_id])).toEqual([
+      [younger.id, -1000, 3],
+      [older.id, -500, 3],
+    ]);
+    const [parentAfter] = await delivered('debt-account.update', (d) => d.id === parent.id && d.current_balance === 5500);
+    expect(parentAfter!.charges[0]).toMatchObject({ id: chargeId });
+
+    const second = (await app.api.POST('/charges', { body: { amount: 500, debt_account_id: younger.id, card: card('5555555555554444') } })).data!.data;
+    await app.api.POST('/charges/{id}/void', { params: { path: { id: second.id } } });
+    const [voided] = await delivered('void.succeeded', (d) => d.id === second.id);
+    expect(voided).toMatchObject({ status: 'voided', amount_cents: -500 });
+    expect(voided!.transactions.map((t: Data) => [t.amount_cents, t.type_id])).toEqual([[-500, 2]]);
+    // Newest first, as the API embeds them: the void, the charge, then the refund and charge of the first.
+    const [youngerLast] = await delivered('debt-account.update', (d) => d.id === younger.id && d.transactions.length === 4);
+    expect(youngerLast!.transactions.map((t: Data) => t.type_id)).toEqual([2, 1, 3, 1]);
+    expect(youngerLast!.charges.map((c: Data) => c.id)).toEqual([second.id]);
+  });
+
+  test('a declined card: charge.failed with the decline code', async () => {
+    const customer = await newCustomer(app.api);
+    const account = (await app.api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: unique('LOC'), location_name: 'Lakeside', balance: 5000 } })).data!.data;
+    const { error, response } = await app.api.POST('/charges', { body: { amount: 1000, debt_account_id: account.id, card: card('4000000000000002') } });
+    expect(response.status).toBe(400);
+    const chargeId = (error as { charge_id: string }).charge_id;
+    const [failed] = await delivered('charge.failed', (d) => d.id === chargeId);
+    expect(failed).toMatchObject({ success: false, error_code: 'card_declined', amount: 1000, payment_method: null, debt_account: { id: account.id } });
   });
 });
 

@@ -8,6 +8,7 @@ import * as debtAccounts from './002-debt-accounts';
 import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
+import * as payments from './007-payments';
 import * as locationCounter from './008-location-counter';
 import * as outboxRetention from './009-outbox-retention';
 
@@ -17,6 +18,7 @@ const migrations: Record<string, Knex.Migration> = {
   '003-customer-sessions': customerSessions,
   '004-bulk': bulk,
   '005-webhooks': webhooks,
+  '007-payments': payments,
   '008-location-counter': locationCounter,
   '009-outbox-retention': outboxRetention,
 };

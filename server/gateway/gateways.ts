@@ -1,0 +1,41 @@
+/**
+ * Which gateway serves a tenant: the sandbox environment always uses the simulator;
+ * production uses the one PAYMENT_GATEWAY names, and without one it moves no money
+ * (400 payment_gateway_unavailable), never a silent success.
+ */
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secrets';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import type { PaymentGateway } from './gateway';
+import { sandboxGateway } from './sandbox-gateway';
+
+export interface GatewayDeps {
+  db: Knex;
+  config: Config;
+  secrets: SecretBox;
+}
+
+/**
+ * The tenant's gateway on a connection: a service inside a transaction passes the transaction,
+ * so that the simulator (whose tables live in our database) never waits for a second pooled
+ * connection while the first holds an account lock.
+ */
+export type GatewayOn = (db: Knex) => PaymentGateway;
+
+/** The tenant's gateway, or undefined when production has none configured. */
+export function gatewayFor({ config, secrets }: GatewayDeps, tenant: Tenant): GatewayOn | undefined {
+  const name = tenant.environment === 'sandbox' ? 'sandbox' : config.paymentGateway;
+  if (name === 'sandbox') return (db) => sandboxGateway(db, tenant, secrets, { achSettlementSeconds: config.sandboxAchSettlementSeconds });
+  return undefined;
+}
+
+/** The tenant's gateway, for a request that moves money. */
+export function requireGateway(deps: GatewayDeps, tenant: Tenant): GatewayOn {
+  const gateway = gatewayFor(deps, tenant);
+  if (!gateway) {
+    throw new ApiError('payment_gateway_unavailable', 'No payment gateway is configured for production; no money was moved.');
+  }
+  return gateway;
+}

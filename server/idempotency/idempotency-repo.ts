@@ -1,0 +1,74 @@
+/**
+ * Idempotency records in PostgreSQL, one per tenant and key: every server process sees the
+ * same ones. Claiming a key is one statement, so two requests racing for it cannot both win.
+ */
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { tenantColumns } from '../db/tenant';
+
+export const IDEMPOTENCY_KEYS = 'idempotency_keys';
+/** How long a first answer is kept. */
+export const KEEP_HOURS = 24;
+/**
+ * A claim still `running` after this long was left by a process that died mid-request: the
+ * key may be claimed again (a charge is still made at most once per key: a unique index).
+ */
+const ABANDONED_AFTER_MINUTES = 5;
+/** Expired records deleted by each new claim: pruning rides on writes, a bounded amount each time. */
+const PRUNE_BATCH = 20;
+
+export interface IdempotencyRecord {
+  request_hash: string;
+  status: 'running' | 'done';
+  response_status: number | null;
+  response_body: unknown;
+}
+
+export function idempotencyRepo(db: Knex, tenant: Tenant) {
+  const where = (key: string) => ({ ...tenantColumns(tenant), key });
+  return {
+    /**
+     * Claims `key` for a new request: true when it was free (never used, expired, or abandoned
+     * while running), false when a live record holds it. Such a record is taken over in place.
+     */
+    async claim(key: string, method: string, path: string, requestHash: string): Promise<boolean> {
+      const { rows } = await db.raw(
+        `INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, key, method, path, request_hash, status, locked_at, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'running', now(), now(), now() + interval '${KEEP_HOURS} hours')
+         ON CONFLICT (organization_id, environment, key) DO UPDATE
+           SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash, status = 'running',
+               response_status = NULL, response_body = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
+           WHERE ${IDEMPOTENCY_KEYS}.expires_at <= now()
+              OR (${IDEMPOTENCY_KEYS}.status = 'running' AND ${IDEMPOTENCY_KEYS}.locked_at < now() - interval '${ABANDONED_AFTER_MINUTES} minutes')
+         RETURNING key`,
+        [tenant.organizationId, tenant.environment, key, method, path, requestHash],
+      );
+      return rows.length === 1;
+    },
+
+    async find(key: string): Promise<IdempotencyRecord | undefined> {
+      return db(IDEMPOTENCY_KEYS).where(where(key)).first('request_hash', 'status', 'response_status', 'response_body');
+    },
+
+    async complete(key: string, status: number, body: unknown): Promise<void> {
+      await db(IDEMPOTENCY_KEYS)
+        .where(where(key))
+        .update({ status: 'done', response_status: status, response_body: JSON.stringify(body ?? null), locked_at: null });
+    },
+
+    /** Forgets a claim whose request kept nothing (a 500, or an answer that was not JSON): a retry runs again. */
+    async release(key: string): Promise<void> {
+      await db(IDEMPOTENCY_KEYS).where(where(key)).andWhere({ status: 'running' }).delete();
+    },
+  };
+}
+
+/** Deletes up to `limit` expired records, of any tenant. */
+export async function pruneExpiredKeys(db: Knex, limit = PRUNE_BATCH): Promise<number> {
+  return db(IDEMPOTENCY_KEYS)
+    .whereIn(
+      ['organization_id', 'environment', 'key'],
+      db(IDEMPOTENCY_KEYS).select('organization_id', 'environment', 'key').where('expires_at', '<=', db.fn.now()).limit(limit),
+    )
+    .delete();
+}

@@ -1,0 +1,70 @@
+/**
+ * The later outcome of an ACH debit, carried out by a durable job (pg-boss, queue
+ * `ach-settlement`) enqueued with the charge and due when the gateway said to ask again
+ * (SANDBOX_ACH_SETTLEMENT_SECONDS for the simulator). Safe to run twice: a charge that is no
+ * longer pending (settled, returned, voided) is left alone.
+ */
+import type { Tenant } from '../http/auth';
+import { enqueueIn, QUEUES } from '../jobs/queue';
+import { chargeRepo } from './charge-repo';
+import { gatewayFor } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
+import { achOutcome } from './payment-events';
+import { lockAccount, moveBalances } from './balances';
+
+export interface SettlementJob {
+  organizationId: string;
+  environment: Tenant['environment'];
+  chargeId: string;
+}
+
+export function settlementJob(tenant: Tenant, chargeId: string): SettlementJob {
+  return { organizationId: tenant.organizationId, environment: tenant.environment, chargeId };
+}
+
+export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<void> {
+  const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
+  const gatewayOn = gatewayFor(deps, tenant);
+  // Production's gateway was unset after the debit was made: ask again later rather than guess.
+  if (!gatewayOn) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
+  await deps.db.transaction(async (trx) => {
+    const charges = chargeRepo(trx, tenant);
+    const unlocked = await charges.find(job.chargeId);
+    if (!unlocked || unlocked.status !== 'pending') return;
+    // The account family first, then the charge: the order a charge and a void use.
+    await lockAccount(trx, tenant, unlocked.debt_account_id);
+    const charge = (await charges.find(job.chargeId, { forUpdate: true }))!;
+    if (charge.status !== 'pending') return;
+    const outcome = await gatewayOn(trx).outcome(charge.gateway_reference!);
+    if (outcome.status === 'pending') {
+      await enqueueIn(deps.boss, trx, QUEUES.achSettlement, job, { startAfter: outcome.checkAfterSeconds });
+      return;
+    }
+    const parts = await charges.allocations(charge.id);
+    if (outcome.status === 'settled') {
+      await charges.update(charge.id, { status: 'succeeded', settled_at: new Date() });
+      await charges.setTransactionStatus(charge.id, 'charge', 'succeeded');
+      const rows = await charges.insertTransactions(
+        charge.id,
+        parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'ach_settlement', status: 'settled', amount: 0, gateway_reference: charge.gateway_reference })),
+      );
+      await achOutcome(deps.events, trx, tenant, 'transaction.settled-ach', rows, []);
+      return;
+    }
+    await charges.update(charge.id, { status: 'returned', return_code: outcome.code, error: outcome.message, error_code: outcome.code });
+    await charges.setTransactionStatus(charge.id, 'charge', 'returned');
+    const rows = await charges.insertTransactions(
+      charge.id,
+      parts.map((part) => ({
+        debt_account_id: part.debt_account_id,
+        kind: 'ach_return',
+        status: 'returned',
+        amount: -Number(part.amount),
+        return_code: outcome.code,
+        gateway_reference: charge.gateway_reference,
+      })),
+    );
+    const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
+    await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
+  });
+}

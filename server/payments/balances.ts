@@ -1,0 +1,89 @@
+/**
+ * Balances moved by money: an account's current_balance goes down by what a charge takes and
+ * up by what a void, refund or return gives back; a parent is re-summed from its children;
+ * `paid_off` at 0 and `active` again above it. Locks go parent first, then children (oldest
+ * first), the order every writer of a family uses, so two charges on one family queue instead
+ * of deadlocking, and never together take more than the balance.
+ */
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { scoped } from '../db/tenant';
+
+export interface LockedFamily {
+  account: DebtAccountRow;
+  /** The account's children, oldest first (empty for a child or a stand-alone account). */
+  children: DebtAccountRow[];
+}
+
+/** The account by `{id|external_id}` and its children, all locked; undefined when it does not exist. */
+export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<LockedFamily | undefined> {
+  const accounts = debtAccountRepo(trx, tenant);
+  const found = await accounts.find(key);
+  if (!found) return undefined;
+  const top = found.parent_id ?? found.id;
+  await accounts.lockParents([top]);
+  const account = (await accounts.find(found.id, { forUpdate: true }))!;
+  // A charge on a parent takes from its children; one on a child takes from that child only.
+  const children =
+    account.parent_id === null
+      ? ((await accounts
+          .query()
+          .where(`${DEBT_ACCOUNTS}.parent_id`, account.id)
+          .orderBy([
+            { column: `${DEBT_ACCOUNTS}.created_at`, order: 'asc' },
+            { column: `${DEBT_ACCOUNTS}.id`, order: 'asc' },
+          ])
+          .forUpdate(DEBT_ACCOUNTS)
+          .select(['debt_accounts.id', 'debt_accounts.current_balance'])) as DebtAccountRow[])
+      : [];
+  return { account, children };
+}
+
+/** Oldest child first, each up to its own current balance; an account without children takes it all. */
+export function spread({ account, children }: LockedFamily, amount: number): { debt_account_id: string; amount: number }[] {
+  if (children.length === 0) return [{ debt_account_id: account.id, amount }];
+  const parts = [];
+  let left = amount;
+  for (const child of children) {
+    const part = Math.min(left, Number(child.current_balance));
+    if (part > 0) parts.push({ debt_account_id: child.id, amount: part });
+    left -= part;
+    if (left === 0) break;
+  }
+  return parts;
+}
+
+/**
+ * Moves each account's current_balance by `delta` (negative: paid), flips paid_off/active at
+ * 0, then re-sums and re-flags the parents. The caller holds the locks. Answers the accounts whose
+ * balance moved, parents included.
+ */
+export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<string[]> {
+  const ids = deltas.map((d) => d.debt_account_id);
+  for (const { debt_account_id, delta } of deltas) {
+    await scoped(trx, DEBT_ACCOUNTS, tenant)
+      .where({ id: debt_account_id })
+      .update({ current_balance: trx.raw('current_balance + ?', [delta]), updated_at: trx.fn.now() });
+  }
+  const parents = (await scoped(trx, DEBT_ACCOUNTS, tenant).whereIn('id', ids).whereNotNull('parent_id').distinct('parent_id')).map(
+    (row: { parent_id: string }) => row.parent_id,
+  );
+  const accounts = debtAccountRepo(trx, tenant);
+  for (const parentId of parents) await accounts.recalculate(parentId);
+  await flagPaidOff(trx, tenant, [...ids, ...parents]);
+  return [...new Set([...ids, ...parents])];
+}
+
+async function flagPaidOff(trx: Knex.Transaction, tenant: Tenant, ids: string[]): Promise<void> {
+  await scoped(trx, DEBT_ACCOUNTS, tenant)
+    .whereIn('id', ids)
+    .where('status', 'active')
+    .where('current_balance', 0)
+    .update({ status: 'paid_off', updated_at: trx.fn.now() });
+  await scoped(trx, DEBT_ACCOUNTS, tenant)
+    .whereIn('id', ids)
+    .where('status', 'paid_off')
+    .where('current_balance', '>', 0)
+    .update({ status: 'active', updated_at: trx.fn.now() });
+}

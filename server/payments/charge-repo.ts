@@ -1,0 +1,188 @@
+/** Charges, their allocations over accounts, and transactions: the SQL, scoped to the tenant. */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { scoped, tenantColumns } from '../db/tenant';
+
+type S = components['schemas'];
+
+export const CHARGES = 'charges';
+export const ALLOCATIONS = 'charge_allocations';
+export const TRANSACTIONS = 'transactions';
+
+export const CHARGE_COLUMNS = [
+  'id', 'reference_number', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account',
+  'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source',
+  'email', 'send_email', 'metadata', 'idempotency_key', 'settled_at', 'created_at', 'updated_at',
+].map((column) => `${CHARGES}.${column}`);
+
+export type ChargeStatus = S['ChargeStatus'];
+
+export interface ChargeRow {
+  id: string;
+  reference_number: string;
+  debt_account_id: string;
+  customer_id: string;
+  payment_method_id: string | null;
+  payment_method_type: 'card' | 'ach';
+  card: S['CardToken'] | null;
+  bank_account: S['BankAccount'] | null;
+  gateway: string;
+  gateway_reference: string | null;
+  status: ChargeStatus;
+  /** bigint: pg answers strings. */
+  amount: string;
+  fees: string;
+  refunded_amount: string;
+  error: string | null;
+  error_code: string | null;
+  return_code: string | null;
+  source: 'api';
+  email: string | null;
+  send_email: boolean;
+  metadata: Record<string, string>;
+  idempotency_key: string | null;
+  settled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type TransactionKind = S['Transaction']['type'];
+export type TransactionStatus = S['Transaction']['status'];
+
+export const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'].map(
+  (column) => `${TRANSACTIONS}.${column}`,
+);
+
+export interface TransactionRow {
+  id: string;
+  number: string;
+  charge_id: string;
+  debt_account_id: string;
+  kind: TransactionKind;
+  status: TransactionStatus;
+  amount: string;
+  return_code: string | null;
+  gateway_reference: string | null;
+  submitted_at: Date;
+  created_at: Date;
+}
+
+export interface AllocationRow {
+  debt_account_id: string;
+  amount: string;
+  refunded_amount: string;
+}
+
+export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | 'source'> & {
+  amount: number;
+  settled_at: Date | null;
+};
+
+export function chargeRepo(db: Knex, tenant: Tenant) {
+  const charges = () => scoped(db, CHARGES, tenant);
+  const transactions = () => scoped(db, TRANSACTIONS, tenant);
+  return {
+    charges,
+    transactions,
+
+    async find(id: string, { forUpdate = false } = {}): Promise<ChargeRow | undefined> {
+      const query = charges().where(`${CHARGES}.id`, id).first(CHARGE_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<ChargeRow | undefined>;
+    },
+
+    async findByIdempotencyKey(key: string): Promise<ChargeRow | undefined> {
+      return charges().where({ idempotency_key: key }).first(CHARGE_COLUMNS);
+    },
+
+    async findByGatewayReference(reference: string, { forUpdate = false } = {}): Promise<ChargeRow | undefined> {
+      const query = charges().where({ gateway_reference: reference }).first(CHARGE_COLUMNS);
+      return (forUpdate ? query.forUpdate() : query) as Promise<ChargeRow | undefined>;
+    },
+
+    async insert(values: ChargeValues): Promise<ChargeRow> {
+      const [row] = await db(CHARGES)
+        .insert({
+          ...values,
+          card: values.card && JSON.stringify(values.card),
+          bank_account: values.bank_account && JSON.stringify(values.bank_account),
+          metadata: JSON.stringify(values.metadata),
+          ...tenantColumns(tenant),
+        })
+        .returning(CHARGE_COLUMNS);
+      return row as ChargeRow;
+    },
+
+    async update(id: string, values: Partial<Pick<ChargeRow, 'status' | 'error' | 'error_code' | 'return_code' | 'settled_at' | 'payment_method_id'>> & { refunded_amount?: number }): Promise<ChargeRow> {
+      const [row] = await charges().where({ id }).update({ ...values, updated_at: db.fn.now() }).returning(CHARGE_COLUMNS);
+      return row as ChargeRow;
+    },
+
+    async insertAllocations(chargeId: string, parts: { debt_account_id: string; amount: number }[]): Promise<void> {
+      if (parts.length === 0) return;
+      await db(ALLOCATIONS).insert(parts.map((part) => ({ ...part, charge_id: chargeId, ...tenantColumns(tenant) })));
+    },
+
+    /** The accounts a charge paid, in the order they were paid. */
+    async allocations(chargeId: string): Promise<AllocationRow[]> {
+      return scoped(db, ALLOCATIONS, tenant)
+        .join('debt_accounts', 'debt_accounts.id', `${ALLOCATIONS}.debt_account_id`)
+        .where({ charge_id: chargeId })
+        .orderBy([
+          { column: 'debt_accounts.created_at', order: 'asc' },
+          { column: 'debt_accounts.id', order: 'asc' },
+        ])
+        .select(`${ALLOCATIONS}.debt_account_id`, `${ALLOCATIONS}.amount`, `${ALLOCATIONS}.refunded_amount`);
+    },
+
+    async addRefunded(chargeId: string, accountId: string, amount: number): Promise<void> {
+      await scoped(db, ALLOCATIONS, tenant)
+        .where({ charge_id: chargeId, debt_account_id: accountId })
+        .update({ refunded_amount: db.raw('refunded_amount + ?', [amount]) });
+    },
+
+    async insertTransactions(
+      chargeId: string,
+      rows: { debt_account_id: string; kind: TransactionKind; status: TransactionStatus; amount: number; return_code?: string | null; gateway_reference: string | null }[],
+    ): Promise<TransactionRow[]> {
+      if (rows.length === 0) return [];
+      return db(TRANSACTIONS)
+        .insert(rows.map((row) => ({ ...row, charge_id: chargeId, ...tenantColumns(tenant) })))
+        .returning(TRANSACTION_COLUMNS);
+    },
+
+    async setTransactionStatus(chargeId: string, kind: TransactionKind, status: TransactionStatus): Promise<void> {
+      await transactions().where({ charge_id: chargeId, kind }).update({ status, updated_at: db.fn.now() });
+    },
+
+    async findTransaction(id: string): Promise<TransactionRow | undefined> {
+      return transactions().where(`${TRANSACTIONS}.id`, id).first(TRANSACTION_COLUMNS);
+    },
+
+    async transactionsOfCharge(chargeId: string): Promise<TransactionRow[]> {
+      return transactions().where({ charge_id: chargeId }).orderBy('number', 'asc').select(TRANSACTION_COLUMNS);
+    },
+  };
+}
+
+/** The latest `limit` charges and transactions of each account, newest first: one query each. */
+export async function latestOfAccounts(db: Knex, tenant: Tenant, accountIds: string[], limit: number): Promise<{ charges: ChargeRow[]; transactions: TransactionRow[] }> {
+  if (accountIds.length === 0) return { charges: [], transactions: [] };
+  const latest = (table: string, columns: string[]) =>
+    db
+      .select(columns.map((column) => column.replace(`${table}.`, 'ranked.')))
+      .from(
+        scoped(db, table, tenant)
+          .whereIn(`${table}.debt_account_id`, accountIds)
+          .select(`${table}.*`, db.raw(`row_number() OVER (PARTITION BY ${table}.debt_account_id ORDER BY ${table}.created_at DESC, ${table}.id DESC) AS rank`))
+          .as('ranked'),
+      )
+      .where('ranked.rank', '<=', limit)
+      .orderBy([
+        { column: 'ranked.created_at', order: 'desc' },
+        { column: 'ranked.id', order: 'desc' },
+      ]);
+  const [charges, transactions] = [await latest(CHARGES, CHARGE_COLUMNS), await latest(TRANSACTIONS, TRANSACTION_COLUMNS)];
+  return { charges: charges as ChargeRow[], transactions: transactions as TransactionRow[] };
+}
+

@@ -1,0 +1,174 @@
+/**
+ * POST /charges as a story: check the request, tokenize inline details, then in one
+ * transaction lock the account family, check the amount against the balance, ask the gateway,
+ * record the charge, its allocations and transactions, move the balances, and emit the events.
+ * A declined card is stored as a failed charge, and answered 400 after the commit.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { SecretBox } from '../crypto/secrets';
+import type { Tenant } from '../http/auth';
+import { ApiError, type FieldErrors } from '../http/errors';
+import { enqueueIn, QUEUES, type Boss } from '../jobs/queue';
+import { isUniqueViolation } from '../db/tenant';
+import { isChargeable } from '../payment-methods/payment-method-mapper';
+import { bankAccount, cardToken } from '../masking';
+import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
+import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
+import { customerRepo } from '../customers/customer-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { lockAccount, moveBalances, spread } from './balances';
+import { chargeRepo, type ChargeRow } from './charge-repo';
+import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
+import { chargeMade, paymentMethodSaved } from './payment-events';
+import { settlementJob } from './ach-settlement';
+
+type ChargeCreate = components['schemas']['ChargeCreate'];
+
+
+/** CH- and ten letters and digits without look-alikes: about 50 bits, unique per tenant by index. */
+function referenceNumber(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
+}
+
+function checkWayToPay(body: ChargeCreate): void {
+  const given = (['payment_method_id', 'card', 'ach'] as const).filter((field) => body[field] !== undefined);
+  const errors: FieldErrors = {};
+  if (given.length === 0) errors.payment_method_id = ['one of payment_method_id, card or ach is required'];
+  for (const field of given.slice(1)) errors[field] = [`cannot be given with ${given[0]}: exactly one way to pay`];
+  if (body.save_payment_method && given.length === 1 && body.payment_method_id) {
+    errors.save_payment_method = ['applies only to an inline card or ach'];
+  }
+  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+}
+
+function checkAmount(amount: number, balance: number, minimum: number | undefined): void {
+  if (amount > balance) throw ApiError.field('amount', `must not exceed the account's current balance (${balance})`);
+  if (minimum !== undefined && amount < minimum && amount !== balance) {
+    throw ApiError.field('amount', `must be at least the minimum payment (${minimum}) unless it pays the whole current balance`);
+  }
+}
+
+async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
+  const method = await paymentMethodRepo(trx, tenant).find(id);
+  if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
+  if (!method.gateway_token) {
+    throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
+  }
+  if (!isChargeable(method, now)) throw ApiError.field('payment_method_id', 'the card has expired');
+  return method;
+}
+
+export interface ChargeOutcome {
+  charge: ChargeRow;
+  /** Set when the gateway declined: the 400 to answer once the failed charge is committed. */
+  declined?: ApiError;
+}
+
+export async function createCharge(
+  deps: PaymentDeps,
+  gatewayOn: GatewayOn,
+  tenant: Tenant,
+  body: ChargeCreate,
+  idempotencyKey: string | undefined,
+): Promise<ChargeOutcome> {
+  checkWayToPay(body);
+  const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
+  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, deps.clock());
+  const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
+  try {
+    return await deps.db.transaction(async (trx) => {
+      // Saving a method locks the customer (as saving one directly does); taking it before the
+      // accounts keeps one lock order, customer then accounts, for every charge.
+      if (inlineValues && body.save_payment_method) {
+        const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
+        if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
+      }
+      const family = await lockAccount(trx, tenant, body.debt_account_id);
+      if (!family) throw ApiError.field('debt_account_id', 'does not exist');
+      const { account } = family;
+      if (account.status !== 'active') throw ApiError.field('debt_account_id', `the account is ${account.status}, not active`);
+      checkAmount(body.amount, Number(account.current_balance), account.rules.min_payment_amount);
+
+      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, deps.clock()) : undefined;
+      if (inlineValues && body.save_payment_method) {
+        const methods = paymentMethodRepo(trx, tenant);
+        const first = !(await methods.hasAny(account.customer_id));
+        method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
+        await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
+      }
+      const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
+      const token = method?.gateway_token ?? inlineToken!;
+
+      const gateway = gatewayOn(trx);
+      const outcome = await gateway.charge(token, body.amount);
+      const failed = outcome.status === 'failed';
+      const customer = await customerRepo(trx, tenant).find(account.customer_id);
+      const charges = chargeRepo(trx, tenant);
+      const charge = await charges.insert({
+        reference_number: referenceNumber(),
+        debt_account_id: account.id,
+        customer_id: account.customer_id,
+        payment_method_id: method?.id ?? null,
+        payment_method_type: shown.type,
+        card: cardToken(shown),
+        bank_account: bankAccount(shown),
+        gateway: gateway.name,
+        gateway_reference: outcome.reference,
+        status: failed ? 'failed' : outcome.status === 'pending' ? 'pending' : 'succeeded',
+        amount: body.amount,
+        error: failed ? outcome.message : null,
+        error_code: failed ? outcome.code : null,
+        return_code: null,
+        email: body.email ?? customer!.email,
+        send_email: body.send_email ?? false,
+        metadata: body.metadata ?? {},
+        idempotency_key: idempotencyKey ?? null,
+        settled_at: outcome.status === 'succeeded' ? new Date() : null,
+      });
+
+      if (failed) {
+        await charges.insertTransactions(charge.id, [
+          { debt_account_id: account.id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: outcome.reference },
+        ]);
+        await chargeMade(deps.events, trx, tenant, charge, []);
+        const declined = new ApiError(outcome.code, outcome.message);
+        return { charge, declined };
+      }
+
+      const parts = spread(family, body.amount);
+      await charges.insertAllocations(charge.id, parts);
+      await charges.insertTransactions(
+        charge.id,
+        parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: outcome.reference })),
+      );
+      const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
+      await chargeMade(deps.events, trx, tenant, charge, moved);
+      if (outcome.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: outcome.checkAfterSeconds });
+      if (charge.send_email) await enqueueIn(deps.boss, trx, QUEUES.email, receipt(charge));
+      return { charge };
+    });
+  } catch (error) {
+    // Two requests with one key that both got past the key's record (it expired or was lost):
+    // the database lets one charge through; the other answers that charge.
+    if (idempotencyKey && isUniqueViolation(error, 'charges_organization_id_environment_idempotency_key_unique')) {
+      const charge = await chargeRepo(deps.db, tenant).findByIdempotencyKey(idempotencyKey);
+      if (charge) return { charge };
+    }
+    throw error;
+  }
+}
+
+function receipt(charge: ChargeRow): { to: string; subject: string; text: string } {
+  const amount = (Number(charge.amount) / 100).toFixed(2);
+  const method = charge.card ? `card ending ${charge.card.card_number}` : `bank account ${charge.bank_account!.account_number}`;
+  const state = charge.status === 'pending' ? 'is being processed' : 'was received';
+  return {
+    to: charge.email!,
+    subject: `Payment receipt ${charge.reference_number}`,
+    text: `Your payment of $${amount} from your ${method} ${state}. Reference: ${charge.reference_number}.`,
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * Payloads of payments (spec 6.4): charge.succeeded and charge.failed (EventCharge), the ACH
+ * outcomes (EventTransaction), void.succeeded and refund.succeeded (the document leaves their
+ * fields open: the charge's identity and amounts and the transactions the void or refund
+ * made), and the charges and transactions a debt-account payload lists. Built from the rows
+ * payment-reads.ts loaded.
+ */
+import type { components } from '../../generated/schema';
+import { embeddedAccount, eventTime } from './payloads';
+import type { PayloadRows } from './payload-reads';
+import type { ChargeRow, TransactionRow } from './payment-reads';
+
+type S = components['schemas'];
+
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5 } as const;
+
+const dollars = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
+
+/** `MM/DD/YYYY`, the UTC day (spec 6.4's `payment_date`). */
+function paymentDate(moment: Date): string {
+  const iso = moment.toISOString();
+  return `${iso.slice(5, 7)}/${iso.slice(8, 10)}/${iso.slice(0, 4)}`;
+}
+
+function accountOf(id: string, rows: PayloadRows): S['EventEmbeddedDebtAccount'] | null {
+  const account = rows.accounts.get(id);
+  return account ? embeddedAccount(account, rows, null) : null;
+}
+
+export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
+  const charge = rows.payments.charges.get(row.charge_id)!;
+  const amount = Number(row.amount);
+  return {
+    id: Number(row.number),
+    gateway_name: charge.gateway,
+    gateway_code: row.return_code,
+    reference_number: row.gateway_reference,
+    transaction_key: row.id,
+    type_id: TYPE_IDS[row.kind],
+    value_type_id: charge.payment_method_type === 'card' ? 1 : 2,
+    epay_status_id: null,
+    amount: dollars(amount),
+    amount_cents: amount,
+    source: charge.source,
+    customer_id: rows.payments.customerNumbers.get(charge.customer_id) ?? 0,
+    customer_uuid: charge.customer_id,
+    submitted_date: eventTime(row.submitted_at),
+    account_holder: charge.card?.card_holder ?? charge.bank_account?.account_holder ?? null,
+    client_ip: null,
+    server_ip: null,
+    auth_code: null,
+    avs_result: null,
+    card_code_result: null,
+    status: row.status,
+    status_code: row.return_code,
+    debt_account: accountOf(row.debt_account_id, rows),
+    chargeback: null,
+    debt_account_settlement_offer: null,
+    payment_plan_uuid: null,
+    scheduled_charge_uuid: null,
+  };
+}
+
+export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
+  const amount = Number(charge.amount);
+  const stamp = { created_at: eventTime(charge.created_at), updated_at: eventTime(charge.updated_at) };
+  const method = charge.payment_method_id ? rows.payments.methods.get(charge.payment_method_id) : undefined;
+  const [first] = rows.payments.transactionsOfCharge.get(charge.id) ?? [];
+  return {
+    id: charge.id,
+    reference_number: charge.gateway_reference,
+    payment_method_type: charge.payment_method_type,
+    debt_account: accountOf(charge.debt_account_id, rows)!,
+    card: charge.card ? { ...charge.card, ...stamp } : null,
+    bank_account: charge.bank_account,
+    payment_method: method
+      ? {
+          id: method.id,
+          type: method.type,
+          card_token: charge.card ? { ...charge.card, ...stamp } : null,
+          bank_account: charge.bank_account,
+          is_primary: method.is_primary,
+          billing_address: null,
+          has_active_payment_plan: false,
+          has_active_settlement_offer: false,
+          has_active_scheduled_charge: false,
+          created_at: eventTime(method.created_at),
+          updated_at: eventTime(method.updated_at),
+        }
+      : null,
+    billing_address: null,
+    amount,
+    total_amount: amount + Number(charge.fees),
+    payment_date: paymentDate(charge.created_at),
+    success: charge.status !== 'failed',
+    error: charge.error,
+    error_code: charge.error_code,
+    source: charge.source,
+    source_name: 'API',
+    fees: [],
+    transaction: first ? transactionPayload(first, rows) : null,
+    payment_plan_uuid: null,
+    payment_plan_charge_uuid: null,
+    scheduled_charge_uuid: null,
+    debt_account_settlement_offer: null,
+    ...stamp,
+  };
+}
+
+/**
+ * A void or refund, named by one of its transactions: the transactions of the same charge and
+ * kind made with it (in one database transaction, so at one `created_at`).
+ */
+export function moneyBackPayload(transactionId: string, rows: PayloadRows): Record<string, unknown> {
+  const named = rows.payments.transactions.get(transactionId)!;
+  const charge = rows.payments.charges.get(named.charge_id)!;
+  const made = (rows.payments.transactionsOfCharge.get(charge.id) ?? []).filter(
+    (row) => row.kind === named.kind && row.created_at.getTime() === named.created_at.getTime(),
+  );
+  const amount = made.reduce((sum, row) => sum - Number(row.amount), 0);
+  return {
+    id: charge.id,
+    reference_number: charge.gateway_reference,
+    status: charge.status,
+    amount: -amount,
+    amount_cents: -amount,
+    charge_amount: Number(charge.amount),
+    refunded_amount: Number(charge.refunded_amount),
+    payment_method_type: charge.payment_method_type,
+    debt_account_id: charge.debt_account_id,
+    customer_uuid: charge.customer_id,
+    transactions: made.map((row) => transactionPayload(row, rows)),
+    created_at: eventTime(charge.created_at),
+    updated_at: eventTime(charge.updated_at),
+  };
+}
+
+/** The account's latest charges and transactions, newest first (as the API embeds them). */
+export function accountPayments(accountId: string, rows: PayloadRows): { charges: S['EventCharge'][]; transactions: S['EventTransaction'][] } {
+  return {
+    charges: (rows.payments.latestCharges.get(accountId) ?? []).map((charge) => chargePayload(charge, rows)),
+    transactions: (rows.payments.latestTransactions.get(accountId) ?? []).map((row) => transactionPayload(row, rows)),
+  };
+}

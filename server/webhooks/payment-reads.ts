@@ -1,0 +1,149 @@
+/**
+ * The webhooks' reads of payments: charges, their transactions, the methods they were made
+ * with and the customers' sequence numbers, batched like payload-reads.ts (one query per
+ * table) and, like it, straight from the tables, so that payments depend on the events port
+ * only. Runs first in a recording: what it finds names the accounts the payloads embed.
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { scoped } from '../db/tenant';
+import { groupBy } from '../collections';
+import type { ShownPaymentMethod } from '../masking';
+
+type S = components['schemas'];
+
+/** How many charges and transactions a debt-account payload carries: as many as the API embeds. */
+export const LATEST_PAYMENTS = 10;
+
+export interface ChargeRow {
+  id: string;
+  debt_account_id: string;
+  customer_id: string;
+  payment_method_id: string | null;
+  payment_method_type: 'card' | 'ach';
+  card: S['CardToken'] | null;
+  bank_account: S['BankAccount'] | null;
+  gateway: string;
+  gateway_reference: string | null;
+  status: S['ChargeStatus'];
+  amount: string;
+  fees: string;
+  refunded_amount: string;
+  error: string | null;
+  error_code: string | null;
+  source: 'api';
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface TransactionRow {
+  id: string;
+  number: string;
+  charge_id: string;
+  debt_account_id: string;
+  kind: S['Transaction']['type'];
+  status: S['Transaction']['status'];
+  amount: string;
+  return_code: string | null;
+  gateway_reference: string | null;
+  submitted_at: Date;
+  created_at: Date;
+}
+
+export interface ChargeMethodRow extends ShownPaymentMethod {
+  id: string;
+  customer_id: string;
+  is_primary: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface PaymentNeeds {
+  /** Charges shown with their first transaction (charge.succeeded, charge.failed). */
+  charges: Set<string>;
+  /** Transactions shown one by one (ACH outcomes), or naming the void or refund they are part of. */
+  transactions: Set<string>;
+  /** Accounts shown with their latest charges and transactions (debt-account payloads). */
+  latestOf: Set<string>;
+}
+
+export interface PaymentRows {
+  charges: Map<string, ChargeRow>;
+  /** Every transaction of the charges loaded, by charge id, in the order they were made. */
+  transactionsOfCharge: Map<string, TransactionRow[]>;
+  transactions: Map<string, TransactionRow>;
+  /** By account id, newest first, at most LATEST_PAYMENTS each. */
+  latestCharges: Map<string, ChargeRow[]>;
+  latestTransactions: Map<string, TransactionRow[]>;
+  /** The saved methods charges were made with, by id. */
+  methods: Map<string, ChargeMethodRow>;
+  /** Each customer's sequence number (the integer `customer_id` of transaction payloads). */
+  customerNumbers: Map<string, number>;
+  /** Every account some payment shown names: their rows must be loaded too. */
+  accountIds: string[];
+}
+
+export const noPaymentNeeds = (): PaymentNeeds => ({ charges: new Set(), transactions: new Set(), latestOf: new Set() });
+
+const CHARGE_COLUMNS = [
+  'id', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account', 'gateway', 'gateway_reference',
+  'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'source', 'created_at', 'updated_at',
+];
+const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'];
+const METHOD_COLUMNS = [
+  'id', 'customer_id', 'type', 'card_holder', 'card_last4', 'card_brand', 'card_exp_month', 'card_exp_year', 'card_zip', 'account_holder',
+  'account_type', 'routing_number_masked', 'account_number_masked', 'account_zip', 'account_state', 'is_primary', 'created_at', 'updated_at',
+];
+
+const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
+
+/** The newest `LATEST_PAYMENTS` rows of `table` per account, newest first: one query. */
+function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[], accountIds: string[]): Promise<Row[]> {
+  return db
+    .select(columns.map((column) => `ranked.${column}`))
+    .from(
+      scoped(db, table, tenant)
+        .whereIn(`${table}.debt_account_id`, accountIds)
+        .select([
+          ...columns.map((column) => `${table}.${column}`),
+          db.raw(`row_number() OVER (PARTITION BY ${table}.debt_account_id ORDER BY ${table}.created_at DESC, ${table}.id DESC) AS recency`),
+        ])
+        .as('ranked'),
+    )
+    .where('ranked.recency', '<=', LATEST_PAYMENTS)
+    .orderBy([
+      { column: 'ranked.created_at', order: 'desc' },
+      { column: 'ranked.id', order: 'desc' },
+    ]) as unknown as Promise<Row[]>;
+}
+
+const inOrder = (rows: TransactionRow[]) => [...rows].sort((a, b) => Number(a.number) - Number(b.number));
+
+export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNeeds): Promise<PaymentRows> {
+  const accountsOfLatest = [...needs.latestOf];
+  const latestCharges: ChargeRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'charges', CHARGE_COLUMNS, accountsOfLatest) : [];
+  const latestTransactions: TransactionRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'transactions', TRANSACTION_COLUMNS, accountsOfLatest) : [];
+  const named: TransactionRow[] =
+    needs.transactions.size > 0 ? await scoped(db, 'transactions', tenant).whereIn('id', [...needs.transactions]).select(TRANSACTION_COLUMNS) : [];
+
+  const chargeIds = [...new Set([...needs.charges, ...named.map((row) => row.charge_id), ...latestCharges.map((row) => row.id), ...latestTransactions.map((row) => row.charge_id)])];
+  const charges: ChargeRow[] = chargeIds.length > 0 ? await scoped(db, 'charges', tenant).whereIn('id', chargeIds).select(CHARGE_COLUMNS) : [];
+  const ofCharges: TransactionRow[] =
+    chargeIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('charge_id', chargeIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
+  const methodIds = [...new Set(charges.flatMap((row) => row.payment_method_id ?? []))];
+  const methods: ChargeMethodRow[] = methodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', methodIds).select(METHOD_COLUMNS) : [];
+  const customerIds = [...new Set(charges.map((row) => row.customer_id))];
+  const numbers: { id: string; number: string }[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select('id', 'number') : [];
+
+  return {
+    charges: byId(charges),
+    transactionsOfCharge: groupBy(inOrder(ofCharges), (row) => row.charge_id),
+    transactions: byId([...ofCharges, ...named, ...latestTransactions]),
+    latestCharges: groupBy(latestCharges, (row) => row.debt_account_id),
+    latestTransactions: groupBy(latestTransactions, (row) => row.debt_account_id),
+    methods: byId(methods),
+    customerNumbers: new Map(numbers.map((row) => [row.id, Number(row.number)])),
+    accountIds: [...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id)])],
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The sandbox gateway against real PostgreSQL: every test card and ACH account the document
+ * lists answers as documented, and its vault never holds a number in the clear.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { loadConfig } from '../../server/config';
+import { SecretBox } from '../../server/crypto/secrets';
+import { connect } from '../../server/db/database';
+import type { Tenant } from '../../server/http/auth';
+import { GatewayRefusal, type PaymentGateway } from '../../server/gateway/gateway';
+import { gatewayFor, requireGateway } from '../../server/gateway/gateways';
+import { sandboxGateway } from '../../server/gateway/sandbox-gateway';
+import { createOrganization } from '../../server/organizations/organization-repo';
+import { createTestDatabase } from '../support/test-app';
+
+let db: Knex;
+let drop: () => Promise<void>;
+let gateway: PaymentGateway;
+let tenant: Tenant;
+const secrets = new SecretBox(randomBytes(32));
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  drop = database.drop;
+  db = connect(database.url, 2);
+  const organization = await createOrganization(db, 'Acme Recovery LLC');
+  tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: 'x' };
+  gateway = sandboxGateway(db, tenant, secrets, { achSettlementSeconds: 172_800 });
+});
+afterAll(async () => {
+  await db?.destroy();
+  await drop?.();
+});
+
+const card = (number: string) => gateway.tokenizeCard({ number, expMonth: 8, expYear: 2031 });
+const bank = (accountNumber: string) => gateway.tokenizeBankAccount({ routingNumber: '110000000', accountNumber });
+
+describe('sandbox cards', () => {
+  test.each(['4242424242424242', '5555555555554444', '378282246310005', '6011111111111117', '4111111111111111'])(
+    'card %s succeeds at once',
+    async (number) => {
+      const outcome = await gateway.charge(await card(number), 1500);
+      expect(outcome.status).toBe('succeeded');
+      expect(outcome.reference).toMatch(/^pay_/);
+    },
+  );
+
+  test.each([
+    ['4000000000000002', 'card_declined'],
+    ['4000000000009995', 'insufficient_funds'],
+    ['4000000000000069', 'expired_card'],
+    ['4000000000000127', 'incorrect_cvc'],
+    ['4000000000000119', 'processing_error'],
+  ])('card %s is declined with %s', async (number, code) => {
+    const outcome = await gateway.charge(await card(number), 1500);
+    expect(outcome).toMatchObject({ status: 'failed', code });
+  });
+});
+
+describe('sandbox bank accounts', () => {
+  test.each([
+    ['000123456789', undefined],
+    ['000999999991', undefined],
+    ['000222222227', 'R01'],
+    ['000111111113', 'R02'],
+    ['000111111116', 'R03'],
+    ['000333333335', 'R10'],
+  ])('account %s is pending for the settlement time, then %s', async (account, code) => {
+    const outcome = await gateway.charge(await bank(account), 9900);
+    expect(outcome).toMatchObject({ status: 'pending', checkAfterSeconds: 172_800 });
+    const later = await gateway.outcome(outcome.reference);
+    expect(later).toEqual(code ? expect.objectContaining({ status: 'returned', code }) : { status: 'settled' });
+    // A retried settlement job is told the same.
+    expect(await gateway.outcome(outcome.reference)).toEqual(later);
+  });
+});
+
+describe('void and refund', () => {
+  test('a succeeded card payment can be voided once, then neither voided nor refunded', async () => {
+    const { reference } = await gateway.charge(await card('4242424242424242'), 1000);
+    await gateway.void(reference);
+    await expect(gateway.void(reference)).rejects.toBeInstanceOf(GatewayRefusal);
+    await expect(gateway.refund(reference, 100)).rejects.toBeInstanceOf(GatewayRefusal);
+  });
+
+  test('refunds add up to the amount and no further; a declined payment is not refundable', async () => {
+    const { reference } = await gateway.charge(await card('4242424242424242'), 1000);
+    await gateway.refund(reference, 400);
+    await gateway.refund(reference, 600);
+    await expect(gateway.refund(reference, 1)).rejects.toBeInstanceOf(GatewayRefusal);
+    const declined = await gateway.charge(await card('4000000000000002'), 1000);
+    await expect(gateway.refund(declined.reference, 1)).rejects.toBeInstanceOf(GatewayRefusal);
+  });
+
+  test('a pending ACH debit can be voided; once settled it is refunded instead', async () => {
+    const pending = await gateway.charge(await bank('000123456789'), 1000);
+    await gateway.void(pending.reference);
+    const settled = await gateway.charge(await bank('000123456789'), 1000);
+    await gateway.outcome(settled.reference);
+    await expect(gateway.void(settled.reference)).rejects.toBeInstanceOf(GatewayRefusal);
+    await gateway.refund(settled.reference, 1000);
+  });
+});
+
+describe('the vault', () => {
+  test('keeps numbers sealed, never in the clear, and another tenant cannot use a token', async () => {
+    const token = await card('4000000000009995');
+    const bankToken = await bank('000222222227');
+    const rows = await db('sandbox_vault').whereIn('token', [token, bankToken]);
+    const text = JSON.stringify(rows);
+    expect(text).not.toContain('4000000000009995');
+    expect(text).not.toContain('000222222227');
+    expect(text).not.toContain('110000000');
+    const other = sandboxGateway(db, { ...tenant, environment: 'production' }, secrets, { achSettlementSeconds: 1 });
+    await expect(other.charge(token, 100)).rejects.toBeInstanceOf(GatewayRefusal);
+  });
+});
+
+describe('which gateway', () => {
+  const deps = (env: NodeJS.ProcessEnv) => ({ db, secrets, config: loadConfig(env) });
+  const production = (): Tenant => ({ ...tenant, environment: 'production' });
+
+  test('sandbox always simulates; production only when PAYMENT_GATEWAY=sandbox', () => {
+    expect(gatewayFor(deps({}), tenant)?.(db).name).toBe('sandbox');
+    expect(gatewayFor(deps({}), production())).toBeUndefined();
+    expect(gatewayFor(deps({ PAYMENT_GATEWAY: 'sandbox' }), production())?.(db).name).toBe('sandbox');
+    expect(() => requireGateway(deps({}), production())).toThrow(expect.objectContaining({ errorCode: 'payment_gateway_unavailable', status: 400 }));
+  });
+
+  test('config: PAYMENT_GATEWAY is checked, SANDBOX_ACH_SETTLEMENT_SECONDS defaults to two days', () => {
+    expect(() => loadConfig({ PAYMENT_GATEWAY: 'stripe' })).toThrow(/PAYMENT_GATEWAY/);
+    expect(loadConfig({}).sandboxAchSettlementSeconds).toBe(172_800);
+    expect(loadConfig({ SANDBOX_ACH_SETTLEMENT_SECONDS: '60' }).sandboxAchSettlementSeconds).toBe(60);
+    expect(() => loadConfig({ SANDBOX_ACH_SETTLEMENT_SECONDS: '-1' })).toThrow(/SANDBOX_ACH_SETTLEMENT_SECONDS/);
+  });
+});
