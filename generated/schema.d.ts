@@ -1520,6 +1520,11 @@ export interface paths {
          *     `Webhooks`); `attempts`, `last_status_code`, `last_error` and `next_attempt_at` show where it
          *     stands. Test deliveries store nothing and are not listed. A webhook unknown in this
          *     organization and environment answers 404.
+         *
+         *     Retention (our decision): an event and its deliveries are kept for 30 days after the
+         *     event (the service's setting `WEBHOOK_LOG_RETENTION_DAYS`) once every one of its deliveries
+         *     has finished (delivered, or failed after its last retry); after that they are removed
+         *     and no longer listed. A delivery still being retried is never removed.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;

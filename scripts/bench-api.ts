@@ -6,9 +6,13 @@
  * in turn by autocannon in a separate process; rounds alternate A B C A B C and medians are
  * printed, with the ratio against the bare handler.
  *
- *   npm run bench:api [-- --seconds 5 --rounds 3 --connections 10]
+ * With `--processes N` (N > 1), the service is also started as `npm start` starts it, once
+ * with WEB_CONCURRENCY=1 and once with WEB_CONCURRENCY=N, each a separate process tree over
+ * the same database, loaded in alternating rounds; the scaling is N processes' req/s over one's.
+ *
+ *   npm run bench:api [-- --seconds 5 --rounds 3 --connections 10 --processes 1]
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
@@ -25,15 +29,21 @@ import { CUSTOMER_COLUMNS, CUSTOMERS } from '../server/customers/customer-repo';
 import { customerService } from '../server/customers/customer-service';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
-import { authenticate, tenantOf, type Tenant } from '../server/http/auth';
-import { createLimiter, rateLimit } from '../server/http/rate-limit';
+import { tenantOf, type Tenant } from '../server/http/auth';
+import { authenticateAndLimit } from '../server/http/access';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
+import { freePort } from '../server/net';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
 const { values: options } = parseArgs({
-  options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '10' } },
+  options: {
+    seconds: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '10' },
+    processes: { type: 'string', default: '1' },
+  },
 });
 
 /** The same two queries the service runs for GET /customers/{id} with its default include. */
@@ -62,7 +72,7 @@ function bareApp(db: Knex, tenant: Tenant): Express {
 function authAndLimitApp(db: Knex): Express {
   const query = sameQueries(db);
   const app = express();
-  app.use(API_BASE, authenticate(db), rateLimit(createLimiter(db, { points: 1e9, durationSeconds: 60, keyPrefix: 'bench' })));
+  app.use(API_BASE, authenticateAndLimit(db, { points: 1e9, durationSeconds: 60, keyPrefix: 'bench' }));
   app.get(`${API_BASE}/customers/:id`, async (req, res) => {
     res.json(await query(tenantOf(res), req.params.id));
   });
@@ -85,6 +95,63 @@ async function load(url: string, token: string): Promise<Result> {
   return { requests: report.requests.average, p99: report.latency.p99 };
 }
 
+/** `npm start` with WEB_CONCURRENCY=processes on the scratch database; resolves once /health answers. */
+async function startServers(databaseUrl: string, processes: number): Promise<{ child: ChildProcess; port: number }> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    WEB_CONCURRENCY: String(processes),
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'info',
+  };
+  // Logs go to /dev/null, as the in-process service's do.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`the server with WEB_CONCURRENCY=${processes} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return { child, port };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`the server with WEB_CONCURRENCY=${processes} did not start`);
+}
+
+/** One process against N, as `npm start` runs them; prints the scaling. */
+async function scaling(databaseUrl: string, path: string, token: string, processes: number): Promise<void> {
+  const children: ChildProcess[] = [];
+  try {
+    const targets: { processes: number; url: string; results: Result[] }[] = [];
+    for (const count of [1, processes]) {
+      const { child, port } = await startServers(databaseUrl, count);
+      children.push(child);
+      targets.push({ processes: count, url: `http://127.0.0.1:${port}${path}`, results: [] });
+    }
+    for (const target of targets) await load(target.url, token); // warm-up
+    for (let round = 0; round < Number(options.rounds); round++) {
+      for (const target of targets) target.results.push(await load(target.url, token));
+    }
+    const one = median(targets[0]!.results.map((r) => r.requests));
+    console.log(`\nnpm start, WEB_CONCURRENCY=1 vs ${processes} (separate processes, same database), medians`);
+    console.log('processes                req/s   p99 ms   req/s vs 1 process');
+    for (const target of targets) {
+      const requests = median(target.results.map((r) => r.requests));
+      const p99 = median(target.results.map((r) => r.p99));
+      console.log(`${String(target.processes).padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / one).toFixed(2).padStart(20)}`);
+    }
+  } finally {
+    await Promise.all(
+      children.map((child) => new Promise((done) => {
+        child.once('exit', done);
+        child.kill('SIGTERM');
+      })),
+    );
+  }
+}
 
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench', 20);
@@ -130,6 +197,8 @@ async function main(): Promise<void> {
       const p99 = median(target.results.map((r) => r.p99));
       console.log(`${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(15)}`);
     }
+    const processes = Number(options.processes);
+    if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {
     await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
     await stopQueue();

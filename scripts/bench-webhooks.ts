@@ -9,6 +9,10 @@
  * 200 on keep-alive connections). The clock runs from the worker's start until the last
  * delivery is recorded as delivered in the database.
  *
+ * Baseline, in the same run: the same number of signed POSTs of the same body to the same
+ * receiver, by a bare loop with no database and no queue (same sender, same concurrency as the
+ * worker), and our rate as a ratio of it.
+ *
  *   npm run bench:webhooks [-- --events 10000 --webhooks 4]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,6 +29,36 @@ import { createOrganization } from '../server/organizations/organization-repo';
 import { startWebhookWorker } from '../server/webhooks/delivery-worker';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { webhookRepo } from '../server/webhooks/webhook-repo';
+import { postWebhook } from '../server/webhooks/sender';
+import { signWebhookBody } from '../client/webhooks';
+
+/** As many attempts in flight as the worker allows by default (delivery-worker.ts). */
+const BARE_CONCURRENCY = 256;
+
+/** `total` signed POSTs spread over `urls`, BARE_CONCURRENCY at a time; answers deliveries per second. */
+async function bareLoop(total: number, urls: string[], payload: unknown, secrets: string[]): Promise<number> {
+  let next = 0;
+  const started = Date.now();
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      const hook = i % urls.length;
+      const body = Buffer.from(JSON.stringify({ data: payload }), 'utf8');
+      const headers = {
+        'Content-Type': 'application/json',
+        'User-Agent': 'debt-collection-service-webhooks/1',
+        'X-Service-Event-Name': 'customer.update',
+        'X-Service-Webhook-ID': `bare-${hook}`,
+        'X-Service-Delivery-ID': `bare-${i}`,
+        'X-Service-Signature-256': signWebhookBody(body, secrets[hook]!),
+      };
+      const result = await postWebhook(urls[hook]!, headers, body, { timeoutMs: 10_000, allowInsecure: true });
+      if (!result.ok) throw new Error(`bare loop: ${result.error ?? result.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: BARE_CONCURRENCY }, lane));
+  return total / ((Date.now() - started) / 1000);
+}
 
 const { values: options } = parseArgs({ options: { events: { type: 'string', default: '10000' }, webhooks: { type: 'string', default: '4' } } });
 const EVENTS = Number(options.events);
@@ -71,12 +105,10 @@ async function main(): Promise<void> {
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     const secrets = new SecretBox(randomBytes(32));
     const config = { ...loadConfig({ PORT: '0' }), webhookAllowInsecureUrls: true };
+    const hookUrls = Array.from({ length: WEBHOOKS }, (_, i) => `http://127.0.0.1:${receiver.port}/hooks/${i}`);
+    const hookSecrets = Array.from({ length: WEBHOOKS }, (_, i) => `bench_secret_${i}_0123456789`);
     for (let i = 0; i < WEBHOOKS; i++) {
-      await webhookRepo(db, tenant).insert({
-        url: `http://127.0.0.1:${receiver.port}/hooks/${i}`,
-        events: ['customer.update'],
-        secret_sealed: secrets.encrypt(`bench_secret_${i}_0123456789`),
-      });
+      await webhookRepo(db, tenant).insert({ url: hookUrls[i]!, events: ['customer.update'], secret_sealed: secrets.encrypt(hookSecrets[i]!) });
     }
     const events = webhookEvents(boss);
     const customer = await customerService({ db, events, clock: () => new Date() }).create(
@@ -108,9 +140,13 @@ async function main(): Promise<void> {
     const seconds = (Date.now() - started) / 1000;
     await worker.stop();
     const received = await (await fetch(`http://127.0.0.1:${receiver.port}/`)).text();
-    console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${(deliveries / seconds).toFixed(0)} deliveries per second (receiver counted ${received})`);
+    const rate = deliveries / seconds;
+    console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received})`);
     const after = memory('after');
     console.log(`memory  change  rss ${mb(after.rss - before.rss).padStart(9)}   heap used ${mb(after.heapUsed - before.heapUsed).padStart(8)}   (peak rss while delivering ${mb(peakRss)})`);
+    const [stored] = await db('webhook_events').select('payload').limit(1);
+    const bare = await bareLoop(deliveries, hookUrls, (stored as { payload: unknown }).payload, hookSecrets);
+    console.log(`baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second; ours ${(rate / bare).toFixed(2)} of it`);
   } finally {
     await boss.stop({ graceful: false, wait: true });
     receiver.child.kill();

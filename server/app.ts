@@ -7,9 +7,8 @@ import type { Server } from 'node:http';
 import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppDeps } from './deps';
-import { authenticate } from './http/auth';
+import { authenticateAndLimit } from './http/access';
 import { ApiError, errorHandler } from './http/errors';
-import { createLimiter, rateLimit } from './http/rate-limit';
 import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { idempotency } from './idempotency/idempotency';
@@ -69,8 +68,8 @@ export function createApp(deps: AppDeps): Express {
 
   const api = express.Router();
   api.use(express.json({ limit: BODY_LIMIT, type: readsJsonBody }));
-  api.use(authenticate(db));
-  api.use(rateLimit(createLimiter(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' })));
+  // One round trip: the token and its count (http/access.ts).
+  api.use(authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }));
   api.use(bulkSessionThrottle(deps));
   api.use(openApiValidator());
   api.use(refuseUnstorableText);

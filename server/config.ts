@@ -6,6 +6,8 @@ import { resolve } from 'node:path';
 
 export interface Config {
   port: number;
+  /** Server processes on the port (node:cluster); 1: this process serves alone. */
+  webConcurrency: number;
   /** postgres://… ; unset: an embedded PostgreSQL under dataDir. */
   databaseUrl: string | undefined;
   /** How long `npm start` waits for a database that does not answer yet. */
@@ -17,6 +19,8 @@ export interface Config {
   webhookRetryDelaySeconds: number;
   webhookTimeoutMs: number;
   webhookAllowInsecureUrls: boolean;
+  /** Days an event and its finished deliveries stay in the outbox (and the deliveries log). */
+  webhookLogRetentionDays: number;
   portalUrl: string;
   shortLinkBaseUrl: string;
   /** base64 of 32 bytes; unset: a key kept in dataDir, made on first start. */
@@ -101,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
     port,
+    webConcurrency: integer(env, 'WEB_CONCURRENCY', 1, 1, 64),
     databaseUrl: databaseUrl(env),
     databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 30, 0, 3600),
     dataDir: resolve(env.DATA_DIR || '.data'),
@@ -109,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookRetryDelaySeconds: integer(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 900, 0, 86_400),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),
+    webhookLogRetentionDays: integer(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30, 1, 3650),
     portalUrl: url(env, 'PORTAL_URL', `http://127.0.0.1:${port}/portal`),
     shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
     dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,

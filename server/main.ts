@@ -6,6 +6,7 @@
  * the step in hand. Expected failures (bad environment, busy port, wrong or absent database)
  * are one line on stderr and exit code 1, never a stack.
  */
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp, listen } from './app';
@@ -15,6 +16,7 @@ import { migrate, openDatabase, STARTUP_LOCKS, underAdvisoryLock, waitForDatabas
 import { startQueue, type Boss } from './jobs/queue';
 import { startWorkers, type Workers } from './workers';
 import { createLogger } from './logging';
+import { superviseServers } from './cluster';
 import { portIsFree } from './net';
 import { webhookEvents } from './webhooks/outbox';
 
@@ -81,7 +83,8 @@ async function main(): Promise<void> {
   };
 
   try {
-    if (config.port !== 0 && !(await portIsFree(config.port))) {
+    // Under a supervisor (cluster.ts) the port was checked once, and is shared by design.
+    if (!cluster.isWorker && config.port !== 0 && !(await portIsFree(config.port))) {
       throw new Error(`Port ${config.port} is already in use; set PORT to another one.`);
     }
     running.database = await openDatabase(config, (line) => logger.info(line));
@@ -115,7 +118,21 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: Error) => {
-  console.error(`Could not start: ${error.message}`);
-  process.exit(1);
-});
+/** WEB_CONCURRENCY > 1: a supervisor over that many server processes, each running main(). */
+async function supervise(): Promise<boolean> {
+  if (!cluster.isPrimary) return false;
+  const config = loadConfig();
+  if (config.webConcurrency === 1) return false;
+  if (config.port !== 0 && !(await portIsFree(config.port))) {
+    throw new Error(`Port ${config.port} is already in use; set PORT to another one.`);
+  }
+  superviseServers(config.webConcurrency, createLogger(config.logLevel));
+  return true;
+}
+
+supervise()
+  .then((supervising) => (supervising ? undefined : main()))
+  .catch((error: Error) => {
+    console.error(`Could not start: ${error.message}`);
+    process.exit(1);
+  });

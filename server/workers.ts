@@ -6,6 +6,7 @@ import type { AppDeps } from './deps';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from './bulk/bulk-import';
 import { createMailer, type Mail } from './mail/mailer';
 import { startWebhookWorker } from './webhooks/delivery-worker';
+import { startOutboxRetention } from './webhooks/retention';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
@@ -34,6 +35,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await settleAch(deps, job!.data);
   });
+  await startOutboxRetention(deps);
   await startPlanScheduler(deps, planPorts(deps));
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.

@@ -79,7 +79,9 @@ export async function runBulkImport(deps: AppDeps, job: BulkJob): Promise<void> 
   for (;;) {
     try {
       const taken = await deps.db.transaction((trx) => importChunk(deps, trx, tenant, job.bulkActionId, size));
-      if (taken === 0) break;
+      // A short chunk was the last this runner could claim: rows another runner holds are its
+      // to finish, and complete() waits for them (it completes only with no row pending).
+      if (taken < size) break;
     } catch (error) {
       // Someone else created one of these identifiers after the check (through the API): go on
       // one row at a time, so the check sees it and only that row fails.

@@ -30,13 +30,15 @@ export function createLimiter(db: Knex, { points, durationSeconds, keyPrefix }: 
   });
 }
 
-function setHeaders(res: Response, limit: number, state: RateLimiterRes): void {
+export function setRateLimitHeaders(res: Response, limit: number, remaining: number, msBeforeNext: number): void {
   res.set({
     'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(Math.max(0, state.remainingPoints)),
-    'RateLimit-Reset': String(Math.ceil(state.msBeforeNext / 1000)),
+    'RateLimit-Remaining': String(Math.max(0, remaining)),
+    'RateLimit-Reset': String(Math.ceil(msBeforeNext / 1000)),
   });
 }
+
+const setHeaders = (res: Response, limit: number, state: RateLimiterRes) => setRateLimitHeaders(res, limit, state.remainingPoints, state.msBeforeNext);
 
 /** Consumes one point of `limiter` for the request's token; must run after authentication. */
 export function rateLimit(limiter: RateLimiterPostgres, what = 'requests'): RequestHandler {

@@ -63,26 +63,14 @@ export function locationRepo(db: Knex, tenant: Tenant) {
     },
 
     /**
-     * Accounts using each location, as their location or as an additional one. The ids come
-     * from scoped rows already; the tenant condition keeps the query safe on its own.
-     */
-    /**
-     * Accounts using each location. An account's own location is never also one of its
-     * additional locations (the debt-account service keeps them apart), so the two counts add
-     * up without a DISTINCT over every account of the location.
+     * Accounts using each location, as their location or as an additional one: the counter
+     * the triggers of migration 008 keep, one row per location whatever its number of accounts.
      */
     async accountCounts(ids: string[]): Promise<Map<string, number>> {
       if (ids.length === 0) return new Map();
-      const { organizationId, environment } = tenant;
-      const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
-        `SELECT location_id, sum(n) AS count FROM (
-           SELECT location_id, count(*) AS n FROM debt_accounts
-            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
-           UNION ALL
-           SELECT location_id, count(*) FROM ${DEBT_ACCOUNT_LOCATIONS}
-            WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
-         ) uses GROUP BY location_id`,
-        [ids, organizationId, environment, ids, organizationId, environment],
+      const { rows } = await db.raw<{ rows: { location_id: string; count: number }[] }>(
+        `SELECT id AS location_id, debt_accounts_count AS count FROM ${LOCATIONS} WHERE id = ANY(?) AND organization_id = ? AND environment = ?`,
+        [ids, tenant.organizationId, tenant.environment],
       );
       return new Map(rows.map((row) => [row.location_id, Number(row.count)]));
     },

@@ -6,6 +6,7 @@
  * transaction, so a payload shows the change exactly as it commits.
  */
 import type { Knex } from 'knex';
+import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { scoped } from '../db/tenant';
@@ -218,19 +219,9 @@ function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds:
     .select(ACCOUNT_COLUMNS);
 }
 
-async function usage(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, number>> {
-  const { organizationId, environment } = tenant;
-  const { rows } = await db.raw<{ rows: { location_id: string; count: string }[] }>(
-    `SELECT location_id, sum(n) AS count FROM (
-       SELECT location_id, count(*) AS n FROM debt_accounts
-        WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
-       UNION ALL
-       SELECT location_id, count(*) FROM debt_account_locations
-        WHERE location_id = ANY(?) AND organization_id = ? AND environment = ? GROUP BY location_id
-     ) uses GROUP BY location_id`,
-    [ids, organizationId, environment, ids, organizationId, environment],
-  );
-  return new Map(rows.map((row) => [row.location_id, Number(row.count)]));
+/** The location's counter (migration 008), as the API shows it. */
+function usage(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, number>> {
+  return locationRepo(db, tenant).accountCounts(ids);
 }
 
 async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportRow[]> {

@@ -4,7 +4,7 @@ import { createApiClient } from '../../client';
 import { API_BASE, createApp, listen } from '../../server/app';
 import { SecretBox } from '../../server/crypto/secrets';
 import { createLogger } from '../../server/logging';
-import { createOrganization } from '../../server/organizations/organization-repo';
+import { createOrganization, rotateToken } from '../../server/organizations/organization-repo';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const LIMIT = 5;
@@ -87,5 +87,30 @@ describe('rate limit', () => {
     const { response } = await client.GET('/customers');
     expect(response.status).toBe(200);
     expect(response.headers.get('ratelimit-remaining')).toBe(String(LIMIT - 3));
+  });
+
+  test('requests sent at once are counted one by one: exactly the limit pass, each with its own remaining count', async () => {
+    const fresh = await createOrganization(app.db, 'Burst Recovery', 'ops@burst-recovery.example');
+    const clients = [app.baseUrl, secondBaseUrl].map((baseUrl) => createApiClient({ baseUrl, token: fresh.production_token }));
+    const responses = await Promise.all(Array.from({ length: LIMIT + 4 }, (_, i) => clients[i % 2]!.GET('/customers').then((r) => r.response)));
+    const passed = responses.filter((r) => r.status === 200);
+    expect(passed).toHaveLength(LIMIT);
+    expect(responses.filter((r) => r.status === 429)).toHaveLength(4);
+    const remaining = passed.map((r) => Number(r.headers.get('ratelimit-remaining'))).sort((a, b) => a - b);
+    expect(remaining).toEqual(Array.from({ length: LIMIT }, (_, i) => i));
+  });
+
+  test('a revoked token is refused at once by every server process, and the new one works', async () => {
+    const fresh = await createOrganization(app.db, 'Rotating Recovery', 'ops@rotating-recovery.example');
+    const oldClients = [app.baseUrl, secondBaseUrl].map((baseUrl) => createApiClient({ baseUrl, token: fresh.sandbox_token }));
+    for (const client of oldClients) expect((await client.GET('/customers')).response.status).toBe(200);
+    const newToken = await rotateToken(app.db, fresh.organization_id, 'sandbox');
+    for (const client of oldClients) {
+      const { response, error } = await client.GET('/customers');
+      expect(response.status).toBe(401);
+      expect(error).toEqual({ error: expect.any(String), errorCode: 'unauthenticated' });
+    }
+    const renewed = createApiClient({ baseUrl: secondBaseUrl, token: newToken! });
+    expect((await renewed.GET('/customers')).response.status).toBe(200);
   });
 });

@@ -1,3 +1,4 @@
+import { migrationSource } from '../../server/db/migrations';
 import { randomBytes } from 'node:crypto';
 import { connect, migrate } from '../../server/db/database';
 
@@ -13,7 +14,10 @@ describe('migrate', () => {
     try {
       await Promise.all(pools.map((db) => migrate(db)));
       const applied = await pools[0]!('knex_migrations').select('name');
-      expect(applied.map((row: { name: string }) => row.name)).toEqual(['001-initial', '002-debt-accounts', '003-customer-sessions', '004-bulk', '005-webhooks', '007-payments', '009-payment-plans']);
+      // Each migration of the list applied once, in order.
+      const listed = await migrationSource.getMigrations([]);
+      expect(listed).toEqual(['001-initial', '002-debt-accounts', '003-customer-sessions', '004-bulk', '005-webhooks', '007-payments', '008-location-counter', '009-outbox-retention', '010-payment-plans']);
+      expect(applied.map((row: { name: string }) => row.name)).toEqual(listed);
       const { rows } = await pools[0]!.raw(`SELECT to_regclass('public.customers') AS customers`);
       expect(rows[0].customers).toBe('customers');
     } finally {

@@ -120,3 +120,25 @@ test('SIGTERM to the npm process alone stops the server and the database, leavin
   expect(npm.output()).toContain('"signal":"SIGTERM"');
   expect(errorLines(npm.output())).toEqual([]);
 }, 180_000);
+
+test('WEB_CONCURRENCY=2: two server processes serve one port; SIGTERM to npm stops both, then the database, and exits 0', async () => {
+  const port = await freePort();
+  const npm = spawnProcess('npm', ['start'], embeddedEnv(dataDir, { PORT: String(port), WEB_CONCURRENCY: '2' }), true);
+  spawned.push(npm);
+  await waitForHealth(port);
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(npm.child.pid)]);
+  const supervisor = stdout.split('\n').map(Number).find(Boolean)!;
+  const { stdout: children } = await run('ps', ['-o', 'pid=', '--ppid', String(supervisor)]);
+  const servers = children.split('\n').map(Number).filter(Boolean);
+  expect(servers).toHaveLength(2);
+  await npm.waitFor('serving /api/v1');
+  for (let i = 0; i < 6; i++) expect((await customers(port, token)).status).toBe(200);
+  const pids = [npm.child.pid!, supervisor, ...servers, postmasterPid(dataDir)];
+
+  npm.child.kill('SIGTERM');
+  expect(await npm.exited).toBe(0);
+  await gone(port, pids);
+  expect(npm.output().match(/"msg":"stopped"/g)?.length).toBe(3);
+  expect(npm.output()).toContain('stopped the embedded PostgreSQL');
+  expect(errorLines(npm.output())).toEqual([]);
+}, 180_000);

@@ -9,6 +9,8 @@ import * as customerSessions from './003-customer-sessions';
 import * as bulk from './004-bulk';
 import * as webhooks from './005-webhooks';
 import * as payments from './007-payments';
+import * as locationCounter from './008-location-counter';
+import * as outboxRetention from './009-outbox-retention';
 import * as paymentPlans from './010-payment-plans';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -18,6 +20,8 @@ const migrations: Record<string, Knex.Migration> = {
   '004-bulk': bulk,
   '005-webhooks': webhooks,
   '007-payments': payments,
+  '008-location-counter': locationCounter,
+  '009-outbox-retention': outboxRetention,
   '010-payment-plans': paymentPlans,
 };
 

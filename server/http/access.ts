@@ -1,0 +1,146 @@
+/**
+ * Authentication and the API rate limit in one statement: it finds the tokens (not revoked)
+ * and counts the requests against them. Nothing is cached, so a revoked token is refused by
+ * every process from the moment the revocation commits, and the count is the one row every
+ * process shares (`rate_limits`, the table rate-limiter-flexible keeps the other limits in,
+ * with the same fixed window and key shape).
+ *
+ * Requests that arrive while a statement is in flight wait for it and then go together in the
+ * next one (group commit): a lone request waits for nothing, a busy process makes one round
+ * trip for many requests. The count stays exact: a statement adds n to a token's row and gets
+ * the total back, and its n requests take the n numbers below that total in arrival order,
+ * as if each had counted alone. The window's clock is the database's, so processes on several
+ * machines agree on it.
+ */
+import type { RequestHandler } from 'express';
+import type { Knex } from 'knex';
+import { hashToken } from '../crypto/secrets';
+import { BEARER, type Tenant } from './auth';
+import { ApiError } from './errors';
+import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
+
+interface Row {
+  token_hash: string;
+  organization_id: string;
+  environment: Tenant['environment'];
+  offset_ms: string | null;
+  points: number;
+  ms_before_next: string;
+}
+
+/** What one request learns: no tenant (unknown or revoked token), or its tenant and its number in the window. */
+type Verdict = { tenant?: undefined } | { tenant: Tenant; points: number; msBeforeNext: number };
+
+// Keys are counted in key order, so two processes' statements never wait on each other in a
+// circle. In the conflict branch only EXCLUDED is in reach, so "now" is EXCLUDED.expire less
+// the window. The statement writes only the UNLOGGED counters (lost in a database crash in
+// any case), so its commit need not wait for the WAL flush: set_config(..., true) lasts until
+// the end of this statement's own transaction.
+const SQL = `
+  WITH unflushed AS (
+    SELECT set_config('synchronous_commit', 'off', true)
+  ), asked AS (
+    SELECT token_hash, count(*) AS n FROM unnest(CAST($1 AS text[])) AS asked(token_hash) GROUP BY token_hash
+  ), token AS (
+    SELECT asked.token_hash, asked.n, CAST($2 AS text) || asked.token_hash AS key, t.organization_id, t.environment, sc.offset_ms
+      FROM asked JOIN api_tokens t ON t.token_hash = asked.token_hash AND t.revoked_at IS NULL
+      LEFT JOIN sandbox_clocks sc ON sc.organization_id = t.organization_id AND t.environment = 'sandbox'
+  ), clock AS (
+    SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS bigint) AS now FROM unflushed
+  ), counted AS (
+    INSERT INTO ${RATE_LIMIT_TABLE} AS counts (key, points, expire)
+    SELECT token.key, token.n, clock.now + CAST($3 AS bigint) FROM token, clock ORDER BY token.key
+    ON CONFLICT (key) DO UPDATE SET
+      points = CASE WHEN counts.expire <= EXCLUDED.expire - CAST($3 AS bigint) THEN EXCLUDED.points ELSE counts.points + EXCLUDED.points END,
+      expire = CASE WHEN counts.expire <= EXCLUDED.expire - CAST($3 AS bigint) THEN EXCLUDED.expire ELSE counts.expire END
+    RETURNING key, points, expire
+  )
+  SELECT token.token_hash, token.organization_id, token.environment, token.offset_ms, counted.points, counted.expire - clock.now AS ms_before_next
+    FROM token JOIN counted ON counted.key = token.key CROSS JOIN clock`;
+
+interface PgConnection {
+  query(query: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+}
+
+/** The statement is prepared once per connection (named), not planned again for every batch. */
+async function runPrepared(db: Knex, values: unknown[]): Promise<Row[]> {
+  const connection = (await db.client.acquireConnection()) as PgConnection;
+  try {
+    return (await connection.query({ name: 'dcs-authenticate-and-count', text: SQL, values })).rows;
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+interface Waiting {
+  tokenHash: string;
+  settle: (verdict: Verdict) => void;
+  fail: (error: unknown) => void;
+}
+
+/** Counts tokens in batches: one statement in flight, the requests meanwhile queued for the next. */
+function tokenCounter(db: Knex, keyPrefix: string, durationMs: number): (tokenHash: string) => Promise<Verdict> {
+  let queue: Waiting[] = [];
+  let busy = false;
+
+  async function flush(): Promise<void> {
+    if (busy || queue.length === 0) return;
+    busy = true;
+    const batch = queue;
+    queue = [];
+    try {
+      const rows = await runPrepared(db, [batch.map((w) => w.tokenHash), `${keyPrefix}:`, durationMs]);
+      const byToken = new Map(rows.map((row) => [row.token_hash, row]));
+      const asked = new Map<string, number>();
+      for (const waiting of batch) asked.set(waiting.tokenHash, (asked.get(waiting.tokenHash) ?? 0) + 1);
+      const taken = new Map<string, number>();
+      for (const waiting of batch) {
+        const row = byToken.get(waiting.tokenHash);
+        if (!row) {
+          waiting.settle({});
+          continue;
+        }
+        const before = taken.get(waiting.tokenHash) ?? 0;
+        taken.set(waiting.tokenHash, before + 1);
+        const points = row.points - asked.get(waiting.tokenHash)! + before + 1;
+        waiting.settle({
+          // The sandbox clock comes with the token: every rule of time of the request reads it.
+          tenant: { organizationId: row.organization_id, environment: row.environment, tokenHash: waiting.tokenHash, clockOffsetMs: Number(row.offset_ms ?? 0) },
+          points,
+          msBeforeNext: Math.max(0, Number(row.ms_before_next)),
+        });
+      }
+    } catch (error) {
+      for (const waiting of batch) waiting.fail(error);
+    } finally {
+      busy = false;
+      void flush();
+    }
+  }
+
+  return (tokenHash) =>
+    new Promise<Verdict>((settle, fail) => {
+      queue.push({ tokenHash, settle, fail });
+      void flush();
+    });
+}
+
+/** Sets `res.locals.tenant` and consumes one point of the token's quota, or answers 401 / 429. */
+export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds, keyPrefix }: RateLimitOptions): RequestHandler {
+  const count = tokenCounter(db, keyPrefix, durationSeconds * 1000);
+  return async (req, res, next) => {
+    try {
+      const match = BEARER.exec(req.get('authorization') ?? '');
+      if (!match) throw new ApiError('unauthenticated', 'No valid access token was given.');
+      const verdict = await count(hashToken(match[1]!));
+      if (!verdict.tenant) throw new ApiError('unauthenticated', 'No valid access token was given.');
+      res.locals.tenant = verdict.tenant;
+      setRateLimitHeaders(res, limit, limit - verdict.points, verdict.msBeforeNext);
+      if (verdict.points <= limit) return next();
+      const retryAfter = Math.max(1, Math.ceil(verdict.msBeforeNext / 1000));
+      throw new ApiError('rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, undefined, { 'Retry-After': String(retryAfter) });
+    } catch (error) {
+      next(error);
+    }
+  };
+}
