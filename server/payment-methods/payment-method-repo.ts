@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
 import { scoped, tenantColumns } from '../db/tenant';
+import type { ShownPaymentMethod } from '../masking';
 
 export const PAYMENT_METHODS = 'payment_methods';
 export const PAYMENT_METHOD_COLUMNS = [
@@ -25,22 +26,10 @@ export const PAYMENT_METHOD_COLUMNS = [
   'updated_at',
 ];
 
-export interface PaymentMethodRow {
+/** A stored method: the columns that may be shown (masking.ts) and those that never are. */
+export interface PaymentMethodRow extends ShownPaymentMethod {
   id: string;
   customer_id: string;
-  type: 'card' | 'ach';
-  card_holder: string | null;
-  card_last4: string | null;
-  card_brand: string | null;
-  card_exp_month: number | null;
-  card_exp_year: number | null;
-  card_zip: string | null;
-  account_holder: string | null;
-  account_type: 'checking' | 'savings' | null;
-  routing_number_masked: string | null;
-  account_number_masked: string | null;
-  account_zip: string | null;
-  account_state: string | null;
   is_primary: boolean;
   /** The gateway's token; null when saved before payments existed or without a gateway. */
   gateway_token: string | null;
