@@ -24,9 +24,9 @@ function answer(res: Response, opened: Opened): void {
   else res.json({ data: opened.data });
 }
 
-function validated(base: PortalBase, mountPath: string): Router {
+function validated(base: PortalBase, basePath: string): Router {
   const router = Router();
-  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), base, mountPath), { forLinks: true }));
+  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), base, basePath), { forLinks: true }));
   return router;
 }
 
