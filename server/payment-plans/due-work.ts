@@ -7,6 +7,7 @@
  * item at its own due time.
  */
 import type { Knex } from 'knex';
+import { groupBy } from '../collections';
 import type { Tenant } from '../http/auth';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
@@ -49,13 +50,15 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
     if (due.length === 0) break;
     const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
     let progressed = 0;
-    for (const { ref, kind } of due) {
+    // Lanes run side by side (a few transactions at once keep the database busy while one
+    // waits); within a lane, items run in due order. Exactly once is the database's keys' either way.
+    await inLanes(due, (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`, async ({ ref, kind }) => {
       const offset = offsets.get(ref.organization_id) ?? 0;
       const now = new Date(deps.clock().getTime() + (ref.environment === 'sandbox' ? offset : 0));
       const tenant = tenantOfRef(() => offset)(ref);
       const ran = kind === 'instalment' ? await runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now) : await ports.scheduledCharge(tenant, ref.id, now);
       if (ran) progressed += 1;
-    }
+    });
     done += progressed;
     if (progressed === 0) break;
   }
@@ -97,6 +100,20 @@ export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: 
     done += 1;
   }
   return done;
+}
+
+/** How many lanes of due work one process runs at once. */
+export const DUE_WORK_LANES = 4;
+
+async function inLanes<T>(items: T[], laneOf: (item: T) => string, run: (item: T) => Promise<void>): Promise<void> {
+  const lanes = [...groupBy(items, laneOf).values()];
+  const next = async (): Promise<void> => {
+    const lane = lanes.shift();
+    if (!lane) return;
+    for (const item of lane) await run(item);
+    await next();
+  };
+  await Promise.all(Array.from({ length: Math.min(DUE_WORK_LANES, lanes.length) }, next));
 }
 
 async function sandboxOffsets(db: Knex, refs: DueRef[]): Promise<Map<string, number>> {

@@ -93,12 +93,13 @@ export interface DueChargeRef {
   organization_id: string;
   environment: Tenant['environment'];
   due_at: Date;
+  lane?: string;
 }
 
 /** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments), earliest first. */
 export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 200): Promise<DueChargeRef[]> {
   const { rows } = await db.raw<{ rows: DueChargeRef[] }>(
-    `SELECT ch.id, ch.organization_id, ch.environment, ch.due_at
+    `SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane
        FROM ${CHARGES} ch
        LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
       WHERE ch.status = 'scheduled'
