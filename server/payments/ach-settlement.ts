@@ -2,7 +2,9 @@
  * The later outcome of an ACH debit, carried out by a durable job (pg-boss, queue
  * `ach-settlement`) enqueued with the charge and due when the gateway said to ask again
  * (SANDBOX_ACH_SETTLEMENT_SECONDS for the simulator). Safe to run twice: a charge that is no
- * longer pending (settled, returned, voided) is left alone.
+ * longer pending (settled, returned, voided) is left alone. A sandbox's clock moved past a
+ * debit's `settles_at` settles it at once (due-work.ts); the job then finds it done. A returned
+ * instalment's debit reopens the instalment (plan-payments.ts).
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
