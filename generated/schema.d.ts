@@ -362,7 +362,8 @@ export interface paths {
          *     account(s) it paid (an account `paid_off` by it is `active` again), a `void` transaction is
          *     recorded, and subscribed webhooks receive `void.succeeded` and `debt-account.update`. A
          *     charge in any other state (failed, settled ACH, a card charge of an earlier day, already
-         *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `409` is also
+         *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `scheduled` charge
+         *     has not run: cancel it (`POST /charges/{id}/cancel`); a void of it is a 409 too. A `409` is also
          *     `idempotency_key_in_use`.
          */
         post: operations["voidCharge"];

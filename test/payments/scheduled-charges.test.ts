@@ -125,6 +125,8 @@ describe('POST /charges/{id}/cancel', () => {
     expect(canceled.response.status).toBe(200);
     expect(canceled.data!.data).toMatchObject({ id, status: 'canceled' });
     expect(await events('scheduled-charge.delete', id)).toHaveLength(1);
+    const voided = await api.POST('/charges/{id}/void', { params: { path: { id } } });
+    expect(voided.response.status).toBe(409);
     const again = await cancel(id);
     expect(again.response.status).toBe(409);
     expect(again.error).toMatchObject({ errorCode: 'conflict' });
