@@ -28,7 +28,6 @@ export interface DueWorkPorts {
 
 type Kind = 'instalment' | 'scheduled-charge' | 'settlement';
 
-
 const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant => ({
   organizationId: ref.organization_id,
   environment: ref.environment,
