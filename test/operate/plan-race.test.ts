@@ -70,7 +70,7 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     for (let i = 0; i < 4; i += 1) await boss.send(QUEUES.dueWork, {});
     await boss.stop({ graceful: false });
 
-    const charged = async () => Number((await db('charges').count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    const charged = async () => Number((await db('charges').whereNot({ status: 'scheduled' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
     await eventually(async () => (await charged()) >= 10, 'charges under way', 60_000);
     first.kill('SIGKILL');
     await new Promise((done) => first.once('exit', done));
@@ -99,7 +99,7 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     const balances = await db('debt_accounts').select('current_balance', 'status');
     expect(balances.every((row) => Number(row.current_balance) === 0 && row.status === 'paid_off')).toBe(true);
     expect(await db('payment_plans').whereNot({ status: 'completed' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: '0' }]);
-    console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} charged when one process was killed, each charged once in the end`);
+    console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} made when one process was killed, each charged once in the end`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
     await db.destroy();
