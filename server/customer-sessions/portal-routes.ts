@@ -2,11 +2,12 @@
  * The routes a person's browser opens, outside /api/v1: the Portal entry under the path of
  * PORTAL_URL and the short links under the path of SHORT_LINK_BASE_URL. No bearer token and
  * no API rate limit: the token or code in the path is the credential. Each router validates
- * against the document's operations of its tag, mounted at its own base path.
+ * against the Portal document's operations of its base (generated/portal.json), mounted at
+ * its own path.
  */
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
-import { documentFor, loadDocument, openApiValidator, PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../http/validator';
+import { loadPortalDocument, openApiValidator, portalDocumentAt, type PortalBase } from '../http/validator';
 import { portalService, type Opened } from './portal-service';
 import { mountPath, redactLinkCredentials } from './session-links';
 
@@ -23,15 +24,15 @@ function answer(res: Response, opened: Opened): void {
   else res.json({ data: opened.data });
 }
 
-function validated(tag: string, basePath: string): Router {
+function validated(base: PortalBase, basePath: string): Router {
   const router = Router();
-  router.use(openApiValidator(documentFor(loadDocument(), { tag, basePath: basePath || '/' }), { forLinks: true }));
+  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), base, basePath), { forLinks: true }));
   return router;
 }
 
 function portalEntryRouter(deps: AppDeps, basePath: string): Router {
   const portal = portalService(deps);
-  const router = validated(PORTAL_ENTRY_TAG, basePath);
+  const router = validated('portal', basePath);
   router.get(PORTAL_PAGES, async (req: Request, res) => {
     // The raw path, as the link was built: `/s/<token><page>`.
     const [, , token = '', ...page] = req.path.split('/');
@@ -42,7 +43,7 @@ function portalEntryRouter(deps: AppDeps, basePath: string): Router {
 
 function shortLinkRouter(deps: AppDeps, basePath: string): Router {
   const portal = portalService(deps);
-  const router = validated(SHORT_LINKS_TAG, basePath);
+  const router = validated('shortLinks', basePath);
   router.get('/:code', async (req, res) => {
     answer(res, await portal.followShortLink(req.params.code!));
   });

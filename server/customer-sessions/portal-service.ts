@@ -3,7 +3,7 @@
  * the session by what the link carries, refuses an expired one (to expiration_return_url, or
  * 410), and records the use, which slides a session without valid_until.
  */
-import type { components } from '../../generated/schema';
+import type { components } from '../../generated/portal';
 import { hashToken } from '../crypto/secrets';
 import { customerRepo } from '../customers/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';

@@ -3,7 +3,7 @@
  * portal_url and the short link, until the session expires and after.
  */
 import createClient from 'openapi-fetch';
-import type { paths } from '../../generated/schema';
+import type { components, paths } from '../../generated/portal';
 import type { Schemas } from '../../client';
 import { customerWithAccount as withAccount, newCustomer, newDebtAccount, newSession, openLink, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 type Create = Schemas['CustomerSessionCreate'];
-type PortalSession = Schemas['PortalSession'];
+type PortalSession = components['schemas']['PortalSession'];
 const HOUR = 3_600_000;
 const DISPUTE = '4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54';
 const EXPIRED_URL = 'https://www.acme-recovery.example/payment/link-expired';
