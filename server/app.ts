@@ -36,6 +36,9 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // No ETag, so no 304 to an If-None-Match: no operation lists a 304 nor an ETag, and hashing
+  // every body cost CPU on every answer for a conditional GET nobody was promised.
+  app.set('etag', false);
 
   // Only method and path: never headers (the token) nor bodies (card numbers).
   app.use(requestLog(logger, links.logPath));
