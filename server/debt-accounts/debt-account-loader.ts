@@ -24,20 +24,33 @@ export async function loadDebtAccounts(
   include: Set<string>,
 ): Promise<components['schemas']['DebtAccount'][]> {
   const accounts = debtAccountRepo(db, tenant);
-  const ids = rows.map((row) => row.id);
-  const links = include.has('locations') ? await accounts.additionalLocations(ids) : [];
-  const additional = new Map([...groupBy(links, (link) => link.debt_account_id)].map(([id, rows]) => [id, rows.map((link) => link.location_id)]));
-  // The primary location is always needed: external_company_id is its external_id.
-  const locationIds = [...new Set([...rows.map((row) => row.location_id), ...links.map((link) => link.location_id)])];
   const locations = locationRepo(db, tenant);
-  const [locationRows, usage, plans, customers, payments] = await concurrently(
+  const ids = rows.map((row) => row.id);
+  const counted = include.has('location') || include.has('locations');
+  const locationsOf = (locationIds: string[]) =>
+    concurrently(
+      db,
+      () => locations.findMany(locationIds),
+      () => (counted ? locations.accountCounts(locationIds) : Promise.resolve(new Map<string, number>())),
+    );
+  // The primary location is always needed (external_company_id is its external_id); it is read
+  // at once with the rest, and an additional location not among them afterwards (rare).
+  const primaryIds = [...new Set(rows.map((row) => row.location_id))];
+  const [links, [locationRows, usage], plans, customers, payments] = await concurrently(
     db,
-    () => locations.findMany(locationIds),
-    () => (include.has('location') || include.has('locations') ? locations.accountCounts(locationIds) : Promise.resolve(new Map<string, number>())),
+    () => (include.has('locations') ? accounts.additionalLocations(ids) : Promise.resolve([])),
+    () => locationsOf(primaryIds),
     () => accounts.plans(ids),
     () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
     () => latestOfAccounts(db, tenant, ids, EMBEDDED_PAYMENTS),
   );
+  const others = [...new Set(links.map((link) => link.location_id))].filter((id) => !primaryIds.includes(id));
+  if (others.length > 0) {
+    const [moreRows, moreUsage] = await locationsOf(others);
+    locationRows.push(...moreRows);
+    for (const [id, count] of moreUsage) usage.set(id, count);
+  }
+  const additional = new Map([...groupBy(links, (link) => link.debt_account_id)].map(([id, rows]) => [id, rows.map((link) => link.location_id)]));
   const relations = {
     include,
     customers: byKey(customers, (c) => c.id),
