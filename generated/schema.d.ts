@@ -35,6 +35,187 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the customer's accounts
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     The customer's parent accounts, oldest first; archived ones are hidden, closed ones shown
+         *     but not payable.
+         */
+        get: operations["listPortalAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one of the customer's accounts
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     The account with its children, its 10 latest charges and transactions and its payment plan.
+         */
+        get: operations["getPortalAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}/payment-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up a payment plan
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     A plan through the payment-plans service, within the Portal's bounds (see
+         *     `PortalPlanCreate`); an open plan the organization left unconfigured is completed instead
+         *     (and reported as `customer.payment-plan.updated`). 409 when the account already has an
+         *     active plan. Reported as `customer.checkout.payment-plan.success` and `.custom.success` or
+         *     `.suggested.success` (the suggestion: monthly from today over six months), or `.failed`.
+         */
+        post: operations["createPortalPaymentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay an account once
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     A one-time payment through the payments service: the full balance, or (when the account's
+         *     `billing_type` offers `partial-payment`) at least `min_payment_amount`. A declined card
+         *     answers 400 and moves nothing. Reported as the tracking events
+         *     `customer.checkout.policy.accepted` and `customer.checkout.one-time-payment.amount.*` or
+         *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest).
+         */
+        post: operations["createPortalPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the browser session
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     Answers the customer session's context (names and amounts withheld until verified) and,
+         *     in `X-CSRF-Token`, the token every POST must carry. A use of the session, like any page.
+         */
+        get: operations["getPortalSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify the customer
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     For a session made with `verification: true`: the facts offered are those the customer
+         *     has on file (date of birth, last 4 of the SSN, ZIP code of an address). A wrong answer is
+         *     422; the fifth in a row locks the session for 15 minutes (429 until then). Reported as
+         *     `customer.session.verification.success` / `.failed`.
+         */
+        post: operations["verifyPortalCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/bulk": {
         parameters: {
             query?: never;
@@ -1126,11 +1307,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccounts"];
         put?: never;
@@ -1167,11 +1348,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccount"];
         put?: never;
@@ -1208,11 +1389,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccountCheckout"];
         put?: never;
@@ -1249,11 +1430,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccountDocuments"];
         put?: never;
@@ -1292,11 +1473,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalDispute"];
         put?: never;
@@ -5622,6 +5803,7 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
+         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -5638,7 +5820,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,
@@ -7944,6 +8126,77 @@ export interface components {
             start_date?: string;
         };
         /**
+         * PortalAccount
+         * @description A debt account as the customer sees it in the Portal (a parent account; archived ones are never shown).
+         */
+        PortalAccount: {
+            /**
+             * @description The original balance, in cents.
+             * @example 184250
+             */
+            balance: number;
+            /**
+             * @description The checkout options `billing_type` allows (all three when it is not set); empty when not payable.
+             * @example [
+             *       "partial-payment",
+             *       "full-amount-payment",
+             *       "payment-plan"
+             *     ]
+             */
+            billing_options: ("partial-payment" | "full-amount-payment" | "payment-plan")[];
+            /**
+             * @description What is owed now, in cents.
+             * @example 179250
+             */
+            current_balance: number;
+            /**
+             * @description The account number the customer knows from letters.
+             * @example 88120455
+             */
+            external_account_number: string | null;
+            /**
+             * @description The organization's identifier of the account.
+             * @example ACC-2026-004417
+             */
+            external_id: string | null;
+            /**
+             * Format: uuid
+             * @description The account's UUID.
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+             */
+            id: string;
+            /**
+             * @description The least a partial payment may be, in cents (`rules.min_payment_amount`, else 100, never above the balance).
+             * @example 2500
+             */
+            min_payment_amount: number;
+            /**
+             * @description True when the account is active and owes something.
+             * @example true
+             */
+            payable: boolean;
+            /**
+             * @description `closed` accounts are shown but take no payments; `paid_off` ones owe nothing.
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "closed" | "paid_off";
+        };
+        /**
+         * PortalAccountDetail
+         * @description One account with what makes up its balance, its latest payments and its payment plan.
+         */
+        PortalAccountDetail: components["schemas"]["PortalAccount"] & {
+            /** @description The 10 latest charges, newest first. */
+            charges: components["schemas"]["Charge"][];
+            /** @description The child accounts that make up the balance. */
+            children: components["schemas"]["PortalAccount"][];
+            /** @description The account's latest payment plan with its schedule; null when it never had one. */
+            payment_plan: components["schemas"]["PaymentPlanDetail"] | null;
+            /** @description The 10 latest transactions, newest first. */
+            transactions: components["schemas"]["Transaction"][];
+        };
+        /**
          * PortalCustomer
          * @description The customer of a session, as the Portal entry shows it.
          */
@@ -7993,6 +8246,86 @@ export interface components {
             id: string;
             /** @description The account's status. */
             status: components["schemas"]["DebtAccountStatus"];
+        };
+        /**
+         * PortalPaymentCreate
+         * @description A one-time payment from the Portal.
+         * @example {
+         *       "amount": 5000,
+         *       "card": {
+         *         "card_holder": "Maria Gonzalez",
+         *         "card_number": "4242424242424242",
+         *         "card_expiration_month": 8,
+         *         "card_expiration_year": 29
+         *       },
+         *       "accept_policy": true
+         *     }
+         */
+        PortalPaymentCreate: components["schemas"]["PortalWayToPay"] & {
+            /**
+             * @description The customer accepted the payment policy; must be true.
+             * @example true
+             * @constant
+             */
+            accept_policy: true;
+            /**
+             * @description Cents; the whole current balance, or (when `partial-payment` is offered) at least `min_payment_amount` and at most the balance.
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * @description Keep a new card or bank account for next time (not for guests).
+             * @example false
+             */
+            save_payment_method?: boolean;
+        };
+        /**
+         * PortalPlanCreate
+         * @description A payment plan chosen in the Portal. Bounds (our decision): the first payment within 30 days
+         *     from today, the last within 24 months (at most 104 weekly, 52 every-other-week or 24 monthly
+         *     payments), each at least the account's minimum payment. A new card or bank account is saved
+         *     for the plan.
+         * @example {
+         *       "frequency": "weekly",
+         *       "start_date": "2026-12-01",
+         *       "amount": 10000,
+         *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+         *       "accept_policy": true
+         *     }
+         */
+        PortalPlanCreate: components["schemas"]["PortalWayToPay"] & {
+            /**
+             * @description The customer accepted the payment policy; must be true.
+             * @example true
+             * @constant
+             */
+            accept_policy: true;
+            /**
+             * @description Each payment, in cents.
+             * @example 10000
+             */
+            amount: number;
+            /** @description How often the plan charges. */
+            frequency: components["schemas"]["PaymentPlanFrequency"];
+            /**
+             * Format: date
+             * @description The first payment's date, today to 30 days ahead.
+             * @example 2026-12-01
+             */
+            start_date: string;
+        };
+        /**
+         * PortalReceipt
+         * @description A payment's receipt.
+         */
+        PortalReceipt: {
+            /** @description The charge made. */
+            charge: components["schemas"]["Charge"];
+            /**
+             * @description The account's balance after the payment, in cents.
+             * @example 179250
+             */
+            current_balance: number;
         };
         /**
          * PortalSession
@@ -8063,6 +8396,49 @@ export interface components {
              * @example false
              */
             verification_required: boolean;
+        };
+        /**
+         * PortalVerification
+         * @description The customer's answer to verification: any of the facts on file (date of birth, last 4 of the
+         *     SSN, ZIP code of an address); every one given must match, and at least one must be given.
+         *     Five wrong answers in a row lock the customer session for 15 minutes.
+         * @example {
+         *       "ssn_last4": "4417"
+         *     }
+         */
+        PortalVerification: {
+            /**
+             * Format: date
+             * @description Date of birth, `YYYY-MM-DD`.
+             * @example 1984-03-12
+             */
+            date_of_birth?: string;
+            /**
+             * @description ZIP code of one of the customer's addresses.
+             * @example 78704
+             */
+            postal_code?: string;
+            /**
+             * @description Last 4 digits of the SSN.
+             * @example 4417
+             */
+            ssn_last4?: string;
+        };
+        /**
+         * PortalWayToPay
+         * @description Exactly one way to pay, as for `POST /charges`; a guest cannot use saved methods.
+         */
+        PortalWayToPay: {
+            /** @description A new bank account. */
+            ach?: components["schemas"]["AchInput"];
+            /** @description A new card. */
+            card?: components["schemas"]["CardInput"];
+            /**
+             * Format: uuid
+             * @description One of the customer's saved payment methods.
+             * @example 0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40
+             */
+            payment_method_id?: string;
         };
         /**
          * SandboxClock
@@ -8730,6 +9106,85 @@ export interface components {
                 "application/json": components["schemas"]["ChargeDeclined"];
             };
         };
+        /**
+         * @description The session is valid: the token is exchanged for a browser session cookie and the browser is
+         *     sent (303) to the same page without the token (`PORTAL_URL/accounts/…`), so the token leaves
+         *     the address bar and never reaches a Referer. Opening counts as a use of the session.
+         */
+        PortalEntered: {
+            headers: {
+                /** @description The same page, without `/s/{token}` and without the query. */
+                Location?: string;
+                "Set-Cookie": components["headers"]["SetPortalSessionCookie"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The customer session behind the browser session has expired (or a guest's visit has ended). */
+        PortalExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "This link has expired.",
+                 *       "errorCode": "gone"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request lacks the browser session's CSRF token (`X-CSRF-Token`), or the session asks for verification and the customer has not verified yet. */
+        PortalForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Verify the customer first (POST /api/verification).",
+                 *       "errorCode": "forbidden"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The link has expired and the session has no `expiration_return_url`; the Portal's "expired" page. */
+        PortalLinkExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>This link has expired · Payment Portal</title></head><body><main><h1>This link has expired</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description No session has this token, or the path is not the session's own page; the Portal's "not found" page. */
+        PortalPageNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>Page not found · Payment Portal</title></head><body><main><h1>Page not found</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description No Portal browser session (no `portal_session` cookie, or one that is not known); open the session link again. */
+        PortalSignedOut: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "For your security this page needs the link from your message or e-mail. Open it again to continue.",
+                 *       "errorCode": "unauthenticated"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description Too many requests for this token; wait `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
@@ -8925,6 +9380,11 @@ export interface components {
          */
         PortalAccountId: string;
         /**
+         * @description The UUID of one of the customer's accounts.
+         * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+         */
+        PortalApiAccountId: string;
+        /**
          * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
          * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
          */
@@ -8987,6 +9447,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The browser session's CSRF token; send it back as `X-CSRF-Token` on every POST of the Portal API. */
+        CsrfToken: string;
         /**
          * @description The address the browser is sent to.
          * @example https://www.acme-recovery.example/payment/link-expired
@@ -9012,6 +9474,13 @@ export interface components {
          * @example 42
          */
         RetryAfter: number;
+        /**
+         * @description The browser session: `portal_session=<43 random characters>; Path=<path of PORTAL_URL>;
+         *     HttpOnly; SameSite=Lax`, and `Secure` when `PORTAL_URL` is https. No `Max-Age`: it ends with
+         *     the browser, or earlier with the customer session. Only the SHA-256 of the value is stored.
+         *     A `portal_device` cookie (a random device id for tracking events, two years) may come beside it.
+         */
+        SetPortalSessionCookie: string;
     };
     pathItems: never;
 }
@@ -9049,6 +9518,312 @@ export interface operations {
             };
             404: components["responses"]["LinkNotFound"];
             410: components["responses"]["Gone"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listPortalAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "external_id": "ACC-2026-004417",
+                     *           "external_account_number": "88120455",
+                     *           "status": "active",
+                     *           "balance": 184250,
+                     *           "current_balance": 179250,
+                     *           "payable": true,
+                     *           "billing_options": [
+                     *             "partial-payment",
+                     *             "full-amount-payment",
+                     *             "payment-plan"
+                     *           ],
+                     *           "min_payment_amount": 2500
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The accounts. */
+                        data: components["schemas"]["PortalAccount"][];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPortalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *         "external_id": "ACC-2026-004417",
+                     *         "external_account_number": "88120455",
+                     *         "status": "active",
+                     *         "balance": 184250,
+                     *         "current_balance": 184250,
+                     *         "payable": true,
+                     *         "billing_options": [
+                     *           "partial-payment",
+                     *           "full-amount-payment",
+                     *           "payment-plan"
+                     *         ],
+                     *         "min_payment_amount": 2500,
+                     *         "children": [],
+                     *         "charges": [],
+                     *         "transactions": [],
+                     *         "payment_plan": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The account. */
+                        data: components["schemas"]["PortalAccountDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPortalPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalPlanCreate"];
+            };
+        };
+        responses: {
+            /** @description The plan, active, with its schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan. */
+                        data: components["schemas"]["PaymentPlanDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPortalPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalPaymentCreate"];
+            };
+        };
+        responses: {
+            /** @description The payment went through (or, for a bank account, is pending). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The receipt. */
+                        data: components["schemas"]["PortalReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's context. */
+            200: {
+                headers: {
+                    "X-CSRF-Token": components["headers"]["CsrfToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "destination": "account_checkout",
+                     *         "verification_required": false,
+                     *         "customer": {
+                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "external_id": "CUST-100482",
+                     *           "name": "Maria Gonzalez"
+                     *         },
+                     *         "debt_account": {
+                     *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "external_id": "ACC-2026-004417",
+                     *           "status": "active",
+                     *           "balance": 184250,
+                     *           "current_balance": 184250
+                     *         },
+                     *         "debt_account_dispute_id": null,
+                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
+                     *         "expiration_return_url": null,
+                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The session's context. */
+                        data: components["schemas"]["PortalSession"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyPortalCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PortalVerification"];
+            };
+        };
+        responses: {
+            /** @description Verified; the session's context, names and amounts now shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "destination": "accounts_list",
+                     *         "verification_required": true,
+                     *         "customer": {
+                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "external_id": "CUST-100482",
+                     *           "name": "Maria Gonzalez"
+                     *         },
+                     *         "debt_account": null,
+                     *         "debt_account_dispute_id": null,
+                     *         "return_url": null,
+                     *         "expiration_return_url": null,
+                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The session's context. */
+                        data: components["schemas"]["PortalSession"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12682,40 +13457,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "accounts_list",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": null,
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12739,46 +13484,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_detail",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12802,46 +13511,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_checkout",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12865,46 +13538,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_documents",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -12928,40 +13565,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_disputes_detail",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": null,
-                     *         "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54",
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
