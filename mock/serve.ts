@@ -1,11 +1,16 @@
 /**
- * Prism serving the bundled document: every operation answers its documented example, and
- * requests are validated against the document (a missing token is a 401, a bad body a 422
- * with that operation's example). `Prefer: dynamic=true` generates answers instead, steered by
- * the document's `x-json-schema-faker` settings (no invented properties, recent dates).
+ * Prism serving the bundled documents, each on its own port: every operation answers its
+ * documented example, and requests are validated against the document (a missing token is a
+ * 401, a bad body a 422 with that operation's example). `Prefer: dynamic=true` generates
+ * answers instead, steered by the document's `x-json-schema-faker` settings (no invented
+ * properties, recent dates).
  *
- *   npm run mock                 127.0.0.1:4010
- *   MOCK_PORT=4020 npm run mock  another port
+ *   npm run mock                 the API on 127.0.0.1:4010, the Portal on 127.0.0.1:4011
+ *   MOCK_PORT=4020 npm run mock  the API on 4020, the Portal on 4021
+ *   PORTAL_MOCK_PORT=5000        the Portal's port, when the next one is taken
+ *
+ * The Portal mock serves both of the Portal document's bases at its root: the Portal's pages
+ * (`/s/{token}/accounts`) and the short links (`/{code}`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -14,17 +19,21 @@ const root = resolve(__dirname, '..');
 export const MOCK_HOST = '127.0.0.1';
 export const DEFAULT_MOCK_PORT = 4010;
 
+/** The two documents the mock serves: the integrators' API and the Portal. */
+export const MOCK_DOCUMENTS = { api: 'openapi.json', portal: 'portal.json' } as const;
+export type MockDocument = keyof typeof MOCK_DOCUMENTS;
+
 export interface RunningMock {
   url: string;
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** Starts Prism and resolves once it listens; rejects with Prism's output if it exits first. */
-export function startMock(port: number = DEFAULT_MOCK_PORT, timeoutMs = 60_000): Promise<RunningMock> {
+/** Starts Prism on one document and resolves once it listens; rejects with Prism's output if it exits first. */
+export function startMock(port: number = DEFAULT_MOCK_PORT, { document = 'api', timeoutMs = 60_000 }: { document?: MockDocument; timeoutMs?: number } = {}): Promise<RunningMock> {
   const child = spawn(
     join(root, 'node_modules', '.bin', 'prism'),
-    ['mock', join(root, 'generated', 'openapi.json'), '--host', MOCK_HOST, '--port', String(port), '--errors'],
+    ['mock', join(root, 'generated', MOCK_DOCUMENTS[document]), '--host', MOCK_HOST, '--port', String(port), '--errors'],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const url = `http://${MOCK_HOST}:${port}`;
@@ -58,17 +67,28 @@ export function startMock(port: number = DEFAULT_MOCK_PORT, timeoutMs = 60_000):
 
 if (require.main === module) {
   const port = Number(process.env.MOCK_PORT ?? DEFAULT_MOCK_PORT);
-  startMock(port)
-    .then((mock) => {
-      console.log(`Mock of the Debt Collection Service API on ${mock.url} (Ctrl-C to stop)`);
-      mock.process.stdout?.pipe(process.stdout);
-      mock.process.stderr?.pipe(process.stderr);
-      const shutdown = () => void mock.stop().then(() => process.exit(0));
+  const portalPort = Number(process.env.PORTAL_MOCK_PORT ?? port + 1);
+  const started = [
+    startMock(port, { document: 'api' }).then((mock) => ({ mock, what: 'the Debt Collection Service API' })),
+    startMock(portalPort, { document: 'portal' }).then((mock) => ({ mock, what: 'the Portal (pages and short links)' })),
+  ];
+  Promise.all(started)
+    .then((mocks) => {
+      for (const { mock, what } of mocks) {
+        console.log(`Mock of ${what} on ${mock.url}`);
+        mock.process.stdout?.pipe(process.stdout);
+        mock.process.stderr?.pipe(process.stderr);
+      }
+      console.log('Ctrl-C to stop');
+      const shutdown = () => void Promise.all(mocks.map(({ mock }) => mock.stop())).then(() => process.exit(0));
       process.on('SIGINT', shutdown);
       process.on('SIGTERM', shutdown);
     })
-    .catch((error: Error) => {
+    .catch(async (error: Error) => {
       console.error(error.message);
+      // The other one may have started: stop it before leaving.
+      const settled = await Promise.allSettled(started);
+      await Promise.all(settled.map((result) => (result.status === 'fulfilled' ? result.value.mock.stop() : undefined)));
       process.exit(1);
     });
 }

@@ -1,5 +1,6 @@
 /**
- * Writes the HTML reference of the API into docs/index.html (git-ignored): one file, with
+ * Writes the HTML references of the two documents (git-ignored): the API into docs/index.html,
+ * the Portal (what a customer's browser calls) into docs/portal.html. Each is one file, with
  * Redoc's scripts inlined, that opens in a browser with no network and asks no other host for
  * anything (test/docs/docs.test.ts). Usage reports are off in redocly.yaml (`telemetry: off`);
  * the one thing Redoc cannot be told to stop is its attribution logo, fetched from Redocly's
@@ -10,7 +11,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(__dirname, '..');
-const output = join(root, 'docs', 'index.html');
+const REFERENCES = [
+  { document: 'openapi.json', output: 'index.html', title: 'Debt Collection Service API' },
+  { document: 'portal.json', output: 'portal.html', title: 'Debt Collection Service Portal' },
+];
 
 const LOGO_URLS = ['https://cdn.redoc.ly/redoc/logo-mini-full.svg', 'https://cdn.redoc.ly/redoc/logo-mini.svg'];
 const inlineLogo = `data:image/svg+xml,${encodeURIComponent(
@@ -18,16 +22,18 @@ const inlineLogo = `data:image/svg+xml,${encodeURIComponent(
     '<text x="0" y="11" font-family="sans-serif" font-size="11" fill="#555">Redocly</text></svg>',
 )}`;
 
-execFileSync(
-  join(root, 'node_modules', '.bin', 'redocly'),
-  ['build-docs', join(root, 'generated', 'openapi.json'), '--output', output, '--inlineBundle', '--title', 'Debt Collection Service API'],
-  { cwd: root, stdio: 'inherit' },
-);
-
-let html = readFileSync(output, 'utf8');
-for (const url of LOGO_URLS) {
-  if (!html.includes(url)) throw new Error(`The docs no longer name ${url}: check what the renderer fetches now (test/docs/docs.test.ts).`);
-  html = html.split(url).join(inlineLogo);
+for (const { document, output: name, title } of REFERENCES) {
+  const output = join(root, 'docs', name);
+  execFileSync(
+    join(root, 'node_modules', '.bin', 'redocly'),
+    ['build-docs', join(root, 'generated', document), '--output', output, '--inlineBundle', '--title', title],
+    { cwd: root, stdio: 'inherit' },
+  );
+  let html = readFileSync(output, 'utf8');
+  for (const url of LOGO_URLS) {
+    if (!html.includes(url)) throw new Error(`The docs no longer name ${url}: check what the renderer fetches now (test/docs/docs.test.ts).`);
+    html = html.split(url).join(inlineLogo);
+  }
+  writeFileSync(output, html);
+  console.log(`docs written to ${output}`);
 }
-writeFileSync(output, html);
-console.log(`docs written to ${output}`);

@@ -1,19 +1,19 @@
 /**
  * The short links a person's browser opens, outside /api/v1, under the path of
  * SHORT_LINK_BASE_URL: no bearer token and no API rate limit (the code in the path is the
- * credential), validated against the document's operations of their tag. The Portal itself
+ * credential), validated against the Portal document's short-link operation. The Portal itself
  * (PORTAL_URL) is server/portal.
  */
 import { Router } from 'express';
 import type { AppDeps } from '../deps';
-import { documentFor, loadDocument, openApiValidator, SHORT_LINKS_TAG } from '../http/validator';
+import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/validator';
 import { portalService } from './portal-service';
 import { mountPath, redactLinkCredentials } from './session-links';
 
 function shortLinkRouter(deps: AppDeps, basePath: string): Router {
   const portal = portalService(deps);
   const router = Router();
-  router.use(openApiValidator(documentFor(loadDocument(), { tag: SHORT_LINKS_TAG, basePath: basePath || '/' }), { forLinks: true }));
+  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'shortLinks', basePath), { forLinks: true }));
   router.get('/:code', async (req, res) => {
     res.redirect(302, (await portal.followShortLink(req.params.code!)).redirect);
   });

@@ -1,5 +1,6 @@
 /** The one place where session rows become API objects. */
 import type { components } from '../../generated/schema';
+import type { components as PortalComponents } from '../../generated/portal';
 import type { Config } from '../config';
 import type { CustomerRow } from '../customers/customer-repo';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
@@ -42,7 +43,7 @@ export function bulkSessionToApi(row: SessionRow, token: string, config: Links, 
 }
 
 /** What the Portal entry answers; names and amounts stay withheld until verification. */
-export function portalSessionToApi(row: SessionRow, customer: CustomerRow, account: DebtAccountRow | undefined): Schemas['PortalSession'] {
+export function portalSessionToApi(row: SessionRow, customer: CustomerRow, account: DebtAccountRow | undefined): PortalComponents['schemas']['PortalSession'] {
   const withhold = row.verification;
   return {
     session_id: row.id,

@@ -1,6 +1,8 @@
 /**
- * express-openapi-validator over the bundled document: every request is checked before a
- * route sees it (all errors at once), and every response before it leaves.
+ * express-openapi-validator over the bundled documents: every request is checked before a
+ * route sees it (all errors at once), and every response before it leaves. The API under
+ * /api/v1 is checked against generated/openapi.json, what a browser opens (the Portal and the
+ * short links) against generated/portal.json.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,51 +12,64 @@ import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 
 type Document = OpenAPIV3.DocumentV3_1;
 
-export const documentPath = join(__dirname, '..', '..', 'generated', 'openapi.json');
+const generated = join(__dirname, '..', '..', 'generated');
+export const documentPath = join(generated, 'openapi.json');
+export const portalDocumentPath = join(generated, 'portal.json');
 
-/** The tags of the operations that are served outside /api/v1, each under its own server. */
-export const PORTAL_ENTRY_TAG = 'Portal entry';
-export const SHORT_LINKS_TAG = 'Short links';
-const OWN_SERVER_TAGS = [PORTAL_ENTRY_TAG, SHORT_LINKS_TAG];
-
+/** The integrators' API. */
 export function loadDocument(): Document {
   return JSON.parse(readFileSync(documentPath, 'utf8')) as Document;
 }
 
+/** The Portal document: what a customer's browser calls. */
+export function loadPortalDocument(): Document {
+  return JSON.parse(readFileSync(portalDocumentPath, 'utf8')) as Document;
+}
+
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-function tagsOf(pathItem: Record<string, unknown>): string[] {
-  return METHODS.flatMap((method) => ((pathItem[method] as { tags?: string[] } | undefined)?.tags ?? []));
+/**
+ * The two bases of the Portal document: its root server (PORTAL_URL) and the server the short
+ * links name for themselves (SHORT_LINK_BASE_URL).
+ */
+export type PortalBase = 'portal' | 'shortLinks';
+
+/** The base an operation of the Portal document is served at: its own `servers` (or its path's) make it a short link. */
+export function portalBaseOf(pathItem: object, operation: object): PortalBase {
+  return 'servers' in operation || 'servers' in pathItem ? 'shortLinks' : 'portal';
 }
 
 /**
- * The document as the validator of one base path must see it. express-openapi-validator reads
- * only the root `servers`, so it would take the Portal entry and short-link operations (which
- * name their own server) for /api/v1 ones, and `/{code}` would shadow every API path. So the
- * API's validator gets the document without them, and each of those bases gets only the
- * operations of its tag, under the path it is mounted at.
+ * The Portal document as the validator of one of its bases must see it. express-openapi-validator
+ * reads only the root `servers`, so it would take the short link (which names its own server)
+ * for a Portal page, and `/{code}` would answer for every one-segment path under PORTAL_URL. So
+ * each base gets only its own operations, with the path it is mounted at as the one server.
  */
-export function documentFor(document: Document, only?: { tag: string; basePath: string }): Document {
+export function portalDocumentAt(document: Document, base: PortalBase, mountPath: string): Document {
   const copy = structuredClone(document);
   const paths: Record<string, unknown> = {};
-  for (const [path, item] of Object.entries(copy.paths ?? {})) {
-    const tags = tagsOf(item as Record<string, unknown>);
-    const keep = only ? tags.includes(only.tag) : !tags.some((tag) => OWN_SERVER_TAGS.includes(tag));
-    if (!keep) continue;
-    for (const method of METHODS) delete (item as Record<string, { servers?: unknown }>)[method]?.servers;
+  for (const [path, raw] of Object.entries(copy.paths ?? {})) {
+    const item = raw as Record<string, object | undefined> & { servers?: unknown };
+    const operations = METHODS.filter((method) => item[method] && portalBaseOf(item, item[method]!) === base);
+    if (operations.length === 0) continue;
+    for (const method of METHODS) {
+      if (!operations.includes(method)) delete item[method];
+      else delete (item[method] as { servers?: unknown }).servers;
+    }
+    delete item.servers;
     paths[path] = item;
   }
   copy.paths = paths as Document['paths'];
-  if (only) copy.servers = [{ url: only.basePath }];
+  copy.servers = [{ url: mountPath || '/' }];
   return copy;
 }
 
 /**
- * `forLinks`: the validator of the Portal entry or the short links, which people's browsers
- * open: any query parameter is let through (the tags, or what a mail or chat client appends),
- * and a request none of its operations describes falls through to the app's 404.
+ * `forLinks`: the validator of the Portal or the short links, which people's browsers open:
+ * any query parameter is let through (the tags, or what a mail or chat client appends), and a
+ * request none of its operations describes falls through to the app's 404.
  */
-export function openApiValidator(document: Document = documentFor(loadDocument()), { forLinks = false } = {}): RequestHandler[] {
+export function openApiValidator(document: Document = loadDocument(), { forLinks = false } = {}): RequestHandler[] {
   return OpenApiValidator.middleware({
     apiSpec: document,
     validateRequests: { allErrors: true, removeAdditional: false, allowUnknownQueryParameters: forLinks },

@@ -4,7 +4,7 @@
  * `GET /api/session` (`X-CSRF-Token`) goes with every POST (portal-router.ts checks it).
  */
 import { Router, type Request, type Response } from 'express';
-import type { components } from '../../generated/schema';
+import type { components } from '../../generated/portal';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../http/errors';
 import { customerRepo } from '../customers/customer-repo';

@@ -10,7 +10,7 @@ import express, { Router, type ErrorRequestHandler, type Request, type RequestHa
 import type { AppDeps } from '../deps';
 import { hashToken } from '../crypto/secrets';
 import { ApiError, fromValidator } from '../http/errors';
-import { documentFor, loadDocument, openApiValidator, PORTAL_ENTRY_TAG } from '../http/validator';
+import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/validator';
 import { mountPath } from '../customer-sessions/session-links';
 import { browserSessionRepo } from './browser-session-repo';
 import { enterByLink, type PortalScope } from './browser-sessions';
@@ -84,7 +84,7 @@ export function portalRouter(deps: AppDeps): Router {
   });
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
   router.use('/api', express.json({ limit: '64kb' }));
-  router.use(openApiValidator(documentFor(loadDocument(), { tag: PORTAL_ENTRY_TAG, basePath: scope.base || '/' }), { forLinks: true }));
+  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'portal', scope.base), { forLinks: true }));
   router.use(csrfCheck(deps));
   router.get(ENTRY_PAGES, async (req, res) => {
     // The raw path, as the link was built: `/s/<token><page>`.

@@ -5,7 +5,7 @@
  * themselves are driven in a browser in test/portal.
  */
 import createClient from 'openapi-fetch';
-import type { paths } from '../../generated/schema';
+import type { components, paths } from '../../generated/portal';
 import type { Schemas } from '../../client';
 import { customerWithAccount as withAccount, newCustomer, newDebtAccount, newSession, openLink, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';

@@ -1,11 +1,10 @@
 /**
- * Every answer is documented: each operation of the document is sent an unknown query
+ * Every answer is documented: each operation of both documents (the API's and the Portal's) is sent an unknown query
  * parameter, a body of another media type (where it takes a body) and a method its path does
  * not have, through the real server; each answer's status must be one the operation lists,
  * and its body the document's error shape.
  */
-import { PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../../server/http/validator';
-import { exampleOf, lists, METHODS, operations, resolve, schemaErrors, type Operation } from '../support/document';
+import { lists, METHODS, operations, type Operation } from '../support/document';
 import { UNKNOWN_UUID } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -17,11 +16,11 @@ afterAll(async () => app?.stop());
 
 const all = operations();
 const withBody = all.filter((operation) => operation.requestBody);
-const api = (operation: Operation) => operation.tag !== PORTAL_ENTRY_TAG && operation.tag !== SHORT_LINKS_TAG;
+const api = (operation: Operation) => operation.base === 'api';
 
 /** The operation's URL on the test server, with each path parameter set to a well-formed value of nothing. */
 function urlOf(operation: Operation, query = ''): string {
-  const base = operation.tag === PORTAL_ENTRY_TAG ? app.config.portalUrl : operation.tag === SHORT_LINKS_TAG ? app.config.shortLinkBaseUrl : app.baseUrl;
+  const base = { api: app.baseUrl, portal: app.config.portalUrl, shortLinks: app.config.shortLinkBaseUrl }[operation.base];
   const path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name: string) => {
     const parameter = operation.parameters.find((p) => p.in === 'path' && p.name === name);
     const schema = (parameter?.schema ?? {}) as { format?: string };
@@ -38,7 +37,7 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
 /** The body the document gives as the operation's request example, as JSON text. */
 function exampleBody(operation: Operation): string {
   const content = operation.requestBody!.content as Record<string, Record<string, unknown>>;
-  return JSON.stringify(exampleOf(content['application/json']) ?? {});
+  return JSON.stringify(operation.view.exampleOf(content['application/json']) ?? {});
 }
 
 async function expectDocumented(operation: Operation, response: Response): Promise<void> {
@@ -48,10 +47,10 @@ async function expectDocumented(operation: Operation, response: Response): Promi
   if (status < 400) return;
   // The Portal's pages answer HTML where the document says so; everything else, the spec's error body.
   if (/^text\/html/.test(response.headers.get('content-type') ?? '')) {
-    const documented = resolve<{ content?: Record<string, unknown> }>(operation.responses[String(status)]);
+    const documented = operation.view.resolve<{ content?: Record<string, unknown> }>(operation.responses[String(status)]);
     expect(Object.keys(documented.content ?? {})).toContain('text/html');
     expect(text).toMatch(/^<!doctype html>/);
-  } else expect(schemaErrors('#/components/schemas/Error', JSON.parse(text))).toEqual([]);
+  } else expect(operation.view.schemaErrors('#/components/schemas/Error', JSON.parse(text))).toEqual([]);
 }
 
 const name = (operation: Operation) => `${operation.method.toUpperCase()} ${operation.path}`;

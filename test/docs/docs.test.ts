@@ -1,8 +1,9 @@
 /**
- * The HTML reference asks no other host for anything: `npm run docs` is built, opened in
- * Chromium with every request intercepted, clicked through as a reader would (a tag, an
- * operation, a webhook, the search), and any request that is not the file itself or a data:
- * URI fails the test (it is also refused, so nothing leaves the machine).
+ * The HTML references ask no other host for anything: `npm run docs` is built, and each of
+ * its two files (the API's and the Portal's) is opened in Chromium with every request
+ * intercepted and clicked through as a reader would (a tag, an operation, a webhook, the
+ * search); any request that is not the file itself or a data: URI fails the test (it is also
+ * refused, so nothing leaves the machine).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -13,18 +14,19 @@ import { chromium as playwright, type Browser, type Page } from 'playwright-core
 
 const root = resolve(__dirname, '../..');
 const file = pathToFileURL(join(root, 'docs', 'index.html')).href;
+const portalFile = pathToFileURL(join(root, 'docs', 'portal.html')).href;
 const screenshots = join(root, 'screenshots');
 
 let browser: Browser;
 let page: Page;
+let portalPage: Page;
 const elsewhere: string[] = [];
 const local: string[] = [];
 
-beforeAll(async () => {
-  execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'scripts', 'docs.ts')], { cwd: root, stdio: 'pipe' });
-  browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.route('**/*', async (route) => {
+/** A page that lets through only `file` itself and data: URIs, and records everything else. */
+async function openOffline(file: string, heading: RegExp): Promise<Page> {
+  const opened = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await opened.route('**/*', async (route) => {
     const url = route.request().url();
     if (url === file || url.startsWith('data:')) {
       local.push(url);
@@ -34,16 +36,25 @@ beforeAll(async () => {
       await route.abort('blockedbyclient');
     }
   });
-  await page.goto(file);
-  await page.getByRole('heading', { name: /Debt Collection Service API/ }).first().waitFor();
+  await opened.goto(file);
+  await opened.getByRole('heading', { name: heading }).first().waitFor();
+  return opened;
+}
+
+beforeAll(async () => {
+  execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'scripts', 'docs.ts')], { cwd: root, stdio: 'pipe' });
+  browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+  page = await openOffline(file, /Debt Collection Service API/);
+  portalPage = await openOffline(portalFile, /Debt Collection Service Portal/);
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
 });
 
-test('opening the page asks for the file alone', async () => {
+test('opening the pages asks for the files alone', async () => {
   expect(local).toContain(file);
+  expect(local).toContain(portalFile);
   expect(elsewhere).toEqual([]);
 });
 
@@ -62,5 +73,20 @@ test('a few clicks through the reference ask no other host either', async () => 
   await page.keyboard.press('Escape');
   mkdirSync(screenshots, { recursive: true });
   await page.screenshot({ path: join(screenshots, 'docs.png') });
+  expect(elsewhere).toEqual([]);
+});
+
+test('the Portal reference shows the Portal entry and the short link, and the API reference neither', async () => {
+  const sidebar = portalPage.locator('[data-component-name="Menu/MenuItem"]');
+  await sidebar.getByText('Portal entry', { exact: true }).click();
+  await sidebar.getByText('Open the accounts list of a session', { exact: true }).click();
+  await portalPage.getByRole('heading', { name: 'Open the accounts list of a session' }).waitFor();
+  await sidebar.getByText('Short links', { exact: true }).click();
+  await sidebar.getByText('Follow a short link', { exact: true }).click();
+  await portalPage.getByRole('heading', { name: 'Follow a short link' }).waitFor();
+  mkdirSync(screenshots, { recursive: true });
+  await portalPage.screenshot({ path: join(screenshots, 'docs-portal.png') });
+  const apiSidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+  expect(await apiSidebar.getByText('Portal entry', { exact: true }).count()).toBe(0);
   expect(elsewhere).toEqual([]);
 });

@@ -1,30 +1,38 @@
 import { freePort } from '../../server/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
-import { document, exampleOf, operations, resolve as resolveRef, responseSchemaPointer, strictSchemaErrors, type Operation } from '../support/document';
+import { apiDocument, document, exampleOf, operations, portalDocument, resolve as resolveRef, responseSchemaPointer, type DocumentView, type Operation } from '../support/document';
 
 type Json = Record<string, unknown>;
 
-/** The example the document gives for one operation's response. */
-function documentedExample(path: string, method: string, status: string): unknown {
-  const paths = document.paths as Record<string, Json>;
-  const operation = resolveRef(paths[path])[method] as Json;
-  const response = resolveRef((operation.responses as Json)[status]);
-  return exampleOf((response.content as Record<string, Json>)['application/json']);
+/** The example the API document (or the Portal's, given as `view`) gives for one operation's response. */
+function documentedExample(path: string, method: string, status: string, view: DocumentView = apiDocument): unknown {
+  const paths = view.document.paths as Record<string, Json>;
+  const operation = view.resolve<Json>(paths[path])[method] as Json;
+  const response = view.resolve<Json>((operation.responses as Json)[status]);
+  return view.exampleOf((response.content as Record<string, Json>)['application/json']);
 }
 
+/** The API's mock and the Portal's, each serving its own document as `npm run mock` does. */
 let mock: RunningMock;
+let portalMock: RunningMock;
 let api: ApiClient;
 const CUSTOMER = '9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41';
 
 beforeAll(async () => {
-  mock = await startMock(await freePort());
+  [mock, portalMock] = await Promise.all([
+    freePort().then((port) => startMock(port, { document: 'api' })),
+    freePort().then((port) => startMock(port, { document: 'portal' })),
+  ]);
   api = createApiClient({ baseUrl: mock.url, token: 'mock-token' });
 }, 90_000);
 
 afterAll(async () => {
-  await mock?.stop();
+  await Promise.all([mock?.stop(), portalMock?.stop()]);
 });
+
+/** The mock that serves an operation's document. */
+const mockOf = (operation: Operation) => (operation.base === 'api' ? mock : portalMock);
 
 describe('the Prism mock answers one operation of every tag with its documented example', () => {
   test('Debt accounts: GET /debt-accounts/{id}', async () => {
@@ -75,15 +83,15 @@ describe('the Prism mock answers one operation of every tag with its documented 
     expect(data).toEqual(documentedExample('/customer-sessions', 'post', '201'));
   });
 
-  test('Portal entry: GET /s/{token}/accounts, on its own server, without a token', async () => {
-    const response = await fetch(`${mock.url}/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts`, { redirect: 'manual' });
+  test('Portal entry: GET /s/{token}/accounts, on the Portal mock, without a token', async () => {
+    const response = await fetch(`${portalMock.url}/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts`, { redirect: 'manual' });
     // A redirect either way: Prism takes the lowest documented status (302, the expired link's).
     expect([302, 303]).toContain(response.status);
     expect(response.headers.get('location')).toBeTruthy();
   });
 
-  test('Short links: GET /{code} redirects, without a token', async () => {
-    const response = await fetch(`${mock.url}/Xb7k2Qm9TzR4`, { redirect: 'manual' });
+  test('Short links: GET /{code} redirects, on the Portal mock, without a token', async () => {
+    const response = await fetch(`${portalMock.url}/Xb7k2Qm9TzR4`, { redirect: 'manual' });
     expect(response.status).toBe(302);
     expect(response.headers.get('location')).toMatch(/^https:\/\/portal\.debt-collection\.example\/s\//);
   });
@@ -122,6 +130,20 @@ describe('the Prism mock validates requests against the document', () => {
   });
 });
 
+describe('each mock serves its own document only', () => {
+  test('a method the API path does not have is not taken for a short link (no 302)', async () => {
+    const response = await fetch(`${mock.url}/customer-sessions`, { headers: { authorization: 'Bearer mock-token' }, redirect: 'manual' });
+    expect(response.status).toBe(405);
+  });
+
+  test('the API mock knows no Portal page, the Portal mock no API operation', async () => {
+    const portalPage = await fetch(`${mock.url}/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts`, { headers: { authorization: 'Bearer mock-token' } });
+    expect(portalPage.status).toBe(404);
+    const apiCall = await fetch(`${portalMock.url}/customers/${CUSTOMER}`, { headers: { authorization: 'Bearer mock-token' } });
+    expect(apiCall.status).toBe(404);
+  });
+});
+
 /** The request the document's own examples make for an operation: path parameters, required query parameters and body. */
 function documentedRequest(operation: Operation, extraHeaders: Record<string, string> = {}): [string, RequestInit] {
   const value = (parameter: Json) => String(parameter.example ?? (parameter.schema as Json | undefined)?.example ?? '');
@@ -133,10 +155,10 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     .map((p) => `${encodeURIComponent(p.name as string)}=${encodeURIComponent(value(p))}`)
     .join('&');
   const content = operation.requestBody?.content as Record<string, Json> | undefined;
-  const body = content ? JSON.stringify(exampleOf(content['application/json'])) : undefined;
+  const body = content ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
   const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return [`${mock.url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
+  return [`${mockOf(operation).url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
 }
 
 /** The success status Prism answers: the first 2XX or 3XX the operation lists. */
@@ -155,7 +177,7 @@ describe('every operation of the mock answers what the document says', () => {
     const { status: answered, body } = await answerOf(operation);
     expect(answered).toBe(status);
     const pointer = responseSchemaPointer(operation, status);
-    if (pointer) expect(strictSchemaErrors(pointer, body)).toEqual([]);
+    if (pointer) expect(operation.view.strictSchemaErrors(pointer, body)).toEqual([]);
   });
 });
 
@@ -176,7 +198,7 @@ describe('in dynamic mode (Prefer: dynamic=true) the mock invents nothing the do
     const pointer = responseSchemaPointer(operation, status);
     if (!pointer) return;
     // No property the document does not name, and every value within its schema.
-    expect(strictSchemaErrors(pointer, body)).toEqual([]);
+    expect(operation.view.strictSchemaErrors(pointer, body)).toEqual([]);
     for (const [key, value] of entries(body)) {
       // Plausible dates: records of recent years, people born in the last century or so.
       const year = typeof value === 'string' ? DATE.exec(value)?.[1] : undefined;
@@ -202,9 +224,9 @@ describe('the examples tell one story', () => {
   const answersOf = (operations: Operation[]) =>
     operations.flatMap((operation) =>
       Object.entries(operation.responses).flatMap(([status, raw]) => {
-        const media = (resolveRef(raw).content as Record<string, Json> | undefined)?.['application/json'];
+        const media = (operation.view.resolve(raw).content as Record<string, Json> | undefined)?.['application/json'];
         if (!media) return [];
-        const named = 'example' in media ? { example: media.example } : Object.fromEntries(Object.entries((media.examples as Json) ?? {}).map(([n, e]) => [n, resolveRef<Json>(e).value]));
+        const named = 'example' in media ? { example: media.example } : Object.fromEntries(Object.entries((media.examples as Json) ?? {}).map(([n, e]) => [n, operation.view.resolve<Json>(e).value]));
         return Object.entries(named).map(([name, value]) => [value, `${operation.method.toUpperCase()} ${operation.path} ${status} ${name}`] as const);
       }),
     );
@@ -245,9 +267,9 @@ describe('the examples tell one story', () => {
     for (const operation of operations()) {
       const raw = operation.responses['422'];
       if (!raw) continue;
-      const example = exampleOf((resolveRef(raw).content as Record<string, Json>)['application/json']) as { errors: Record<string, string[]> };
+      const example = operation.view.exampleOf((operation.view.resolve(raw).content as Record<string, Json>)['application/json']) as { errors: Record<string, string[]> };
       const body = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json']?.schema;
-      const bodyFields = new Set(body ? propertiesOf(body) : []);
+      const bodyFields = new Set(body ? propertiesOf(body, operation.view) : []);
       for (const key of Object.keys(example.errors)) {
         const [where, name] = key.split('.') as [string, string];
         const known =
@@ -264,8 +286,8 @@ describe('the examples tell one story', () => {
 });
 
 /** The property names of a schema, through $ref, allOf and array items. */
-function propertiesOf(schema: unknown): string[] {
-  const node = resolveRef(schema);
-  if (node.type === 'array') return propertiesOf(node.items);
-  return [...Object.keys((node.properties as Json | undefined) ?? {}), ...((node.allOf as unknown[] | undefined) ?? []).flatMap(propertiesOf)];
+function propertiesOf(schema: unknown, view: DocumentView): string[] {
+  const node = view.resolve(schema);
+  if (node.type === 'array') return propertiesOf(node.items, view);
+  return [...Object.keys((node.properties as Json | undefined) ?? {}), ...((node.allOf as unknown[] | undefined) ?? []).flatMap((part) => propertiesOf(part, view))];
 }

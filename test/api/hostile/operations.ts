@@ -1,5 +1,9 @@
-/** The operations of generated/openapi.json, as the hostile suite needs them: where, which parameters, an example body. */
-import { loadDocument, PORTAL_ENTRY_TAG, SHORT_LINKS_TAG } from '../../../server/http/validator';
+/**
+ * The operations of both documents, as the hostile suite needs them: where, which parameters,
+ * an example body. The API's (generated/openapi.json) under /api/v1, the Portal document's
+ * (generated/portal.json) under the test app's Portal and short-link mounts.
+ */
+import { loadDocument, loadPortalDocument, portalBaseOf } from '../../../server/http/validator';
 
 export interface Operation {
   label: string;
@@ -15,8 +19,14 @@ type Json = Record<string, unknown>;
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
+/** Where the test app mounts each base (its PORTAL_URL and SHORT_LINK_BASE_URL paths). */
+const MOUNTS = { api: '/api/v1', portal: '/portal', shortLinks: '/s' } as const;
+
 export function operationsOf(): Operation[] {
-  const document = loadDocument() as unknown as Json;
+  return [...operationsIn(loadDocument() as unknown as Json, false), ...operationsIn(loadPortalDocument() as unknown as Json, true)];
+}
+
+function operationsIn(document: Json, portal: boolean): Operation[] {
   const resolve = (value: unknown): Json => {
     const ref = (value as Json | undefined)?.$ref;
     if (typeof ref !== 'string') return (value ?? {}) as Json;
@@ -28,8 +38,7 @@ export function operationsOf(): Operation[] {
     for (const method of METHODS) {
       const operation = item[method] as Json | undefined;
       if (!operation) continue;
-      const tags = (operation.tags as string[] | undefined) ?? [];
-      const base = tags.includes(PORTAL_ENTRY_TAG) ? '/portal' : tags.includes(SHORT_LINKS_TAG) ? '/s' : '/api/v1';
+      const base = MOUNTS[portal ? portalBaseOf(item, operation) : 'api'];
       const parameters = [...((item.parameters as unknown[]) ?? []), ...((operation.parameters as unknown[]) ?? [])].map(resolve);
       const content = (resolve(operation.requestBody).content as Json | undefined)?.['application/json'] as Json | undefined;
       const examples = content?.examples as Record<string, Json> | undefined;
