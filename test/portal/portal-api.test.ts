@@ -74,6 +74,18 @@ test('verify, read, pay part with 4242… and set up a plan, all with the cookie
   expect(made.body.data).toMatchObject({ frequency: 'weekly', amount: 11000, status: 'active' });
   expect(made.body.data.charges).toHaveLength(5);
 
+  const activity = await app.db('portal_activity').where({ debt_account_id: account.id }).pluck('event');
+  expect(activity).toEqual(
+    expect.arrayContaining([
+      'customer.session.verification.failed',
+      'customer.session.verification.success',
+      'customer.checkout.one-time-payment.amount.success',
+      'customer.checkout.one-time-payment.amount.failed',
+      'customer.checkout.payment-plan.failed',
+      'customer.checkout.payment-plan.success',
+    ]),
+  );
+
   const detail = await browser.call('GET', `/accounts/${account.id}`);
   expect(detail.body.data).toMatchObject({ current_balance: 55000, payment_plan: { id: made.body.data.id } });
   expect(detail.body.data.charges.map((charge: { status: string }) => charge.status)).toEqual(['failed', 'succeeded']);
@@ -90,4 +102,71 @@ test('without the cookie: 401; another customer’s account: 404', async () => {
   const csrf = { 'x-csrf-token': browser.csrf };
   expect((await browser.call('POST', `/accounts/${second.account.id}/payments`, { amount: 100, card: card('4242424242424242'), accept_policy: true }, csrf)).status).toBe(404);
   expect((await browser.call('POST', `/accounts/${first.account.id}/payments`, { amount: 100, card: card('4242424242424242'), accept_policy: false }, csrf)).status).toBe(422);
+});
+
+test('a plan the organization left for the customer to configure is completed from the Portal: customer.payment-plan.updated', async () => {
+  const { customer, account } = await customerWithAccount(app.sandbox, {}, { balance: 30000, payment_plan: {} });
+  const before = await app.sandbox.GET('/payment-plans', { params: { query: { debt_account_id: account.id } } });
+  expect(before.data!.data[0]!.status).toBe('pending_configuration');
+  const browser = await signIn((await newSession(app.sandbox, { customer_id: customer.id, debt_account_id: account.id })).portal_url);
+  const today = app.clock.now().toISOString().slice(0, 10);
+  const made = await browser.call('POST', `/accounts/${account.id}/payment-plan`, { frequency: 'monthly', start_date: today, amount: 10000, card: card('4242424242424242'), accept_policy: true }, { 'x-csrf-token': browser.csrf });
+  expect(made.status).toBe(201);
+  expect(made.body.data).toMatchObject({ id: before.data!.data[0]!.id, status: 'active', frequency: 'monthly' });
+  const activity = await app.db('portal_activity').where({ debt_account_id: account.id }).pluck('event');
+  expect(activity).toEqual(expect.arrayContaining(['customer.checkout.payment-plan.success', 'customer.checkout.payment-plan.custom.success', 'customer.payment-plan.updated']));
+});
+
+describe('a guest looking for an account', () => {
+  async function guest(): Promise<{ cookie: string; csrf: string }> {
+    const root = await fetch(`${app.config.portalUrl}/?organization=${app.organization.organization_id}&environment=sandbox`);
+    expect(root.status).toBe(200);
+    const cookie = root.headers.getSetCookie().find((line) => line.startsWith('portal_session='))!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(await root.text())![1]!;
+    return { cookie, csrf };
+  }
+
+  const find = (who: { cookie: string; csrf: string }, fields: Record<string, string>) =>
+    fetch(`${app.config.portalUrl}/find`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: who.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: who.csrf, ...fields }).toString(),
+    });
+
+  test('gets one answer for no match and for wrong details, and five wrong tries for one person stop the sixth, even with the right details', async () => {
+    const { customer } = await customerWithAccount(app.sandbox, { phone: '5125550188', ssn_last4: '4417' });
+    const who = await guest();
+    const noMatch = await find(who, { phone: '5125550199', ssn_last4: '4417' });
+    const wrong = await find(who, { phone: '5125550188', ssn_last4: '1111' });
+    expect([noMatch.status, wrong.status]).toEqual([422, 422]);
+    const message = (html: string) => /<p class="error" role="alert">([^<]*)<\/p>/.exec(html)?.[1];
+    expect(message(await noMatch.text())).toBe(message(await wrong.text()));
+    for (let attempt = 2; attempt <= 5; attempt++) expect((await find(who, { phone: customer.phone!, ssn_last4: '1111' })).status).toBe(422);
+    expect((await find(who, { phone: customer.phone!, ssn_last4: '4417' })).status).toBe(429);
+  });
+
+  test('without the form’s CSRF token, nothing is looked up (403)', async () => {
+    const who = await guest();
+    const response = await find({ ...who, csrf: 'not-the-token' }, { phone: '5125550188', ssn_last4: '4417' });
+    expect(response.status).toBe(403);
+  });
+});
+
+test('the plan banner: shown on the account page, and "No thanks" closes it for the visit', async () => {
+  const { customer, account } = await customerWithAccount(app.sandbox, {}, { balance: 30000 });
+  const browser = await signIn((await newSession(app.sandbox, { customer_id: customer.id, debt_account_id: account.id })).portal_url);
+  const page = () => fetch(`${app.config.portalUrl}/accounts/${account.id}`, { headers: { cookie: browser.cookie } }).then((r) => r.text());
+  expect(await page()).toContain('Pay over time');
+  const closed = await fetch(`${app.config.portalUrl}/accounts/${account.id}/plan-offer/close`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: browser.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ _csrf: browser.csrf }).toString(),
+  });
+  expect(closed.status).toBe(303);
+  expect(await page()).not.toContain('Pay over time');
+  const activity = await app.db('portal_activity').where({ debt_account_id: account.id }).pluck('event');
+  expect(activity.filter((event: string) => event === 'customer.call-to-action.modal.displayed')).toHaveLength(1);
+  expect(activity).toContain('customer.call-to-action.modal.closed');
 });
