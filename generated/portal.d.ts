@@ -717,6 +717,13 @@ export interface components {
              */
             return_code: string | null;
             /**
+             * Format: date
+             * @description The day a scheduled charge is (or was) for; null for a charge made at once. It keeps its
+             *     day after it has run (its `status` says how it went).
+             * @example null
+             */
+            scheduled_at: string | null;
+            /**
              * Format: date-time
              * @description When the money was final (at once for a card, at settlement for ACH); null before, or when it failed.
              * @example 2026-11-24T10:15:42.000Z
@@ -768,10 +775,14 @@ export interface components {
          *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
          *     - `voided`: cancelled before settlement; the balance was given back.
          *     - `refunded`: refunded in full after settlement; `partially_refunded`: in part (`refunded_amount`).
+         *     - `scheduled`: to be carried out on its `scheduled_at` date; no money moved yet and the balance
+         *       is unchanged. On its date it becomes `succeeded`, `pending` (ACH), `failed` or `canceled`.
+         *     - `canceled`: a scheduled charge canceled before it ran (`POST /charges/{id}/cancel`, or its
+         *       account was no longer collectible on its date); no money moved.
          * @example succeeded
          * @enum {string}
          */
-        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded";
+        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
          * DebtAccountStatus
          * @description The state of a debt account (spec 3.1). It is set by the client on create (default `active`)

@@ -201,6 +201,10 @@ export interface paths {
          *     - In production without `PAYMENT_GATEWAY`, every charge answers `400`
          *       `payment_gateway_unavailable`.
          *     - With `Idempotency-Key`, one key makes at most one charge.
+         *     - With `scheduled_at` a later day than today: `201` with the charge in status `scheduled`
+         *       (no gateway call, no balance change) and `scheduled-charge.create`; the charge is carried
+         *       out on that day (see **Scheduled charges** in the Charges tag). The rules above are
+         *       checked now (against today's balance) and the balance again on the day.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -229,6 +233,38 @@ export interface paths {
         get: operations["getCharge"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/charges/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a scheduled charge
+         * @description Cancels a charge in status `scheduled` before it runs: it becomes `canceled`, no money
+         *     moves and the balance is unchanged (a scheduled charge never lowered it), and subscribed
+         *     webhooks receive `scheduled-charge.delete`. A charge in any other state (already canceled,
+         *     or made: succeeded, pending, failed, voided, refunded, returned) is a 409 `conflict`; a
+         *     charge that was made is voided or refunded instead. Cancelling races safely with the
+         *     scheduler: the charge is either canceled or carried out, never both. A `409` is also
+         *     `idempotency_key_in_use`.
+         */
+        post: operations["cancelCharge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -291,7 +327,8 @@ export interface paths {
          *     account(s) it paid (an account `paid_off` by it is `active` again), a `void` transaction is
          *     recorded, and subscribed webhooks receive `void.succeeded` and `debt-account.update`. A
          *     charge in any other state (failed, settled ACH, a card charge of an earlier day, already
-         *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `409` is also
+         *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `scheduled` charge
+         *     has not run: cancel it (`POST /charges/{id}/cancel`); a void of it is a 409 too. A `409` is also
          *     `idempotency_key_in_use`.
          */
         post: operations["voidCharge"];
@@ -1086,17 +1123,23 @@ export interface paths {
         /**
          * Move the sandbox clock forward
          * @description Moves the organization's sandbox clock to `advance_to` and carries out, in order of their
-         *     due times, everything that fell due in this sandbox up to then: plan instalments (with
-         *     their retries), as the tag `Payment plans` describes, each with its charge and events.
-         *     The time rules that are computed when read (session expiry, "today or later", card
-         *     expiry) simply follow the clock. ACH debits still settle `SANDBOX_ACH_SETTLEMENT_SECONDS`
-         *     of real time after they were made, whatever the sandbox clock says.
+         *     due times, everything that fell due in this sandbox up to then, each at its own due time:
+         *     plan instalments (with their retries), as the tag `Payment plans` describes; scheduled
+         *     charges (tag `Charges`); and pending ACH debits whose settlement time
+         *     (`SANDBOX_ACH_SETTLEMENT_SECONDS` after the debit, on the sandbox clock) has passed,
+         *     which settle or are returned as their test account says, with their events. The time
+         *     rules that are computed when read (session and short-link expiry, "today or later", card
+         *     expiry) simply follow the clock.
          *
          *     Rules and our decisions:
          *     - `advance_to` must be later than the sandbox clock and at most 2 years after it (`422` on
          *       `advance_to` otherwise). The clock never goes back.
-         *     - The answer is `200` with the clock: `status` `ready` when all the work is done.
-         *       `advancing` means it goes on in the background; `GET` answers `ready` when it is done.
+         *     - The answer is `200` with the clock: `status` `ready` when all the work is done. This
+         *       server carries the work out within the request, so its answer is always `ready`;
+         *       meanwhile `GET` answers `advancing`. `advancing` in an answer would mean the work goes
+         *       on in the background (clients should be ready for it); `GET` answers `ready` when done.
+         *       A move whose server stopped mid-way leaves `advancing`; the next move takes over after
+         *       5 minutes and carries out what is left.
          *       While the clock is advancing, another move is a `409`.
          *     - A production token gets `404`.
          */
@@ -2937,9 +2980,10 @@ export interface webhooks {
         put?: never;
         /**
          * Scheduled charge created
-         * @description Fires when a charge is scheduled for a later day. The spec does not show the precise trigger
-         *     conditions. The spec does not show this payload (section 6.3); the schema states what we
-         *     send.
+         * @description Fires when `POST /charges` with a later `scheduled_at` stores a `scheduled` charge. `id` is
+         *     the charge's id (the same as in `/charges/{id}`), `scheduled_at` the time it falls due
+         *     (its day at 14:00 UTC), `charge` null. The spec does not show this payload (section 6.3);
+         *     the schema states what we send.
          */
         post: operations["notifyScheduledChargeCreate"];
         delete?: never;
@@ -2959,9 +3003,10 @@ export interface webhooks {
         put?: never;
         /**
          * Scheduled charge deleted
-         * @description Fires when a scheduled charge is deleted before it runs. The spec does not show the precise
-         *     trigger conditions. The spec does not show this payload (section 6.3); the schema states
-         *     what we send.
+         * @description Fires when a scheduled charge is canceled before it runs: by `POST /charges/{id}/cancel`,
+         *     or on its day because its account was no longer `active` (paid off, closed, …). The charge
+         *     stays readable in status `canceled`. The spec does not show this payload (section 6.3); the
+         *     schema states what we send.
          */
         post: operations["notifyScheduledChargeDelete"];
         delete?: never;
@@ -2981,9 +3026,12 @@ export interface webhooks {
         put?: never;
         /**
          * Scheduled charge updated
-         * @description Fires when a scheduled charge changes. The spec does not show the precise trigger
-         *     conditions. The spec does not show this payload (section 6.3); the schema states what we
-         *     send.
+         * @description Fires when a scheduled charge has been carried out on its day, in the transaction of its
+         *     `charge.succeeded` or `charge.failed`: `successfully_charged_at` is when it went through
+         *     (an ACH debit accepted as pending counts; its later return is `transaction.returned-ach`),
+         *     or null with the failure in `charge` (`success` false, `error`, `error_code`). A failed
+         *     scheduled charge is not retried. The spec does not show this payload (section 6.3); the
+         *     schema states what we send.
          */
         post: operations["notifyScheduledChargeUpdate"];
         delete?: never;
@@ -4051,6 +4099,13 @@ export interface components {
              */
             return_code: string | null;
             /**
+             * Format: date
+             * @description The day a scheduled charge is (or was) for; null for a charge made at once. It keeps its
+             *     day after it has run (its `status` says how it went).
+             * @example null
+             */
+            scheduled_at: string | null;
+            /**
              * Format: date-time
              * @description When the money was final (at once for a card, at settlement for ACH); null before, or when it failed.
              * @example 2026-11-24T10:15:42.000Z
@@ -4119,6 +4174,18 @@ export interface components {
              */
             save_payment_method?: boolean;
             /**
+             * Format: date
+             * @description The day to charge (after Tratta's `scheduled_at`), today or later on the organization's
+             *     clock (UTC; in the sandbox, the sandbox clock); a past day is a 422. Omitted or today: the
+             *     charge is made at once. A later day: the charge is stored `scheduled` (no money moves and
+             *     the balance is unchanged until then) and carried out on that day at 14:00 UTC, the hour
+             *     plan instalments run. A scheduled charge needs a saved payment method:
+             *     `payment_method_id`, or an inline card or bank account with `save_payment_method: true`
+             *     (422 on `scheduled_at` otherwise).
+             * @example 2026-12-01
+             */
+            scheduled_at?: string;
+            /**
              * @description Sends a receipt when the charge succeeds or is pending. Default false.
              * @example true
              */
@@ -4162,10 +4229,14 @@ export interface components {
          *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
          *     - `voided`: cancelled before settlement; the balance was given back.
          *     - `refunded`: refunded in full after settlement; `partially_refunded`: in part (`refunded_amount`).
+         *     - `scheduled`: to be carried out on its `scheduled_at` date; no money moved yet and the balance
+         *       is unchanged. On its date it becomes `succeeded`, `pending` (ACH), `failed` or `canceled`.
+         *     - `canceled`: a scheduled charge canceled before it ran (`POST /charges/{id}/cancel`, or its
+         *       account was no longer collectible on its date); no money moved.
          * @example succeeded
          * @enum {string}
          */
-        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded";
+        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
          * Customer
          * @description A customer (debtor) as read by get, list and update (spec 2.2). The fields in `required` are
@@ -9220,6 +9291,7 @@ export interface operations {
                      *           "source": "api",
                      *           "payment_plan_uuid": null,
                      *           "payment_plan_charge_uuid": null,
+                     *           "scheduled_at": null,
                      *           "email": null,
                      *           "metadata": {},
                      *           "settled_at": "2026-11-24T10:15:42.000Z",
@@ -9300,7 +9372,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The charge, `succeeded` (card) or `pending` (ACH). */
+            /** @description The charge, `succeeded` (card), `pending` (ACH) or `scheduled` (a later `scheduled_at`). */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9353,6 +9425,103 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+                 */
+                id: components["parameters"]["ChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canceled charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *         "reference_number": "CH-7K3M9Q2X4B",
+                     *         "status": "canceled",
+                     *         "amount": 5000,
+                     *         "total_amount": 5000,
+                     *         "fees": 0,
+                     *         "refunded_amount": 0,
+                     *         "payment_method_type": "card",
+                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+                     *         "card": {
+                     *           "card_holder": "Maria Gonzalez",
+                     *           "card_number": "1111",
+                     *           "expiration_month": 8,
+                     *           "expiration_year": 2029,
+                     *           "card_type": "visa",
+                     *           "card_zip": "78704"
+                     *         },
+                     *         "bank_account": null,
+                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "error": null,
+                     *         "error_code": null,
+                     *         "return_code": null,
+                     *         "source": "api",
+                     *         "payment_plan_uuid": null,
+                     *         "payment_plan_charge_uuid": null,
+                     *         "scheduled_at": "2026-12-01",
+                     *         "email": null,
+                     *         "metadata": {},
+                     *         "settled_at": null,
+                     *         "created_at": "2026-11-24T10:15:42.000Z",
+                     *         "updated_at": "2026-11-24T10:15:42.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The canceled charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9440,6 +9609,7 @@ export interface operations {
                      *         "source": "api",
                      *         "payment_plan_uuid": null,
                      *         "payment_plan_charge_uuid": null,
+                     *         "scheduled_at": null,
                      *         "email": null,
                      *         "metadata": {},
                      *         "settled_at": "2026-11-24T10:15:42.000Z",
@@ -9539,6 +9709,7 @@ export interface operations {
                      *         "source": "api",
                      *         "payment_plan_uuid": null,
                      *         "payment_plan_charge_uuid": null,
+                     *         "scheduled_at": null,
                      *         "email": null,
                      *         "metadata": {},
                      *         "settled_at": "2026-11-24T10:15:42.000Z",

@@ -82,17 +82,21 @@ function authAndLimitApp(db: Knex): Express {
 interface Result {
   requests: number;
   p99: number;
+  /** This process's CPU time over the load, per request answered (in-process servers only). */
+  cpuPerRequest: number;
 }
 
 async function load(url: string, token: string): Promise<Result> {
+  const cpu = process.cpuUsage();
   const { stdout } = await run(
     join(root, 'node_modules', '.bin', 'autocannon'),
     ['--json', '-c', options.connections!, '-d', options.seconds!, '-H', `Authorization=Bearer ${token}`, url],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  const report = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
+  const used = process.cpuUsage(cpu);
+  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number };
   if (report.non2xx > 0 || report.errors > 0) throw new Error(`${url}: ${report.non2xx} non-2xx answers, ${report.errors} errors`);
-  return { requests: report.requests.average, p99: report.latency.p99 };
+  return { requests: report.requests.average, p99: report.latency.p99, cpuPerRequest: (used.user + used.system) / report.requests.total };
 }
 
 /** `npm start` with WEB_CONCURRENCY=processes on the scratch database; resolves once /health answers. */
@@ -191,11 +195,17 @@ async function main(): Promise<void> {
     }
     const baseline = median(targets[0]!.results.map((r) => r.requests));
     console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians`);
-    console.log('variant                  req/s   p99 ms   req/s vs bare');
+    const baselineP99 = median(targets[0]!.results.map((r) => r.p99));
+    // CPU µs per request is this process's (the servers'), not PostgreSQL's nor the load's; on
+    // a busy machine it varies less than req/s and shows where the time goes.
+    console.log('variant                  req/s   p99 ms   req/s vs bare   p99 vs bare   CPU µs/req');
     for (const target of targets) {
       const requests = median(target.results.map((r) => r.requests));
       const p99 = median(target.results.map((r) => r.p99));
-      console.log(`${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(15)}`);
+      const cpu = median(target.results.map((r) => r.cpuPerRequest));
+      console.log(
+        `${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(15)} ${(p99 / baselineP99).toFixed(2).padStart(13)} ${cpu.toFixed(0).padStart(12)}`,
+      );
     }
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);

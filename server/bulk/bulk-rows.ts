@@ -43,7 +43,8 @@ export function parentIds(item: BulkItem): Set<string> {
 
 async function existing(query: Knex.QueryBuilder, column: string, values: string[]): Promise<Set<string>> {
   if (values.length === 0) return new Set();
-  const rows: Record<string, string>[] = await query.whereIn(column, values).select(column);
+  // One array parameter, not one parameter per value (a chunk names up to 2,000 accounts).
+  const rows: Record<string, string>[] = await query.whereRaw('?? = ANY(?)', [column, values]).select(column);
   return new Set(rows.map((row) => row[column]!));
 }
 

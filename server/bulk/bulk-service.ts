@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { enqueueIn, QUEUES } from '../jobs/queue';
+import { insertRows } from '../db/insert-rows';
 import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
@@ -36,14 +37,10 @@ async function create({ db, boss, clock }: BulkDeps, tenant: Tenant, items: Bulk
       .insert({ organization_id: tenant.organizationId, environment: tenant.environment, count: items.length })
       .returning<{ id: string }[]>(['id']);
     const bulkActionId = action!.id;
-    await trx('bulk_rows').insert(
-      items.map((payload, position) => ({
-        bulk_action_id: bulkActionId,
-        position,
-        organization_id: tenant.organizationId,
-        environment: tenant.environment,
-        payload: JSON.stringify(payload),
-      })),
+    await insertRows(
+      trx,
+      'bulk_rows',
+      items.map((payload, position) => ({ bulk_action_id: bulkActionId, position, organization_id: tenant.organizationId, environment: tenant.environment, payload })),
     );
     const job: BulkJob = { bulkActionId, organizationId: tenant.organizationId, environment: tenant.environment };
     await enqueueIn(boss, trx, QUEUES.bulkImport, job, BULK_JOB_OPTIONS);

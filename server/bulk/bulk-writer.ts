@@ -13,6 +13,7 @@ import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { sortBillingTypes } from '../billing-types';
 import { LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';
+import { insertRows } from '../db/insert-rows';
 import { parentIds, type BulkItem, type PendingRow, type RowErrors } from './bulk-rows';
 
 type Account = NonNullable<BulkItem['debt_accounts']>[number] | NonNullable<BulkItem['parent_debt_accounts']>[number];
@@ -21,13 +22,6 @@ export interface Written {
   customerIds: string[];
   accounts: { id: string; customer_id: string }[];
   locationIds: string[];
-}
-
-/** PostgreSQL takes at most 65535 parameters a statement. */
-const ROWS_PER_STATEMENT = 2000;
-
-async function insertAll(trx: Knex, table: string, rows: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx(table).insert(rows.slice(i, i + ROWS_PER_STATEMENT));
 }
 
 function accountRow(account: Account, ids: { id: string; customer: string; location: string; parent: string | null }, tenant: Tenant) {
@@ -42,7 +36,7 @@ function accountRow(account: Account, ids: { id: string; customer: string; locat
     billing_type: account.billing_type ? sortBillingTypes(account.billing_type) : null,
     balance: account.balance,
     current_balance: account.current_balance ?? account.balance,
-    metadata: JSON.stringify(account.metadata ?? {}),
+    metadata: account.metadata ?? {},
   };
 }
 
@@ -76,7 +70,7 @@ export async function writeRows(
       phone: customer.phone ?? null,
       date_of_birth: customer.date_of_birth ?? null,
       ssn_last4: typeof customer.ssn_last4 === 'number' ? String(customer.ssn_last4).padStart(4, '0') : (customer.ssn_last4 ?? null),
-      metadata: JSON.stringify(customer.metadata ?? {}),
+      metadata: customer.metadata ?? {},
     });
     if (customer.address) {
       const { is_primary: _primary, ...address } = customer.address;
@@ -115,11 +109,11 @@ export async function writeRows(
     }
   }
 
-  await insertAll(trx, LOCATIONS, locations);
-  await insertAll(trx, CUSTOMERS, customers);
-  await insertAll(trx, ADDRESSES, addresses);
+  await insertRows(trx, LOCATIONS, locations);
+  await insertRows(trx, CUSTOMERS, customers);
+  await insertRows(trx, ADDRESSES, addresses);
   // Parents precede their children in `accounts`, and one statement checks its foreign keys at its end.
-  await insertAll(trx, DEBT_ACCOUNTS, accounts);
+  await insertRows(trx, DEBT_ACCOUNTS, accounts);
 
   const positions = rows.map((row) => row.position);
   // '' for a row that passed: knex binds no nulls inside arrays, so SQL turns it back into NULL.

@@ -1,18 +1,32 @@
 /**
  * Everything that falls due by itself, carried out in order of its due time: plan instalments
- * (with their retries). The scheduler runs it for every tenant at real time (each sandbox on
- * its own clock); moving a sandbox clock runs it for that sandbox up to the new time, each
+ * (with their retries) and scheduled charges; in a sandbox whose clock is moved, also the
+ * outcome of ACH debits whose settle time passed on that clock (at real time they are settled
+ * by their own durable job). The scheduler runs it for every tenant at real time (each sandbox
+ * on its own clock); moving a sandbox clock runs it for that sandbox up to the new time, each
  * item at its own due time.
  */
 import type { Knex } from 'knex';
+import { groupBy } from '../collections';
 import type { Tenant } from '../http/auth';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
 
+/** One due item other than an instalment, carried out at `now` (its tenant's time); answers whether it did anything. */
+export type DueRunner = (tenant: Tenant, id: string, now: Date) => Promise<boolean>;
+
 export interface DueWorkPorts {
   charge: InstalmentCharger;
   lockAccount: (trx: Knex.Transaction, tenant: Tenant, accountId: string) => Promise<DebtAccountRow | undefined>;
+  scheduledCharge: DueRunner;
+  /** The outcome of a pending ACH debit (only the sandbox clock's advance asks early). */
+  settlement: DueRunner;
+  dueScheduledCharges: (realNow: Date) => Promise<DueRef[]>;
+  dueScheduledChargesOf: (tenant: Tenant, upTo: Date) => Promise<DueRef[]>;
+  dueSettlementsOf: (tenant: Tenant, upTo: Date) => Promise<{ id: string; due_at: Date }[]>;
 }
+
+type Kind = 'instalment' | 'scheduled-charge' | 'settlement';
 
 const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant => ({
   organizationId: ref.organization_id,
@@ -28,15 +42,22 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
   // then found done (or still due, and done here).
   for (let pass = 0; pass < 1000; pass += 1) {
     const realNow = deps.clock();
-    const due = await dueInstalments(deps.db, realNow);
+    const due = [
+      ...(await dueInstalments(deps.db, realNow)).map((ref) => ({ ref, kind: 'instalment' as Kind })),
+      ...(await ports.dueScheduledCharges(realNow)).map((ref) => ({ ref, kind: 'scheduled-charge' as Kind })),
+    ].sort((a, b) => a.ref.due_at.getTime() - b.ref.due_at.getTime());
     if (due.length === 0) break;
-    const offsets = await sandboxOffsets(deps.db, due);
+    const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
     let progressed = 0;
-    for (const ref of due) {
+    // Lanes run side by side (a few transactions at once keep the database busy while one
+    // waits); within a lane, items run in due order. Exactly once is the database's keys' either way.
+    await inLanes(due, (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`, async ({ ref, kind }) => {
       const offset = offsets.get(ref.organization_id) ?? 0;
       const now = new Date(deps.clock().getTime() + (ref.environment === 'sandbox' ? offset : 0));
-      if (await runInstalment(deps, ports.charge, ports.lockAccount, ref, tenantOfRef(() => offset), now)) progressed += 1;
-    }
+      const tenant = tenantOfRef(() => offset)(ref);
+      const ran = kind === 'instalment' ? await runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now) : await ports.scheduledCharge(tenant, ref.id, now);
+      if (ran) progressed += 1;
+    });
     done += progressed;
     if (progressed === 0) break;
   }
@@ -50,16 +71,48 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
 export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: Tenant, upTo: Date): Promise<number> {
   let done = 0;
   const offset = tenant.clockOffsetMs ?? 0;
-  for (let pass = 0; pass < 10_000; pass += 1) {
-    const [next] = await dueInstalmentsOf(deps.db, tenant, upTo, 1);
+  const self = tenantOfRef(() => offset);
+  // Bounded: each pass carries out one item or stops; an item that does not progress stops the advance.
+  for (let pass = 0; pass < 100_000; pass += 1) {
+    const [instalment] = await dueInstalmentsOf(deps.db, tenant, upTo, 1);
+    const [scheduled] = await ports.dueScheduledChargesOf(tenant, upTo);
+    const [settlement] = await ports.dueSettlementsOf(tenant, upTo);
+    // Earliest first; at one time, instalments, then scheduled charges, then settlements.
+    const next = (
+      [
+        instalment && { kind: 'instalment' as Kind, id: instalment.id, due_at: instalment.due_at, ref: instalment },
+        scheduled && { kind: 'scheduled-charge' as Kind, id: scheduled.id, due_at: scheduled.due_at },
+        settlement && { kind: 'settlement' as Kind, id: settlement.id, due_at: settlement.due_at },
+      ].filter(Boolean) as { kind: Kind; id: string; due_at: Date; ref?: DueRef }[]
+    ).reduce<{ kind: Kind; id: string; due_at: Date; ref?: DueRef } | undefined>((first, item) => (!first || item.due_at < first.due_at ? item : first), undefined);
     if (!next) break;
     const now = next.due_at;
     // The app's clock as it would read when the sandbox clock showed `now`.
     const itemDeps = { ...deps, clock: () => new Date(now.getTime() - offset) };
-    if (!(await runInstalment(itemDeps, ports.charge, ports.lockAccount, next, tenantOfRef(() => offset), now))) break;
+    const ran =
+      next.kind === 'instalment'
+        ? await runInstalment(itemDeps, ports.charge, ports.lockAccount, next.ref!, self, now)
+        : next.kind === 'scheduled-charge'
+          ? await ports.scheduledCharge(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now)
+          : await ports.settlement(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now);
+    if (!ran) break;
     done += 1;
   }
   return done;
+}
+
+/** How many lanes of due work one process runs at once. */
+export const DUE_WORK_LANES = 4;
+
+async function inLanes<T>(items: T[], laneOf: (item: T) => string, run: (item: T) => Promise<void>): Promise<void> {
+  const lanes = [...groupBy(items, laneOf).values()];
+  const next = async (): Promise<void> => {
+    const lane = lanes.shift();
+    if (!lane) return;
+    for (const item of lane) await run(item);
+    await next();
+  };
+  await Promise.all(Array.from({ length: Math.min(DUE_WORK_LANES, lanes.length) }, next));
 }
 
 async function sandboxOffsets(db: Knex, refs: DueRef[]): Promise<Map<string, number>> {

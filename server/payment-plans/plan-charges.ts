@@ -1,17 +1,31 @@
 /**
- * The plans' side of the payments port: an instalment becomes a charge through the payments
+ * The due-work job's ports into payments: an instalment becomes a charge through the payments
  * service (source `payment_plan`, naming the plan and the instalment), on the runner's
- * transaction, so the attempt row, the charge and the balances commit or roll back together.
+ * transaction, so the attempt row, the charge and the balances commit or roll back together;
+ * a due scheduled charge is carried out, and (on a moved sandbox clock) an ACH debit settled,
+ * by the payments service, each reading the app's time of the item's due time.
  */
 import type { AppDeps } from '../deps';
 import { ApiError } from '../http/errors';
 import { gatewayFor } from '../gateway/gateways';
 import { lockAccount } from '../payments/balances';
 import { createCharge } from '../payments/charge-service';
+import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
+import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
+import type { Tenant } from '../http/auth';
 import type { DueWorkPorts } from './due-work';
+import type { DueRef } from './plan-runner';
+
+/** The app's clock as it reads when the tenant's clock shows `now`. */
+const atTenantTime = (deps: AppDeps, tenant: Tenant, now: Date): AppDeps => ({ ...deps, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) });
 
 export function planPorts(deps: AppDeps): DueWorkPorts {
   return {
+    scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
+    settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),
+    dueScheduledCharges: (realNow) => dueScheduledCharges(deps.db, realNow),
+    dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
+    dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
     lockAccount: async (trx, tenant, accountId) => (await lockAccount(trx, tenant, accountId))?.account,
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
       const gatewayOn = gatewayFor(deps, tenant);

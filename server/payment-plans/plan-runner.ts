@@ -38,6 +38,8 @@ export interface DueRef {
   organization_id: string;
   environment: Environment;
   due_at: Date;
+  /** Items of one lane (a plan's instalments, an account's scheduled charges) run one after another, in due order. */
+  lane?: string;
 }
 
 const BATCH = 200;
@@ -48,7 +50,7 @@ const BATCH = 200;
  */
 export async function dueInstalments(db: Knex, realNow: Date, limit = BATCH): Promise<DueRef[]> {
   const { rows } = await db.raw<{ rows: DueRef[] }>(
-    `SELECT i.id, i.organization_id, i.environment, i.due_at
+    `SELECT i.id, i.organization_id, i.environment, i.due_at, i.payment_plan_id AS lane
        FROM ${PLAN_CHARGES} i
        LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
       WHERE i.status = 'pending' AND i.due_at IS NOT NULL

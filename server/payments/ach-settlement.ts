@@ -2,11 +2,17 @@
  * The later outcome of an ACH debit, carried out by a durable job (pg-boss, queue
  * `ach-settlement`) enqueued with the charge and due when the gateway said to ask again
  * (SANDBOX_ACH_SETTLEMENT_SECONDS for the simulator). Safe to run twice: a charge that is no
- * longer pending (settled, returned, voided) is left alone.
+ * longer pending (settled, returned, voided) is left alone. A sandbox's clock moved past a
+ * debit's `settles_at` settles it at once (due-work.ts); the job then finds it done. A returned
+ * instalment's debit reopens the instalment (plan-payments.ts).
  */
+import type { Knex } from 'knex';
 import type { Tenant } from '../http/auth';
+import { scoped } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
-import { chargeRepo } from './charge-repo';
+import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import { reopenReturnedInstalment } from '../payment-plans/plan-payments';
+import { CHARGES, chargeRepo } from './charge-repo';
 import { gatewayFor } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { achOutcome } from './payment-events';
@@ -22,23 +28,36 @@ export function settlementJob(tenant: Tenant, chargeId: string): SettlementJob {
   return { organizationId: tenant.organizationId, environment: tenant.environment, chargeId };
 }
 
-export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<void> {
+/** A sandbox's pending ACH debits whose settle time (on its clock) is at or before `upTo`, earliest first. */
+export async function dueSettlementsOf(db: Knex, tenant: Tenant, upTo: Date, limit = 200): Promise<{ id: string; due_at: Date }[]> {
+  return scoped(db, CHARGES, tenant)
+    .where({ status: 'pending' })
+    .where('settles_at', '<=', upTo)
+    .orderBy([{ column: 'settles_at' }, { column: 'id' }])
+    .limit(limit)
+    .select('id', 'settles_at as due_at');
+}
+
+/** Answers whether the debit's outcome was recorded (false: not pending any more, or still pending). */
+export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<boolean> {
   const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
   const gatewayOn = gatewayFor(deps, tenant);
   // Production's gateway was unset after the debit was made: ask again later rather than guess.
   if (!gatewayOn) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
-  await deps.db.transaction(async (trx) => {
+  return deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
     const unlocked = await charges.find(job.chargeId);
-    if (!unlocked || unlocked.status !== 'pending') return;
+    if (!unlocked || unlocked.status !== 'pending') return false;
     // The account family first, then the charge: the order a charge and a void use.
     await lockAccount(trx, tenant, unlocked.debt_account_id);
     const charge = (await charges.find(job.chargeId, { forUpdate: true }))!;
-    if (charge.status !== 'pending') return;
+    if (charge.status !== 'pending') return false;
     const outcome = await gatewayOn(trx).outcome(charge.gateway_reference!);
+    const now = nowFor(deps.clock, await withClock(trx, tenant));
     if (outcome.status === 'pending') {
+      await charges.update(charge.id, { settles_at: new Date(now.getTime() + outcome.checkAfterSeconds * 1000) });
       await enqueueIn(deps.boss, trx, QUEUES.achSettlement, job, { startAfter: outcome.checkAfterSeconds });
-      return;
+      return false;
     }
     const parts = await charges.allocations(charge.id);
     if (outcome.status === 'settled') {
@@ -49,7 +68,7 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
         parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'ach_settlement', status: 'settled', amount: 0, gateway_reference: charge.gateway_reference })),
       );
       await achOutcome(deps.events, trx, tenant, 'transaction.settled-ach', rows, []);
-      return;
+      return true;
     }
     await charges.update(charge.id, { status: 'returned', return_code: outcome.code, error: outcome.message, error_code: outcome.code });
     await charges.setTransactionStatus(charge.id, 'charge', 'returned');
@@ -66,5 +85,8 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
     );
     const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
     await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
+    // An instalment it paid is open again (retried, or the plan defaults).
+    await reopenReturnedInstalment(trx, deps.events, tenant, { ...charge, error: outcome.message, return_code: outcome.code }, now);
+    return true;
   });
 }

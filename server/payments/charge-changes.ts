@@ -43,7 +43,11 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, te
       (charge.payment_method_type === 'card' && charge.status === 'succeeded' && sameUtcDay(charge.created_at, now));
     if (!voidable) {
       throw ApiError.conflict(
-        charge.status === 'succeeded' ? 'The charge has settled and can no longer be voided; refund it instead.' : `A ${charge.status} charge cannot be voided.`,
+        charge.status === 'succeeded'
+          ? 'The charge has settled and can no longer be voided; refund it instead.'
+          : charge.status === 'scheduled'
+            ? 'The charge is scheduled and has not run; cancel it instead (POST /charges/{id}/cancel).'
+            : `A ${charge.status} charge cannot be voided.`,
       );
     }
     await ask(() => gateway()(trx).void(charge.gateway_reference!));

@@ -27,6 +27,7 @@ export function chargeToApi(row: ChargeRow): S['Charge'] {
     source: row.source,
     payment_plan_uuid: row.payment_plan_id,
     payment_plan_charge_uuid: row.payment_plan_charge_id,
+    scheduled_at: row.scheduled_at,
     email: row.send_email ? row.email : null,
     metadata: row.metadata,
     settled_at: row.settled_at ? row.settled_at.toISOString() : null,

@@ -13,7 +13,7 @@ export const TRANSACTIONS = 'transactions';
 export const CHARGE_COLUMNS = [
   'id', 'reference_number', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account',
   'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source', 'payment_plan_id', 'payment_plan_charge_id',
-  'email', 'send_email', 'metadata', 'idempotency_key', 'settled_at', 'created_at', 'updated_at',
+  'scheduled_at', 'due_at', 'charged_at', 'settles_at', 'email', 'send_email', 'metadata', 'idempotency_key', 'settled_at', 'created_at', 'updated_at',
 ].map((column) => `${CHARGES}.${column}`);
 
 export type ChargeStatus = S['ChargeStatus'];
@@ -41,6 +41,13 @@ export interface ChargeRow {
   /** Set on an instalment's charge: its plan and instalment. */
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;
+  /** A scheduled charge's day (pg answers dates as strings) and when it falls due, on its tenant's clock. */
+  scheduled_at: string | null;
+  due_at: Date | null;
+  /** When a scheduled charge was carried out or canceled by the scheduler, on its tenant's clock. */
+  charged_at: Date | null;
+  /** When a pending ACH debit is to be asked for its outcome, on its tenant's clock. */
+  settles_at: Date | null;
   email: string | null;
   send_email: boolean;
   metadata: Record<string, string>;
@@ -77,8 +84,11 @@ export interface AllocationRow {
   refunded_amount: string;
 }
 
-export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | 'source' | 'payment_plan_id' | 'payment_plan_charge_id'> &
-  Partial<Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>> & {
+type Later = 'scheduled_at' | 'due_at' | 'charged_at' | 'settles_at';
+type Origin = 'source' | 'payment_plan_id' | 'payment_plan_charge_id';
+
+export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | Origin | Later> &
+  Partial<Pick<ChargeRow, Origin | Later>> & {
   amount: number;
   settled_at: Date | null;
 };
@@ -117,7 +127,13 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return row as ChargeRow;
     },
 
-    async update(id: string, values: Partial<Pick<ChargeRow, 'status' | 'error' | 'error_code' | 'return_code' | 'settled_at' | 'payment_method_id'>> & { refunded_amount?: number }): Promise<ChargeRow> {
+    async update(
+      id: string,
+      values: Partial<Pick<ChargeRow, 'status' | 'error' | 'error_code' | 'return_code' | 'settled_at' | 'payment_method_id' | 'gateway_reference' | 'charged_at' | 'settles_at'>> & {
+        refunded_amount?: number;
+        amount?: number;
+      },
+    ): Promise<ChargeRow> {
       const [row] = await charges().where({ id }).update({ ...values, updated_at: db.fn.now() }).returning(CHARGE_COLUMNS);
       return row as ChargeRow;
     },

@@ -38,6 +38,10 @@ export function chargeRouter(deps: AppDeps): Router {
     res.json({ data: await charges.void(tenantOf(res), req.params.id) });
   });
 
+  routes.post('/charges/{id}/cancel', async (req, res) => {
+    res.json({ data: await charges.cancel(tenantOf(res), req.params.id) });
+  });
+
   routes.post('/charges/{id}/refund', async (req, res) => {
     res.json({ data: await charges.refund(tenantOf(res), req.params.id, req.body?.amount) });
   });

@@ -10,7 +10,6 @@ import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
-import { enqueueIn, QUEUES, type Boss } from '../jobs/queue';
 import { isUniqueViolation } from '../db/tenant';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { bankAccount, cardToken } from '../masking';
@@ -18,12 +17,13 @@ import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/pay
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customers/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { lockAccount, moveBalances, spread } from './balances';
-import { chargeRepo, type ChargeRow } from './charge-repo';
+import { lockAccount } from './balances';
+import { chargeRepo, type ChargeRow, type ChargeValues } from './charge-repo';
 import type { GatewayOn } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
-import { chargeMade, paymentMethodSaved } from './payment-events';
-import { settlementJob } from './ach-settlement';
+import { paymentMethodSaved } from './payment-events';
+import { recordCharge, type AnsweredValues, type ChargeOutcome } from './charge-outcome';
+import { laterDay, scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../sandbox/sandbox-clock';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
@@ -63,11 +63,7 @@ async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: st
   return method;
 }
 
-export interface ChargeOutcome {
-  charge: ChargeRow;
-  /** Set when the gateway declined: the 400 to answer once the failed charge is committed. */
-  declined?: ApiError;
-}
+export type { ChargeOutcome };
 
 export async function createCharge(
   deps: PaymentDeps,
@@ -79,8 +75,10 @@ export async function createCharge(
   origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
 ): Promise<ChargeOutcome> {
   checkWayToPay(body);
+  const now = nowFor(deps.clock, tenant);
+  const later = laterDay(body, now);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
-  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, nowFor(deps.clock, tenant));
+  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
   const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
   try {
     return await deps.db.transaction(async (trx) => {
@@ -96,7 +94,7 @@ export async function createCharge(
       if (account.status !== 'active') throw ApiError.field('debt_account_id', `the account is ${account.status}, not active`);
       checkAmount(body.amount, Number(account.current_balance), account.rules.min_payment_amount);
 
-      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, nowFor(deps.clock, tenant)) : undefined;
+      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
       if (inlineValues && body.save_payment_method) {
         const methods = paymentMethodRepo(trx, tenant);
         const first = !(await methods.hasAny(account.customer_id));
@@ -107,11 +105,8 @@ export async function createCharge(
       const token = method?.gateway_token ?? inlineToken!;
 
       const gateway = gatewayOn(trx);
-      const outcome = await gateway.charge(token, body.amount);
-      const failed = outcome.status === 'failed';
       const customer = await customerRepo(trx, tenant).find(account.customer_id);
-      const charges = chargeRepo(trx, tenant);
-      const charge = await charges.insert({
+      const values: Omit<ChargeValues, keyof AnsweredValues> = {
         reference_number: referenceNumber(),
         debt_account_id: account.id,
         customer_id: account.customer_id,
@@ -120,40 +115,25 @@ export async function createCharge(
         card: cardToken(shown),
         bank_account: bankAccount(shown),
         gateway: gateway.name,
-        gateway_reference: outcome.reference,
-        status: failed ? 'failed' : outcome.status === 'pending' ? 'pending' : 'succeeded',
         amount: body.amount,
-        error: failed ? outcome.message : null,
-        error_code: failed ? outcome.code : null,
         return_code: null,
         email: body.email ?? customer!.email,
         send_email: body.send_email ?? false,
         metadata: body.metadata ?? {},
         idempotency_key: idempotencyKey ?? null,
-        settled_at: outcome.status === 'succeeded' ? new Date() : null,
         ...origin,
+      };
+      if (later) return { charge: await scheduleCharge(deps, trx, tenant, values, later) };
+
+      const answer = await gateway.charge(token, body.amount);
+      return recordCharge(deps, trx, tenant, {
+        family,
+        amount: body.amount,
+        answer,
+        now,
+        ofPlan: origin?.source === 'payment_plan',
+        write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
       });
-
-      if (failed) {
-        await charges.insertTransactions(charge.id, [
-          { debt_account_id: account.id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: outcome.reference },
-        ]);
-        await chargeMade(deps.events, trx, tenant, charge, []);
-        const declined = new ApiError(outcome.code, outcome.message);
-        return { charge, declined };
-      }
-
-      const parts = spread(family, body.amount);
-      await charges.insertAllocations(charge.id, parts);
-      await charges.insertTransactions(
-        charge.id,
-        parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: outcome.reference })),
-      );
-      const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
-      await chargeMade(deps.events, trx, tenant, charge, moved);
-      if (outcome.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: outcome.checkAfterSeconds });
-      if (charge.send_email) await enqueueIn(deps.boss, trx, QUEUES.email, receipt(charge));
-      return { charge };
     });
   } catch (error) {
     // Two requests with one key that both got past the key's record (it expired or was lost):
@@ -164,15 +144,4 @@ export async function createCharge(
     }
     throw error;
   }
-}
-
-function receipt(charge: ChargeRow): { to: string; subject: string; text: string } {
-  const amount = (Number(charge.amount) / 100).toFixed(2);
-  const method = charge.card ? `card ending ${charge.card.card_number}` : `bank account ${charge.bank_account!.account_number}`;
-  const state = charge.status === 'pending' ? 'is being processed' : 'was received';
-  return {
-    to: charge.email!,
-    subject: `Payment receipt ${charge.reference_number}`,
-    text: `Your payment of $${amount} from your ${method} ${state}. Reference: ${charge.reference_number}.`,
-  };
 }

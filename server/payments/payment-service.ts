@@ -17,6 +17,7 @@ import { chargeToApi, transactionToApi } from './charge-mapper';
 import { refundCharge, voidCharge } from './charge-changes';
 import { createCharge, type ChargeOutcome } from './charge-service';
 import { dateRange, type DateRange } from './date-ranges';
+import { cancelScheduledCharge } from './scheduled-charges';
 import { requireGateway } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { nowFor } from '../sandbox/sandbox-clock';
@@ -78,6 +79,8 @@ export function chargeService(deps: PaymentDeps) {
 
     void: async (tenant: Tenant, id: string): Promise<S['Charge']> =>
       chargeToApi(await voidCharge(deps, () => requireGateway(deps, tenant), tenant, id, nowFor(deps.clock, tenant))),
+
+    cancel: async (tenant: Tenant, id: string): Promise<S['Charge']> => chargeToApi(await cancelScheduledCharge(deps, tenant, id)),
 
     refund: async (tenant: Tenant, id: string, amount: number | undefined): Promise<S['Charge']> =>
       chargeToApi(await refundCharge(deps, () => requireGateway(deps, tenant), tenant, id, amount)),

@@ -1,6 +1,7 @@
 /**
  * Reading and moving a sandbox's clock. Moving it carries out, in order, everything that fell
- * due in that sandbox up to the new time, then answers `ready`.
+ * due in that sandbox up to the new time (instalments, scheduled charges, ACH outcomes), then
+ * answers `ready`: the work runs inside the request, bounded by what fell due.
  */
 import type { AppDeps } from '../deps';
 import { runDueUpTo } from '../payment-plans/due-work';

@@ -7,7 +7,7 @@ import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
-import { accountPayments, chargePayload, moneyBackPayload, transactionPayload } from './payment-payloads';
+import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 
 interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
@@ -34,6 +34,15 @@ const charge: Kind = {
   build: (id, rows) => {
     const row = rows.payments.charges.get(id);
     return row ? chargePayload(row, rows) : undefined;
+  },
+};
+
+/** A scheduled charge is its charge row: loaded like a charge, shown with `charge` once it ran. */
+const scheduledCharge: Kind = {
+  need: (needs, id) => needs.payments.charges.add(id),
+  build: (id, rows) => {
+    const row = rows.payments.charges.get(id);
+    return row ? scheduledChargePayload(row, rows) : undefined;
   },
 };
 
@@ -121,6 +130,9 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'refund.succeeded': moneyBack,
   'transaction.settled-ach': transaction,
   'transaction.returned-ach': transaction,
+  'scheduled-charge.create': scheduledCharge,
+  'scheduled-charge.update': scheduledCharge,
+  'scheduled-charge.delete': scheduledCharge,
 };
 
 export function kindOf(name: EventName): Kind {

@@ -57,14 +57,35 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
     chargeback: null,
     debt_account_settlement_offer: null,
     payment_plan_uuid: charge.payment_plan_id,
-    scheduled_charge_uuid: null,
+    scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
   };
 }
+
+/** The saved method a charge was (or is to be) made with, as payloads show it. */
+function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod'] | null {
+  const method = charge.payment_method_id ? rows.payments.methods.get(charge.payment_method_id) : undefined;
+  if (!method) return null;
+  const stamp = { created_at: eventTime(charge.created_at), updated_at: eventTime(charge.updated_at) };
+  return {
+    id: method.id,
+    type: method.type,
+    card_token: charge.card ? { ...charge.card, ...stamp } : null,
+    bank_account: charge.bank_account,
+    is_primary: method.is_primary,
+    billing_address: null,
+    has_active_payment_plan: false,
+    has_active_settlement_offer: false,
+    has_active_scheduled_charge: charge.status === 'scheduled',
+    created_at: eventTime(method.created_at),
+    updated_at: eventTime(method.updated_at),
+  };
+}
+
+const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);
   const stamp = { created_at: eventTime(charge.created_at), updated_at: eventTime(charge.updated_at) };
-  const method = charge.payment_method_id ? rows.payments.methods.get(charge.payment_method_id) : undefined;
   const [first] = rows.payments.transactionsOfCharge.get(charge.id) ?? [];
   return {
     id: charge.id,
@@ -73,37 +94,51 @@ export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCha
     debt_account: accountOf(charge.debt_account_id, rows)!,
     card: charge.card ? { ...charge.card, ...stamp } : null,
     bank_account: charge.bank_account,
-    payment_method: method
-      ? {
-          id: method.id,
-          type: method.type,
-          card_token: charge.card ? { ...charge.card, ...stamp } : null,
-          bank_account: charge.bank_account,
-          is_primary: method.is_primary,
-          billing_address: null,
-          has_active_payment_plan: false,
-          has_active_settlement_offer: false,
-          has_active_scheduled_charge: false,
-          created_at: eventTime(method.created_at),
-          updated_at: eventTime(method.updated_at),
-        }
-      : null,
+    payment_method: methodOf(charge, rows),
     billing_address: null,
     amount,
     total_amount: amount + Number(charge.fees),
-    payment_date: paymentDate(charge.created_at),
-    success: charge.status !== 'failed',
+    payment_date: paymentDate(charge.charged_at ?? charge.created_at),
+    // Made and not declined; a charge still scheduled (or canceled before it ran) moved nothing.
+    success: charge.status !== 'failed' && charge.status !== 'scheduled' && charge.status !== 'canceled',
     error: charge.error,
     error_code: charge.error_code,
     source: charge.source,
-    source_name: charge.source === 'payment_plan' ? 'Payment plan' : 'API',
+    source_name: SOURCE_NAMES[charge.source],
     fees: [],
     transaction: first ? transactionPayload(first, rows) : null,
     payment_plan_uuid: charge.payment_plan_id,
     payment_plan_charge_uuid: charge.payment_plan_charge_id,
-    scheduled_charge_uuid: null,
+    scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
     debt_account_settlement_offer: null,
     ...stamp,
+  };
+}
+
+/**
+ * scheduled-charge.create, .update and .delete: the scheduled charge is the charge row itself
+ * (same id); `charge` is shown once it has run, succeeded or failed.
+ */
+export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S['EventScheduledCharge'] {
+  const amount = Number(charge.amount);
+  const ran = charge.status !== 'scheduled' && charge.status !== 'canceled';
+  const through = ran && charge.status !== 'failed' && charge.charged_at;
+  return {
+    id: charge.id,
+    payment_method_type: charge.payment_method_type,
+    payment_method: methodOf(charge, rows),
+    debt_account: accountOf(charge.debt_account_id, rows)!,
+    scheduled_at: eventTime(charge.due_at ?? new Date(`${charge.scheduled_at}T00:00:00Z`)),
+    successfully_charged_at: through ? eventTime(charge.charged_at!) : null,
+    amount,
+    source: charge.source,
+    source_name: SOURCE_NAMES[charge.source],
+    fees: [],
+    total_amount: amount + Number(charge.fees),
+    settlement_offer: null,
+    charge: ran ? chargePayload(charge, rows) : null,
+    created_at: eventTime(charge.created_at),
+    updated_at: eventTime(charge.updated_at),
   };
 }
 

@@ -35,6 +35,9 @@ export interface ChargeRow {
   source: 'api' | 'payment_plan';
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;
+  scheduled_at: string | null;
+  due_at: Date | null;
+  charged_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -90,7 +93,8 @@ export const noPaymentNeeds = (): PaymentNeeds => ({ charges: new Set(), transac
 
 const CHARGE_COLUMNS = [
   'id', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account', 'gateway', 'gateway_reference',
-  'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'source', 'payment_plan_id', 'payment_plan_charge_id', 'created_at', 'updated_at',
+  'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'source', 'payment_plan_id', 'payment_plan_charge_id', 'scheduled_at', 'due_at', 'charged_at',
+  'created_at', 'updated_at',
 ];
 const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'];
 const METHOD_COLUMNS = [

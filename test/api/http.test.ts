@@ -43,6 +43,15 @@ describe('HTTP errors in the spec’s shape', () => {
     expect(await response.json()).toEqual({ error: expect.any(String), errorCode: 'payload_too_large' });
   });
 
+  test('a conditional GET is answered in full: no ETag and no 304, which the document does not list', async () => {
+    const { data } = await app.api.POST('/customers', { body: { name: 'Maria Gonzalez', email: 'maria@mail.debt-collection.example' } });
+    const first = await fetch(`${app.baseUrl}/customers/${data!.data.id}`, { headers: auth() });
+    expect(first.headers.get('etag')).toBeNull();
+    const again = await fetch(`${app.baseUrl}/customers/${data!.data.id}`, { headers: { ...auth(), 'if-none-match': '*' } });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(await first.json());
+  });
+
   test('every answer carries a request id', async () => {
     const response = await fetch(`${app.baseUrl}/customers`, { headers: auth() });
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

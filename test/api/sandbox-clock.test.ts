@@ -2,7 +2,7 @@
  * The sandbox clock (tag Sandbox): per organization, starting at real time, moved only
  * forward, read by every rule of time in the sandbox; production has no such path.
  */
-import { expectFieldError, newCustomer, unique } from '../support/fixtures';
+import { expectFieldError, newCustomer, newSession, openLink, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { createOrganization } from '../../server/organizations/organization-repo';
 
@@ -88,5 +88,15 @@ describe('POST /sandbox/clock', () => {
     });
     expect(account.response.status).toBe(422);
     expectFieldError(account.error, 'payment_plan.start_date');
+  });
+
+  test('a session expires when the sandbox clock passes its expiry: its link is gone after the move', async () => {
+    const customer = await newCustomer(app.sandbox);
+    const session = await newSession(app.sandbox, { customer_id: customer.id });
+    expect((await openLink(session.portal_url)).status).toBe(200);
+    const now = await sandboxNow();
+    expect(Date.parse(session.valid_till!)).toBe(now.getTime() + DAY);
+    await app.sandbox.POST('/sandbox/clock', { body: { advance_to: new Date(now.getTime() + DAY + 1).toISOString() } });
+    expect((await openLink(session.portal_url)).status).toBe(410);
   });
 });

@@ -1,8 +1,9 @@
 /**
- * Two server processes over the same due instalments, one killed (SIGKILL) in the middle:
- * every instalment is charged exactly once. The attempt row keyed (instalment, attempt) and
- * the account lock decide; what the killed process had in hand rolls back and is done by the
- * other one.
+ * Two server processes over the same due instalments and scheduled charges, one killed
+ * (SIGKILL) in the middle: every instalment and every scheduled charge is charged exactly
+ * once. The attempt row keyed (instalment, attempt), the run row keyed by the scheduled charge,
+ * and the account lock decide; what the killed process had in hand rolls back and is done by
+ * the other one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,7 +30,7 @@ async function healthy(port: number): Promise<void> {
   await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 'a healthy server', 30_000);
 }
 
-test('two processes race over 160 due instalments, one is killed mid-way: each instalment is charged once', async () => {
+test('two processes race over 160 due instalments and 40 scheduled charges, one is killed mid-way: each is charged once', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const key = randomBytes(32).toString('base64');
@@ -42,6 +43,7 @@ test('two processes race over 160 due instalments, one is killed mid-way: each i
     await healthy(firstPort);
     const api = createApiClient({ baseUrl: `http://127.0.0.1:${firstPort}/api/v1`, token: organization.sandbox_token });
     const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     const year = (new Date().getUTCFullYear() + 3) % 100;
     await Promise.all(
       Array.from({ length: PLANS }, async (_, i) => {
@@ -51,10 +53,14 @@ test('two processes race over 160 due instalments, one is killed mid-way: each i
         const method = (await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card } })).data!.data;
         const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'weekly', start_date: today, amount: 1000 } });
         expect(plan.response.status).toBe(201);
+        const other = (await api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: `LOC-RACE-${i}`, balance: 500 } })).data!.data;
+        const scheduled = await api.POST('/charges', { body: { amount: 500, debt_account_id: other.id, payment_method_id: method.id, scheduled_at: tomorrow } });
+        expect(scheduled.data?.data.status).toBe('scheduled');
       }),
     );
     // Everything due at once (as after a long downtime).
     await db('payment_plan_charges').update({ due_at: db.raw(`now() - interval '1 minute'`) });
+    await db('charges').where({ status: 'scheduled' }).update({ due_at: db.raw(`now() - interval '1 minute'`) });
 
     const secondPort = await freePort();
     children.push(serve(database.url, secondPort, key));
@@ -64,25 +70,36 @@ test('two processes race over 160 due instalments, one is killed mid-way: each i
     for (let i = 0; i < 4; i += 1) await boss.send(QUEUES.dueWork, {});
     await boss.stop({ graceful: false });
 
-    const charged = async () => Number((await db('charges').count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    const charged = async () => Number((await db('charges').whereNot({ status: 'scheduled' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
     await eventually(async () => (await charged()) >= 10, 'charges under way', 60_000);
     first.kill('SIGKILL');
     await new Promise((done) => first.once('exit', done));
     const atKill = await charged();
 
-    const pending = async () => Number((await db('payment_plan_charges').where({ status: 'pending' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
-    await eventually(async () => (await pending()) === 0, 'every instalment carried out', 120_000);
+    const pending = async () =>
+      Number((await db('payment_plan_charges').where({ status: 'pending' }).count<{ count: string }[]>({ count: '*' }))[0]!.count) +
+      Number((await db('charges').where({ status: 'scheduled' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    await eventually(async () => (await pending()) === 0, 'every instalment and scheduled charge carried out', 120_000);
 
-    const perInstalment: { payment_plan_charge_id: string; count: string }[] = await db('charges').groupBy('payment_plan_charge_id').select('payment_plan_charge_id', db.raw('count(*) AS count'));
+    const perInstalment: { payment_plan_charge_id: string; count: string }[] = await db('charges')
+      .whereNotNull('payment_plan_charge_id')
+      .groupBy('payment_plan_charge_id')
+      .select('payment_plan_charge_id', db.raw('count(*) AS count'));
     expect(perInstalment).toHaveLength(PLANS * INSTALMENTS);
     expect(perInstalment.every((row) => Number(row.count) === 1)).toBe(true);
     const attempts = await db('payment_plan_charge_attempts').select('attempt');
     expect(attempts).toHaveLength(PLANS * INSTALMENTS);
     expect(attempts.every((row) => row.attempt === 1)).toBe(true);
+    // A scheduled charge is its own row: charged twice would mean two gateway payments or two runs.
+    const scheduled = await db('charges').whereNotNull('scheduled_at').select('id', 'status');
+    expect(scheduled).toHaveLength(PLANS);
+    expect(scheduled.every((row) => row.status === 'succeeded')).toBe(true);
+    expect(await db('scheduled_charge_runs').count<{ count: string }[]>({ count: '*' })).toEqual([{ count: String(PLANS) }]);
+    expect(await db('sandbox_payments').count<{ count: string }[]>({ count: '*' })).toEqual([{ count: String(PLANS * INSTALMENTS + PLANS) }]);
     const balances = await db('debt_accounts').select('current_balance', 'status');
     expect(balances.every((row) => Number(row.current_balance) === 0 && row.status === 'paid_off')).toBe(true);
     expect(await db('payment_plans').whereNot({ status: 'completed' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: '0' }]);
-    console.log(`plan race: ${PLANS * INSTALMENTS} instalments, ${atKill} charged when one process was killed, each charged once in the end`);
+    console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} made when one process was killed, each charged once in the end`);
   } finally {
     for (const child of children) child.kill('SIGKILL');
     await db.destroy();

@@ -149,11 +149,16 @@ describe('a weekly plan through the sandbox clock', () => {
     expect((await planNow(plan.id)).status).toBe('completed');
   });
 
-  test('paid off by a one-time charge mid-plan: the plan completes and charges nothing more', async () => {
+  test('paid off by a one-time charge mid-plan: the plan completes at once, with its payment-plan.update, and charges nothing more', async () => {
     const { account, plan, methodId } = await weeklyPlan(30_000, 10_000);
     await advance(1);
     const once = await api.POST('/charges', { body: { amount: 20_000, debt_account_id: account.id, payment_method_id: methodId } });
     expect(once.response.status).toBe(201);
+    // In the charge's own transaction, not at the next due date.
+    const completed = await planNow(plan.id);
+    expect(completed.status).toBe('completed');
+    expect(completed.charges.filter((c) => c.status === 'pending')).toHaveLength(0);
+    expect((await events('payment-plan.update', (d) => d.id === plan.id)).at(-1)).toMatchObject({ status: 'completed' });
     await advance(8);
     expect((await planNow(plan.id)).status).toBe('completed');
     expect(await chargesOf(account.id)).toHaveLength(2);

@@ -222,6 +222,22 @@ describe('payment events', () => {
     const [failed] = await delivered('charge.failed', (d) => d.id === chargeId);
     expect(failed).toMatchObject({ success: false, error_code: 'card_declined', amount: 1000, payment_method: null, debt_account: { id: account.id } });
   });
+
+  test('a scheduled charge: scheduled-charge.create, then scheduled-charge.delete when it is canceled', async () => {
+    const customer = await newCustomer(app.api);
+    const account = (await app.api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: unique('LOC'), location_name: 'Lakeside', balance: 5000 } })).data!.data;
+    const method = (await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: card('4242424242424242') } })).data!.data;
+    const day = new Date(app.clock.now().getTime() + 3 * 86_400_000).toISOString().slice(0, 10);
+    const made = await app.api.POST('/charges', { body: { amount: 1000, debt_account_id: account.id, payment_method_id: method.id, scheduled_at: day } });
+    expect(made.data!.data.status).toBe('scheduled');
+    const id = made.data!.data.id;
+    const [created] = await delivered('scheduled-charge.create', (d) => d.id === id);
+    expect(created).toMatchObject({ scheduled_at: `${day} 14:00:00`, amount: 1000, charge: null, successfully_charged_at: null, payment_method: { id: method.id, has_active_scheduled_charge: true } });
+    expect(created!.created_at).toMatch(TIMESTAMP);
+    await app.api.POST('/charges/{id}/cancel', { params: { path: { id } } });
+    const [deleted] = await delivered('scheduled-charge.delete', (d) => d.id === id);
+    expect(deleted).toMatchObject({ charge: null, debt_account: { id: account.id, current_balance: 5000 } });
+  });
 });
 
 describe('the schema check', () => {

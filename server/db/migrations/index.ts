@@ -12,6 +12,7 @@ import * as payments from './007-payments';
 import * as locationCounter from './008-location-counter';
 import * as outboxRetention from './009-outbox-retention';
 import * as paymentPlans from './010-payment-plans';
+import * as scheduledCharges from './011-scheduled-charges';
 import * as portal from './012-portal';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Knex.Migration> = {
   '008-location-counter': locationCounter,
   '009-outbox-retention': outboxRetention,
   '010-payment-plans': paymentPlans,
+  '011-scheduled-charges': scheduledCharges,
   '012-portal': portal,
 };
 

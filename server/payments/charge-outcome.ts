@@ -1,0 +1,87 @@
+/**
+ * What the gateway answered for a charge, recorded, on the caller's transaction with the
+ * account family locked: the charge row (a new one, or a scheduled one carried out), its
+ * transactions and allocations, the balances, the events, the ACH settlement job and the
+ * receipt. One path for a charge made now and a scheduled charge made on its day, so both read
+ * the same to the user.
+ */
+import type { Knex } from 'knex';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { enqueueIn, QUEUES } from '../jobs/queue';
+import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
+import { completePaidOffPlans } from '../payment-plans/plan-payments';
+import { moveBalances, spread, type LockedFamily } from './balances';
+import { chargeRepo, type ChargeRow } from './charge-repo';
+import type { PaymentDeps } from './payment-deps';
+import { chargeMade } from './payment-events';
+import { settlementJob } from './ach-settlement';
+
+export interface ChargeOutcome {
+  charge: ChargeRow;
+  /** Set when the gateway declined: the 400 to answer once the failed charge is committed. */
+  declined?: ApiError;
+}
+
+/** The columns the gateway's answer decides. */
+export type AnsweredValues = Pick<ChargeRow, 'gateway_reference' | 'status' | 'error' | 'error_code' | 'settled_at' | 'settles_at'>;
+
+export async function recordCharge(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  request: {
+    family: LockedFamily;
+    amount: number;
+    answer: GatewayAnswer;
+    /** The tenant's time (the sandbox clock in a sandbox). */
+    now: Date;
+    /** Writes the charge row: inserts a new one, or updates the scheduled one. */
+    write: (values: AnsweredValues) => Promise<ChargeRow>;
+    /** A plan's own instalment: the plan runner completes its plan itself. */
+    ofPlan: boolean;
+  },
+): Promise<ChargeOutcome> {
+  const { family, amount, answer, now } = request;
+  const failed = answer.status === 'failed';
+  const charge = await request.write({
+    gateway_reference: answer.reference,
+    status: failed ? 'failed' : answer.status === 'pending' ? 'pending' : 'succeeded',
+    error: failed ? answer.message : null,
+    error_code: failed ? answer.code : null,
+    settled_at: answer.status === 'succeeded' ? new Date() : null,
+    // When to ask for the outcome on the tenant's clock: moving a sandbox clock past it settles the debit.
+    settles_at: answer.status === 'pending' ? new Date(now.getTime() + answer.checkAfterSeconds * 1000) : null,
+  });
+  const charges = chargeRepo(trx, tenant);
+
+  if (failed) {
+    await charges.insertTransactions(charge.id, [{ debt_account_id: family.account.id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: answer.reference }]);
+    await chargeMade(deps.events, trx, tenant, charge, []);
+    return { charge, declined: new ApiError(answer.code, answer.message) };
+  }
+
+  const parts = spread(family, amount);
+  await charges.insertAllocations(charge.id, parts);
+  await charges.insertTransactions(
+    charge.id,
+    parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: answer.reference })),
+  );
+  const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
+  await chargeMade(deps.events, trx, tenant, charge, moved);
+  if (!request.ofPlan) await completePaidOffPlans(trx, deps.events, tenant, moved, now);
+  if (answer.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: answer.checkAfterSeconds });
+  if (charge.send_email) await enqueueIn(deps.boss, trx, QUEUES.email, receipt(charge));
+  return { charge };
+}
+
+function receipt(charge: ChargeRow): { to: string; subject: string; text: string } {
+  const amount = (Number(charge.amount) / 100).toFixed(2);
+  const method = charge.card ? `card ending ${charge.card.card_number}` : `bank account ${charge.bank_account!.account_number}`;
+  const state = charge.status === 'pending' ? 'is being processed' : 'was received';
+  return {
+    to: charge.email!,
+    subject: `Payment receipt ${charge.reference_number}`,
+    text: `Your payment of $${amount} from your ${method} ${state}. Reference: ${charge.reference_number}.`,
+  };
+}

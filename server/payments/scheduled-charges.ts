@@ -1,0 +1,172 @@
+/**
+ * Scheduled charges: a charge for a later day is stored `scheduled` (no gateway call, no
+ * balance change) and carried out on its day by the due-work job, at the hour plan instalments
+ * run, on its tenant's clock. Carrying one out runs in one transaction that locks the account
+ * family and the charge, checks it is still due, and records the run as a row keyed by the
+ * charge before asking the gateway: two processes racing over one due charge cannot both
+ * record it, and a process killed mid-way rolls everything back, so the charge is simply due
+ * again. A failed scheduled charge is not retried (documented in the Charges tag).
+ */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { scoped, tenantColumns } from '../db/tenant';
+import { todayUtc } from '../dates';
+import { isChargeable } from '../payment-methods/payment-method-mapper';
+import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
+import { dueAt } from '../payment-plans/schedule';
+import type { GatewayOn } from '../gateway/gateways';
+import { lockAccount } from './balances';
+import { CHARGES, chargeRepo, type ChargeRow, type ChargeValues } from './charge-repo';
+import { recordCharge, type AnsweredValues } from './charge-outcome';
+import type { PaymentDeps } from './payment-deps';
+import { chargeMade } from './payment-events';
+
+export const SCHEDULED_CHARGE_RUNS = 'scheduled_charge_runs';
+
+/** The later day of a charge to schedule; undefined to charge at once (omitted or today). */
+export function laterDay(body: components['schemas']['ChargeCreate'], now: Date): string | undefined {
+  const day = body.scheduled_at;
+  if (day === undefined) return undefined;
+  const today = todayUtc(now);
+  if (day < today) throw ApiError.field('scheduled_at', `must be today (${today}) or later`);
+  if (day === today) return undefined;
+  if (!body.payment_method_id && !body.save_payment_method) {
+    throw ApiError.field('scheduled_at', 'a scheduled charge needs a saved payment method: give payment_method_id, or save_payment_method with the card or ach');
+  }
+  return day;
+}
+
+/** Stores the charge `scheduled` for `day` (the caller checked the request and holds the account's lock). */
+export async function scheduleCharge(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  values: Omit<ChargeValues, keyof AnsweredValues>,
+  day: string,
+): Promise<ChargeRow> {
+  const charge = await chargeRepo(trx, tenant).insert({
+    ...values,
+    status: 'scheduled',
+    gateway_reference: null,
+    error: null,
+    error_code: null,
+    settled_at: null,
+    settles_at: null,
+    scheduled_at: day,
+    due_at: dueAt(day),
+  });
+  await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.create', ids: [charge.id] }]);
+  return charge;
+}
+
+/** The charge and its account family, locked in the order a charge locks them. */
+async function lockScheduled(trx: Knex.Transaction, tenant: Tenant, id: string) {
+  const charges = chargeRepo(trx, tenant);
+  const unlocked = await charges.find(id);
+  if (!unlocked) return undefined;
+  const family = await lockAccount(trx, tenant, unlocked.debt_account_id);
+  const charge = (await charges.find(id, { forUpdate: true }))!;
+  return { charge, family };
+}
+
+/** POST /charges/{id}/cancel: a scheduled charge only; anything else is a 409. */
+export async function cancelScheduledCharge(deps: PaymentDeps, tenant: Tenant, id: string): Promise<ChargeRow> {
+  return deps.db.transaction(async (trx) => {
+    const locked = await lockScheduled(trx, tenant, id);
+    if (!locked) throw ApiError.notFound('Charge');
+    const { charge } = locked;
+    if (charge.status !== 'scheduled') {
+      throw ApiError.conflict(
+        charge.status === 'canceled' ? 'The charge is already canceled.' : `Only a scheduled charge can be canceled; this one is ${charge.status} (void or refund a charge that was made).`,
+      );
+    }
+    const canceled = await chargeRepo(trx, tenant).update(charge.id, { status: 'canceled' });
+    await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.delete', ids: [charge.id] }]);
+    return canceled;
+  });
+}
+
+export interface DueChargeRef {
+  id: string;
+  organization_id: string;
+  environment: Tenant['environment'];
+  due_at: Date;
+  lane?: string;
+}
+
+/** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments), earliest first. */
+export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 200): Promise<DueChargeRef[]> {
+  const { rows } = await db.raw<{ rows: DueChargeRef[] }>(
+    `SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane
+       FROM ${CHARGES} ch
+       LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
+      WHERE ch.status = 'scheduled'
+        AND ch.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+      ORDER BY ch.due_at, ch.id
+      LIMIT ?`,
+    [realNow, limit],
+  );
+  return rows;
+}
+
+/** One tenant's scheduled charges due at or before `upTo`, earliest first (the sandbox clock's advance). */
+export async function dueScheduledChargesOf(db: Knex, tenant: Tenant, upTo: Date, limit = 200): Promise<DueChargeRef[]> {
+  return scoped(db, CHARGES, tenant)
+    .where({ status: 'scheduled' })
+    .where('due_at', '<=', upTo)
+    .orderBy([{ column: 'due_at' }, { column: 'id' }])
+    .limit(limit)
+    .select('id', 'organization_id', 'environment', 'due_at');
+}
+
+/**
+ * Carries out the scheduled charge `id` at `now` (its tenant's time) when it is still due;
+ * answers whether it did anything. `deps.clock` reads the app's time of `now`.
+ */
+export async function runScheduledCharge(deps: PaymentDeps, gatewayOn: GatewayOn | undefined, tenant: Tenant, id: string, now: Date): Promise<boolean> {
+  return deps.db.transaction(async (trx) => {
+    const locked = await lockScheduled(trx, tenant, id);
+    if (!locked) return false;
+    const { charge, family } = locked;
+    if (charge.status !== 'scheduled' || !charge.due_at || charge.due_at.getTime() > now.getTime()) return false;
+    const charges = chargeRepo(trx, tenant);
+    const balance = Number(family?.account.current_balance ?? 0);
+    const collectible = family && family.account.status === 'active' && balance > 0;
+    // The key of exactly once: a second process recording this run fails here.
+    await trx(SCHEDULED_CHARGE_RUNS).insert({ charge_id: charge.id, outcome: collectible ? 'charged' : 'canceled', ...tenantColumns(tenant) });
+
+    if (!collectible) {
+      // Paid off, closed or otherwise out of collection by its day: canceled, not charged.
+      await charges.update(charge.id, { status: 'canceled', charged_at: now });
+      await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.delete', ids: [charge.id] }]);
+      return true;
+    }
+    const amount = Math.min(Number(charge.amount), balance);
+    const method = charge.payment_method_id ? await paymentMethodRepo(trx, tenant).find(charge.payment_method_id) : undefined;
+    const refusal = !gatewayOn
+      ? { error_code: 'payment_gateway_unavailable', error: 'No payment gateway is configured for production; no money was moved.' }
+      : !method?.gateway_token
+        ? { error_code: 'no_payment_method', error: 'The payment method of the scheduled charge was deleted.' }
+        : !isChargeable(method, now)
+          ? { error_code: 'expired_card', error: 'The card of the scheduled charge has expired.' }
+          : undefined;
+    if (refusal) {
+      const failed = await charges.update(charge.id, { status: 'failed', ...refusal, charged_at: now });
+      await chargeMade(deps.events, trx, tenant, failed, []);
+    } else {
+      const answer = await gatewayOn!(trx).charge(method!.gateway_token!, amount);
+      await recordCharge(deps, trx, tenant, {
+        family: family!,
+        amount,
+        answer,
+        now,
+        ofPlan: false,
+        write: (answered) => charges.update(charge.id, { ...answered, amount, charged_at: now }),
+      });
+    }
+    await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
+    return true;
+  });
+}
