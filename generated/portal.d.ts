@@ -150,8 +150,9 @@ export interface paths {
          *     `GET /api/session`).
          *
          *     A one-time payment through the payments service: the full balance, or (when the account's
-         *     `billing_type` offers `partial-payment`) at least `min_payment_amount`. A declined card
-         *     answers 400 and moves nothing. Reported as the tracking events
+         *     `billing_type` offers `partial-payment`) at least `min_payment_amount`; today, or on a
+         *     later day (`scheduled_at`, within 30 days: a `scheduled` charge, reported as
+         *     `.scheduled.success`). A declined card answers 400 and moves nothing. Reported as the tracking events
          *     `customer.checkout.policy.accepted` and `customer.checkout.one-time-payment.amount.*` or
          *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest).
          */
@@ -1203,6 +1204,14 @@ export interface components {
              * @example false
              */
             save_payment_method?: boolean;
+            /**
+             * Format: date
+             * @description A later day to charge on (today to 30 days ahead, on the organization's clock): the
+             *     charge is stored `scheduled` and made that day, as `POST /charges` does; a new card or
+             *     bank account is then saved. Omitted or today: at once. Not for guests.
+             * @example 2026-12-01
+             */
+            scheduled_at?: string;
         };
         /**
          * PortalPlanCreate

@@ -51,7 +51,12 @@ export interface PayInput {
   save: boolean;
   /** One per checkout form shown: a second submission of the same form answers the first charge. */
   paymentKey?: string;
+  /** A later day (YYYY-MM-DD) to charge on; the way to pay is then saved, as a scheduled charge needs. */
+  scheduledAt?: string;
 }
+
+/** How far ahead the Portal lets a customer schedule a one-time payment. */
+export const PAY_LATER_WITHIN_DAYS = 30;
 
 export interface Paid {
   charge: ChargeRow;
@@ -59,7 +64,8 @@ export interface Paid {
   declined?: ApiError;
 }
 
-export function paymentEvent(guest: boolean, full: boolean, ok: boolean): EventName {
+export function paymentEvent(guest: boolean, full: boolean, ok: boolean, scheduled = false): EventName {
+  if (scheduled && ok && !guest) return full ? 'customer.checkout.one-time-payment.full-amount.scheduled.success' : 'customer.checkout.one-time-payment.amount.scheduled.success';
   const outcome = ok ? 'success' : 'failed';
   if (guest) return full ? `guest.customer.one-time-payment.full-amount.${outcome}` : `guest.customer.one-time-payment.${outcome}`;
   return full ? `customer.checkout.one-time-payment.full-amount.${outcome}` : `customer.checkout.one-time-payment.amount.${outcome}`;
@@ -68,15 +74,20 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean): EventN
 export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input: PayInput): Promise<Paid> {
   const guest = !visit.session;
   await track(deps.db, deps.events, visit.tenant, [activity(visit, view, 'customer.checkout.policy.accepted')]);
+  const later = !guest && input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
+  if (later && input.scheduledAt! > addDays(todayUtc(visit.now), PAY_LATER_WITHIN_DAYS)) {
+    throw ApiError.field('scheduled_at', `must be within ${PAY_LATER_WITHIN_DAYS} days from today`);
+  }
   const body: S['ChargeCreate'] = {
     debt_account_id: view.account.id,
     amount: input.amount,
     ...input.way,
-    ...('payment_method_id' in input.way ? {} : { save_payment_method: input.save && !guest }),
+    ...('payment_method_id' in input.way ? {} : { save_payment_method: later || (input.save && !guest) }),
+    ...(later ? { scheduled_at: input.scheduledAt } : {}),
   };
   const outcome = await chargeService(deps).create(visit.tenant, body, input.paymentKey);
   const full = input.amount === view.balance;
-  await track(deps.db, deps.events, visit.tenant, [activity(visit, view, paymentEvent(guest, full, !outcome.declined))]);
+  await track(deps.db, deps.events, visit.tenant, [activity(visit, view, paymentEvent(guest, full, !outcome.declined, later))]);
   return outcome;
 }
 

@@ -9,7 +9,7 @@ import { ApiError } from '../http/errors';
 import { chargeService } from '../payments/payment-service';
 import { todayUtc } from '../dates';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
-import { pay, PLAN_START_WITHIN_DAYS, setUpPlan, suggestedPlan } from './checkout';
+import { PAY_LATER_WITHIN_DAYS, pay, PLAN_START_WITHIN_DAYS, setUpPlan, suggestedPlan } from './checkout';
 import { PortalStop } from './page-error';
 import { centsOf, formErrorsOf, wayToPay, type Form, type FormErrors } from './payment-form';
 import { portalAccounts, type AccountView } from './portal-accounts';
@@ -142,6 +142,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       errors,
       guest: !visit.session,
       paymentKey: randomBytes(16).toString('hex'),
+      today: todayUtc(visit.now),
+      latestPayOn: addDays(todayUtc(visit.now), PAY_LATER_WITHIN_DAYS),
     });
   }
 
@@ -170,10 +172,12 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     } else errors.choice = 'Choose how much to pay.';
     const methods = visit.session ? await accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
     const way = wayToPay(form, errors, methods.map((method) => method.id));
+    const payOn = (form.pay_on ?? '').trim();
+    if (payOn && (!/^\d{4}-\d{2}-\d{2}$/.test(payOn) || Number.isNaN(Date.parse(payOn)) || payOn < todayUtc(visit.now))) errors.pay_on = 'Enter today or a later date.';
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
     try {
-      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
+      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
       if (paid.declined) {
         return renderCheckout(res, visit, view, 400, safe(form), {
           form: `Your payment was declined: ${paid.declined.message} Nothing was charged. Try another card or bank account.`,

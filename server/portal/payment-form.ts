@@ -80,6 +80,7 @@ export function formErrorsOf(fieldErrors: Record<string, string[]> | undefined):
     amount: 'amount',
     frequency: 'frequency',
     debt_account_id: 'form',
+    scheduled_at: 'pay_on',
   };
   const errors: FormErrors = {};
   for (const [field, messages] of Object.entries(fieldErrors ?? {})) {

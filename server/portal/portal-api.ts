@@ -98,7 +98,8 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     if (full && !view.options.includes('full-amount-payment') && !view.options.includes('partial-payment')) throw ApiError.field('amount', 'this account takes no one-time payment');
     const way = wayOf(body);
     if (!visit.session && 'payment_method_id' in way) throw ApiError.field('payment_method_id', 'a guest pays with a new card or bank account');
-    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, paymentKey: req.get('idempotency-key') ?? undefined });
+    if (!visit.session && body.scheduled_at !== undefined) throw ApiError.field('scheduled_at', 'a guest pays today');
+    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, scheduledAt: body.scheduled_at, paymentKey: req.get('idempotency-key') ?? undefined });
     if (paid.declined) {
       const error = paid.declined;
       res.status(error.status).json({ ...error.body(), charge_id: paid.charge.id });

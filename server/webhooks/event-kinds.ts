@@ -92,6 +92,8 @@ export const TRACKING_EVENTS = [
   'customer.checkout.one-time-payment.amount.failed',
   'customer.checkout.one-time-payment.full-amount.success',
   'customer.checkout.one-time-payment.full-amount.failed',
+  'customer.checkout.one-time-payment.amount.scheduled.success',
+  'customer.checkout.one-time-payment.full-amount.scheduled.success',
   'customer.checkout.payment-plan.success',
   'customer.checkout.payment-plan.failed',
   'customer.checkout.payment-plan.custom.success',

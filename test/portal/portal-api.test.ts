@@ -170,3 +170,20 @@ test('the plan banner: shown on the account page, and "No thanks" closes it for 
   expect(activity.filter((event: string) => event === 'customer.call-to-action.modal.displayed')).toHaveLength(1);
   expect(activity).toContain('customer.call-to-action.modal.closed');
 });
+
+test('a payment on a later day is scheduled: the balance waits, the card is saved, .scheduled.success', async () => {
+  const { customer, account } = await customerWithAccount(app.sandbox, {}, { balance: 30000 });
+  const browser = await signIn((await newSession(app.sandbox, { customer_id: customer.id, debt_account_id: account.id })).portal_url);
+  const later = new Date(app.clock.now().getTime() + 7 * 86_400_000).toISOString().slice(0, 10);
+  const tooLate = new Date(app.clock.now().getTime() + 31 * 86_400_000).toISOString().slice(0, 10);
+  const csrf = { 'x-csrf-token': browser.csrf };
+  const refused = await browser.call('POST', `/accounts/${account.id}/payments`, { amount: 5000, scheduled_at: tooLate, card: card('4242424242424242'), accept_policy: true }, csrf);
+  expect(refused.status).toBe(422);
+  expect(Object.keys(refused.body.errors)).toEqual(['scheduled_at']);
+  const paid = await browser.call('POST', `/accounts/${account.id}/payments`, { amount: 5000, scheduled_at: later, card: card('4242424242424242'), accept_policy: true }, csrf);
+  expect(paid.status).toBe(201);
+  expect(paid.body.data).toMatchObject({ current_balance: 30000, charge: { status: 'scheduled', amount: 5000 } });
+  const methods = await app.sandbox.GET('/customers/{id}/payment-methods', { params: { path: { id: customer.id } } });
+  expect(methods.data!.data).toHaveLength(1);
+  expect(await app.db('portal_activity').where({ debt_account_id: account.id }).pluck('event')).toContain('customer.checkout.one-time-payment.amount.scheduled.success');
+});
