@@ -35,6 +35,188 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the customer's accounts
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     The customer's parent accounts, oldest first; archived ones are hidden, closed ones shown
+         *     but not payable.
+         */
+        get: operations["listPortalAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one of the customer's accounts
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     The account with its children, its 10 latest charges and transactions and its payment plan.
+         */
+        get: operations["getPortalAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}/payment-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set up a payment plan
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     A plan through the payment-plans service, within the Portal's bounds (see
+         *     `PortalPlanCreate`); an open plan the organization left unconfigured is completed instead
+         *     (and reported as `customer.payment-plan.updated`). 409 when the account already has an
+         *     active plan. Reported as `customer.checkout.payment-plan.success` and `.custom.success` or
+         *     `.suggested.success` (the suggestion: monthly from today over six months), or `.failed`.
+         */
+        post: operations["createPortalPaymentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/accounts/{accountId}/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay an account once
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     A one-time payment through the payments service: the full balance, or (when the account's
+         *     `billing_type` offers `partial-payment`) at least `min_payment_amount`; today, or on a
+         *     later day (`scheduled_at`, within 30 days: a `scheduled` charge, reported as
+         *     `.scheduled.success`). A declined card answers 400 and moves nothing. Reported as the tracking events
+         *     `customer.checkout.policy.accepted` and `customer.checkout.one-time-payment.amount.*` or
+         *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest).
+         */
+        post: operations["createPortalPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the browser session
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     Answers the customer session's context (names and amounts withheld until verified) and,
+         *     in `X-CSRF-Token`, the token every POST must carry. A use of the session, like any page.
+         */
+        get: operations["getPortalSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/verification": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify the customer
+         * @description The Portal API: what the Portal's own pages do, for frontend teams who build their own.
+         *     Authenticated by the browser session cookie (`portal_session`, from opening `portal_url`
+         *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
+         *     `GET /api/session`).
+         *
+         *     For a session made with `verification: true`: the facts offered are those the customer
+         *     has on file (date of birth, last 4 of the SSN, ZIP code of an address). A wrong answer is
+         *     422; the fifth in a row locks the session for 15 minutes (429 until then). Reported as
+         *     `customer.session.verification.success` / `.failed`.
+         */
+        post: operations["verifyPortalCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/s/{token}/accounts": {
         parameters: {
             query?: never;
@@ -58,11 +240,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccounts"];
         put?: never;
@@ -99,11 +281,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccount"];
         put?: never;
@@ -140,11 +322,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccountCheckout"];
         put?: never;
@@ -181,11 +363,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalAccountDocuments"];
         put?: never;
@@ -224,11 +406,11 @@ export interface paths {
          *
          *     The path must be exactly the one in the session's `portal_url` (query parameters such as
          *     the tags are ignored); any other token or path answers 404. While the session is valid the
-         *     answer is 200 with what the Portal needs to show the page, and the opening counts as a use:
-         *     a sliding session's `valid_till` moves to 24 hours from now. Once the session has expired
-         *     (`valid_till` reached) the browser is redirected (302) to its `expiration_return_url`, or,
-         *     when it has none, the answer is 410. With `verification` the names and amounts are
-         *     withheld (null) until the Portal has verified the customer.
+         *     token is exchanged for a browser session (cookie) and the browser is sent (303) to the same
+         *     page without the token; the opening counts as a use: a sliding session's `valid_till` moves
+         *     to 24 hours from now. Once the session has expired (`valid_till` reached) the browser is
+         *     redirected (302) to its `expiration_return_url`, or, when it has none, the answer is the
+         *     expired page (410). With `verification` the pages ask the customer to verify first.
          */
         get: operations["openPortalDispute"];
         put?: never;
@@ -243,6 +425,365 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * AchInput
+         * @description An ACH bank account to add (spec 2.4). Every field is required.
+         * @example {
+         *       "account_holder": "Maria Gonzalez",
+         *       "account_type": "checking",
+         *       "routing_number": "011000015",
+         *       "account_number": "000123456789",
+         *       "account_zip": "78704",
+         *       "account_state": "TX"
+         *     }
+         */
+        AchInput: {
+            /**
+             * @description Name of the account holder.
+             * @example Maria Gonzalez
+             */
+            account_holder: string;
+            /**
+             * @description The account number, 4 to 17 digits. The spec says 4 to 17 characters; we accept digits
+             *     only (our decision). Read back masked, with only the last four digits shown.
+             * @example 000123456789
+             */
+            account_number: string;
+            /**
+             * @description Two-letter USPS code of the state of the account, upper case (`TX`). The server also
+             *     checks that it is the code of a US state, the District of Columbia or a US territory.
+             * @example TX
+             */
+            account_state: string;
+            /**
+             * @description The kind of account.
+             * @example checking
+             * @enum {string}
+             */
+            account_type: "checking" | "savings";
+            /**
+             * @description ZIP code of the account holder's address at the bank, 5 digits.
+             * @example 78704
+             */
+            account_zip: string;
+            /**
+             * @description The 9-digit ABA routing number. It must pass the ABA checksum and not be all zeros (a
+             *     server rule; a failing number is a 422 on `ach.routing_number`). Read back masked.
+             * @example 011000015
+             */
+            routing_number: string;
+        };
+        /**
+         * BankAccount
+         * @description The stored part of an ACH bank account. The routing and account numbers are masked: only
+         *     their last four digits are shown.
+         */
+        BankAccount: {
+            /**
+             * @description Name of the account holder, as given.
+             * @example Maria Gonzalez
+             */
+            account_holder: string;
+            /**
+             * @description The account number, masked: one asterisk for each hidden digit (0 to 13), then the last
+             *     four digits, so the masked value has the length of the original number (4 to 17). A
+             *     4-digit account number masks to just its 4 digits.
+             * @example ********6789
+             */
+            account_number: string;
+            /**
+             * @description Two-letter USPS code of the state of the account.
+             * @example TX
+             */
+            account_state: string;
+            /**
+             * @description The kind of account.
+             * @example checking
+             * @enum {string}
+             */
+            account_type: "checking" | "savings";
+            /**
+             * @description ZIP code of the account holder's address at the bank, 5 digits.
+             * @example 78704
+             */
+            account_zip: string;
+            /**
+             * @description Who owns the account. Always `personal` for now: the create request has no field for
+             *     it. `business` is reserved for a later version.
+             * @example personal
+             * @enum {string}
+             */
+            ownership_type: "personal" | "business";
+            /**
+             * @description The ABA routing number, masked: five asterisks and the last four digits.
+             * @example *****0015
+             */
+            routing_number: string;
+        };
+        /**
+         * CardBrand
+         * @description The card network, recognised by the service from the card number's leading digits (IIN).
+         *     `unknown` when the number matches none of the known networks; such a card is still accepted.
+         * @example visa
+         * @enum {string}
+         */
+        CardBrand: "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "unknown";
+        /**
+         * CardInput
+         * @description A card to add (spec 2.4). The full number is used to recognise the network (the brand);
+         *     then only the last four digits, the brand, the expiry and a keyed one-way fingerprint (never
+         *     returned) are kept; the full number and the security code never are. `card_security_code`:
+         *     Optional. Checked for format only (3 or 4 digits), then discarded: never stored, logged or
+         *     sent anywhere.
+         * @example {
+         *       "card_holder": "Maria Gonzalez",
+         *       "card_number": "4111111111111111",
+         *       "card_expiration_month": 8,
+         *       "card_expiration_year": 29,
+         *       "card_security_code": "123",
+         *       "card_postal_code": "78704"
+         *     }
+         */
+        CardInput: {
+            /**
+             * @description Expiry month, 1 to 12, as an integer or a string (`"8"` or `"08"`).
+             * @example 8
+             */
+            card_expiration_month: number | string;
+            /**
+             * @description The last two digits of the expiry year, as an integer from 0 to 99 or a two-digit string
+             *     (`"29"`); read as 20YY. The card must not be expired: it is valid through the end of its
+             *     expiry month, in UTC (a server rule; an expired card is a 422 on
+             *     `card.card_expiration_year`).
+             * @example 29
+             */
+            card_expiration_year: number | string;
+            /**
+             * @description Name of the card holder as printed on the card.
+             * @example Maria Gonzalez
+             */
+            card_holder: string;
+            /**
+             * @description The full card number, 12 to 19 digits, digits only (no spaces or dashes). It must pass
+             *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
+             *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
+             *     returned) are kept.
+             * @example 4111111111111111
+             */
+            card_number: string;
+            /**
+             * @description Billing ZIP code of the card, 5 digits; read back as `card_token.card_zip`.
+             * @example 78704
+             */
+            card_postal_code?: string;
+            /**
+             * @description The card security code (CVV/CVC). Optional. Checked for format only (3 or 4 digits),
+             *     then discarded: never stored, logged or sent anywhere.
+             * @example 123
+             */
+            card_security_code?: string;
+        };
+        /**
+         * CardToken
+         * @description The stored, non-sensitive part of a card: only the last four digits, the brand, the expiry
+         *     and a keyed one-way fingerprint (never returned) are kept; the full number and the security
+         *     code never are.
+         */
+        CardToken: {
+            /**
+             * @description Name of the card holder, as given.
+             * @example Maria Gonzalez
+             */
+            card_holder: string;
+            /**
+             * @description The LAST FOUR DIGITS of the card number only; the full number is never stored.
+             * @example 1111
+             */
+            card_number: string;
+            /** @description The card network, recognised from the card number. */
+            card_type: components["schemas"]["CardBrand"];
+            /**
+             * @description The billing ZIP code given as `card_postal_code`; null when not given.
+             * @example 78704
+             */
+            card_zip: string | null;
+            /**
+             * @description Expiry month, 1 to 12.
+             * @example 8
+             */
+            expiration_month: number;
+            /**
+             * @description Expiry year, four digits (the two digits given on create, read as 20YY).
+             * @example 2029
+             */
+            expiration_year: number;
+        };
+        /**
+         * Charge
+         * @description A payment on a debt account and what became of it.
+         */
+        Charge: {
+            /**
+             * @description Cents applied to the account.
+             * @example 5000
+             */
+            amount: number;
+            /** @description The bank account charged, numbers masked; null for card. */
+            bank_account: components["schemas"]["BankAccount"] | null;
+            /** @description The card charged, last four digits only; null for ACH. */
+            card: components["schemas"]["CardToken"] | null;
+            /**
+             * Format: date-time
+             * @description When the charge was made (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account's customer.
+             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The account charged (a charge on a parent is spread over its children; see the tag).
+             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             */
+            debt_account_id: string;
+            /**
+             * @description Where the receipt was sent; null when none was asked for.
+             * @example null
+             */
+            email: string | null;
+            /**
+             * @description Why the gateway declined or the bank returned it; null otherwise.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description The decline code (`card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`) or the ACH return code; null otherwise.
+             * @example null
+             */
+            error_code: string | null;
+            /**
+             * @description Fees in cents; 0, as no fees are charged yet.
+             * @example 0
+             */
+            fees: number;
+            /**
+             * Format: uuid
+             * @description The charge's UUID.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            id: string;
+            /** @description The metadata given with the charge; `{}` when none. */
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * Format: uuid
+             * @description The saved method charged (or saved with `save_payment_method`); null for inline details not saved, or once the method is deleted.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+            /**
+             * @description Card or ACH bank account.
+             * @example card
+             * @enum {string}
+             */
+            payment_method_type: "card" | "ach";
+            /**
+             * Format: uuid
+             * @description The instalment (an item of the plan's `charges`) this charge paid or tried to; null otherwise.
+             * @example null
+             */
+            payment_plan_charge_uuid: string | null;
+            /**
+             * Format: uuid
+             * @description The payment plan of an instalment's charge; null otherwise.
+             * @example null
+             */
+            payment_plan_uuid: string | null;
+            /**
+             * @description Our reference of the charge, unique per organization and environment (for receipts and support).
+             * @example CH-7K3M9Q2X4B
+             */
+            reference_number: string;
+            /**
+             * @description Cents refunded so far.
+             * @example 0
+             */
+            refunded_amount: number;
+            /**
+             * @description The ACH return code (`R01`, `R02`, `R03`, `R10`) of a `returned` charge; null otherwise.
+             * @example null
+             */
+            return_code: string | null;
+            /**
+             * Format: date
+             * @description The day a scheduled charge is (or was) for; null for a charge made at once. It keeps its
+             *     day after it has run (its `status` says how it went).
+             * @example null
+             */
+            scheduled_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the money was final (at once for a card, at settlement for ACH); null before, or when it failed.
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            settled_at: string | null;
+            /**
+             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @example api
+             * @enum {string}
+             */
+            source: "api" | "payment_plan";
+            status: components["schemas"]["ChargeStatus"];
+            /**
+             * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
+             * @example 5000
+             */
+            total_amount: number;
+            /**
+             * Format: date-time
+             * @description When the charge last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * ChargeDeclined
+         * @description The body of a 400 answer of a payment; `charge_id` names the stored failed charge when the gateway declined it.
+         */
+        ChargeDeclined: {
+            /**
+             * Format: uuid
+             * @description The failed charge, stored with its `error` and `error_code`; present only for a decline.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            charge_id?: string;
+            /**
+             * @description A sentence for a person, saying what went wrong.
+             * @example The card was declined.
+             */
+            error: string;
+            /** @description The decline code, `payment_gateway_unavailable`, or `bad_request` for a body that is not JSON. */
+            errorCode: components["schemas"]["ErrorCode"];
+        };
+        /**
+         * ChargeStatus
+         * @description - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
+         *     - `succeeded`: a card charge approved, or an ACH debit settled.
+         *     - `failed`: declined by the gateway; no money moved and the balance is unchanged.
+         *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
+         *     - `voided`: cancelled before settlement; the balance was given back.
+         *     - `refunded`: refunded in full after settlement; `partially_refunded`: in part (`refunded_amount`).
+         *     - `scheduled`: to be carried out on its `scheduled_at` date; no money moved yet and the balance
+         *       is unchanged. On its date it becomes `succeeded`, `pending` (ACH), `failed` or `canceled`.
+         *     - `canceled`: a scheduled charge canceled before it ran (`POST /charges/{id}/cancel`, or its
+         *       account was no longer collectible on its date); no money moved.
+         * @example succeeded
+         * @enum {string}
+         */
+        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
          * DebtAccountStatus
          * @description The state of a debt account (spec 3.1). It is set by the client on create (default `active`)
@@ -277,6 +818,7 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
+         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -293,7 +835,293 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        /**
+         * FieldErrors
+         * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
+         *     `query.limit`, `[3].customer.email` for the fourth item of an array body), each with one or
+         *     more messages. The same shape is used for the per-row errors of bulk actions.
+         * @example {
+         *       "email": [
+         *         "must match format \"email\""
+         *       ],
+         *       "address.postal_code": [
+         *         "must be exactly 5 digits"
+         *       ]
+         *     }
+         */
+        FieldErrors: {
+            [key: string]: string[];
+        };
+        /**
+         * Metadata
+         * @description Free key-value pairs from the client's system. Keys and values are strings of at most 255 characters.
+         * @example {
+         *       "portfolio": "spring-2026",
+         *       "branch": "north"
+         *     }
+         */
+        Metadata: {
+            [key: string]: string;
+        };
+        /**
+         * PaymentPlan
+         * @description The payment plan of a debt account as returned by the API. The spec does not show this
+         *     object (only its webhook shape, section 6.4); these fields are our decision. A plan proposed
+         *     on create with open terms has `null` in those terms until the customer completes them in
+         *     the Portal.
+         * @example {
+         *       "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
+         *       "frequency": "monthly",
+         *       "start_date": "2026-12-01",
+         *       "amount": 15000,
+         *       "status": "pending_enrollment",
+         *       "created_at": "2026-11-21T16:04:54.000Z",
+         *       "updated_at": "2026-11-21T16:04:54.000Z"
+         *     }
+         */
+        PaymentPlan: {
+            /**
+             * @description Amount of each instalment, in cents; `null` while the customer has not chosen it.
+             * @example 15000
+             */
+            amount: number | null;
+            /**
+             * Format: date-time
+             * @description When the plan was created (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /** @description How often the plan charges; `null` while the customer has not chosen it. */
+            frequency: components["schemas"]["PaymentPlanFrequency"] | null;
+            /**
+             * Format: uuid
+             * @description The plan's UUID.
+             * @example 6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30
+             */
+            id: string;
+            /**
+             * Format: date
+             * @description Date (`YYYY-MM-DD`) of the first charge; `null` while the customer has not chosen it.
+             * @example 2026-12-01
+             */
+            start_date: string | null;
+            /** @description The plan's state; `pending_configuration` while any term is still open. */
+            status: components["schemas"]["PaymentPlanStatus"];
+            /**
+             * Format: date-time
+             * @description When the plan last changed (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * PaymentPlanDetail
+         * @description A payment plan as the payment plan operations answer it: the plan as a debt account embeds
+         *     it (`PaymentPlan`), plus its account, payment method, enrolment and instalment schedule.
+         */
+        PaymentPlanDetail: components["schemas"]["PaymentPlan"] & {
+            /**
+             * Format: date-time
+             * @description When the plan was canceled (ISO 8601, UTC); null unless it was.
+             * @example null
+             */
+            canceled_at: string | null;
+            /** @description The instalment schedule, by charge date (canceled instalments included, so the history stays whole); empty before enrolment. */
+            charges: components["schemas"]["PaymentPlanInstalment"][];
+            /**
+             * @description What the instalments paid so far add up to, in cents.
+             * @example 0
+             */
+            charges_total_amount: number;
+            /**
+             * Format: uuid
+             * @description The debt account the plan pays.
+             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             */
+            debt_account_id: string;
+            /**
+             * Format: date
+             * @description The charge date of the last instalment still to pay or paid; null while there are none.
+             * @example 2027-02-01
+             */
+            end_date: string | null;
+            /**
+             * Format: date-time
+             * @description When the plan was enrolled with a payment method and its schedule made (ISO 8601, UTC); null before.
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            enrolled_at: string | null;
+            /**
+             * Format: uuid
+             * @description The saved payment method the plan charges; null while none is attached (status `pending_enrollment`), or after it was deleted.
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+        };
+        /**
+         * PaymentPlanFrequency
+         * @description How often a payment plan charges (spec 2.1):
+         *     - `weekly`: every 7 days from `start_date`.
+         *     - `every_other_week`: every 14 days from `start_date`.
+         *     - `monthly`: on the day of month of `start_date`; in shorter months, on the month's last day.
+         *     - `last_of_month`: on the last day of every month, starting with the month of `start_date`.
+         * @example monthly
+         * @enum {string}
+         */
+        PaymentPlanFrequency: "weekly" | "every_other_week" | "monthly" | "last_of_month";
+        /**
+         * PaymentPlanInstalment
+         * @description One instalment of a payment plan (a `charges` item of spec 6.4's plan).
+         */
+        PaymentPlanInstalment: {
+            /**
+             * @description The instalment, in cents.
+             * @example 15000
+             */
+            amount: number;
+            /**
+             * @description Charge attempts made so far (at most 3).
+             * @example 0
+             */
+            attempts: number;
+            /**
+             * Format: date
+             * @description The day the instalment is due (`YYYY-MM-DD`, UTC); charged from 14:00 UTC that day.
+             * @example 2026-12-01
+             */
+            charge_date: string;
+            /**
+             * Format: date-time
+             * @description When the instalment was scheduled (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * @description Why the last attempt failed; null when none failed.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * @description The gateway's code of the last failed attempt (`card_declined`, …); null when none failed.
+             * @example null
+             */
+            error_code: string | null;
+            /**
+             * Format: uuid
+             * @description The instalment's UUID; a charge made for it names it in `payment_plan_charge_uuid`.
+             * @example 0c5a8e21-7f4b-4d39-9a16-3e8b2d7c4f05
+             */
+            id: string;
+            /**
+             * @description `pending`: not yet paid (also between a failed attempt and its retry); `succeeded`: paid;
+             *     `failed`: every attempt failed; `canceled`: dropped (the plan was canceled, defaulted,
+             *     completed early or recomputed by an update).
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "canceled";
+            /**
+             * Format: date-time
+             * @description When the instalment was paid (ISO 8601, UTC); null until it is.
+             * @example null
+             */
+            successfully_charged_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the instalment last changed (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * PaymentPlanStatus
+         * @description The state of a payment plan. The spec shows only the value `active`; this closed list is ours:
+         *     - `pending_configuration`: the frequency, start date or amount is still open; the customer
+         *       completes them in the Portal before checkout.
+         *     - `pending_enrollment`: every term is set, but no payment method is attached yet (a plan
+         *       proposed on create debt account, or made without `payment_method_id`). It charges nothing
+         *       and has no instalments until a method is attached (`PUT /payment-plans/{id}`, or the
+         *       customer in the Portal).
+         *     - `active`: enrolled with a payment method; its instalments are charged when due.
+         *     - `completed`: the account's balance was paid off (by the plan or otherwise).
+         *     - `canceled`: the plan was canceled (`DELETE /payment-plans/{id}`, or its account closed).
+         *     - `defaulted`: three attempts in a row failed; the plan charges no more (see the tag `Payment plans`).
+         * @example pending_enrollment
+         * @enum {string}
+         */
+        PaymentPlanStatus: "pending_configuration" | "pending_enrollment" | "active" | "completed" | "canceled" | "defaulted";
+        /**
+         * PortalAccount
+         * @description A debt account as the customer sees it in the Portal (a parent account; archived ones are never shown).
+         */
+        PortalAccount: {
+            /**
+             * @description The original balance, in cents.
+             * @example 184250
+             */
+            balance: number;
+            /**
+             * @description The checkout options `billing_type` allows (all three when it is not set); empty when not payable.
+             * @example [
+             *       "partial-payment",
+             *       "full-amount-payment",
+             *       "payment-plan"
+             *     ]
+             */
+            billing_options: ("partial-payment" | "full-amount-payment" | "payment-plan")[];
+            /**
+             * @description What is owed now, in cents.
+             * @example 179250
+             */
+            current_balance: number;
+            /**
+             * @description The account number the customer knows from letters.
+             * @example 88120455
+             */
+            external_account_number: string | null;
+            /**
+             * @description The organization's identifier of the account.
+             * @example ACC-2026-004417
+             */
+            external_id: string | null;
+            /**
+             * Format: uuid
+             * @description The account's UUID.
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+             */
+            id: string;
+            /**
+             * @description The least a partial payment may be, in cents (`rules.min_payment_amount`, else 100, never above the balance).
+             * @example 2500
+             */
+            min_payment_amount: number;
+            /**
+             * @description True when the account is active and owes something.
+             * @example true
+             */
+            payable: boolean;
+            /**
+             * @description `closed` accounts are shown but take no payments; `paid_off` ones owe nothing.
+             * @example active
+             * @enum {string}
+             */
+            status: "active" | "closed" | "paid_off";
+        };
+        /**
+         * PortalAccountDetail
+         * @description One account with what makes up its balance, its latest payments and its payment plan.
+         */
+        PortalAccountDetail: components["schemas"]["PortalAccount"] & {
+            /** @description The 10 latest charges, newest first. */
+            charges: components["schemas"]["Charge"][];
+            /** @description The child accounts that make up the balance. */
+            children: components["schemas"]["PortalAccount"][];
+            /** @description The account's latest payment plan with its schedule; null when it never had one. */
+            payment_plan: components["schemas"]["PaymentPlanDetail"] | null;
+            /** @description The 10 latest transactions, newest first. */
+            transactions: components["schemas"]["Transaction"][];
+        };
         /**
          * PortalCustomer
          * @description The customer of a session, as the Portal entry shows it.
@@ -344,6 +1172,94 @@ export interface components {
             id: string;
             /** @description The account's status. */
             status: components["schemas"]["DebtAccountStatus"];
+        };
+        /**
+         * PortalPaymentCreate
+         * @description A one-time payment from the Portal.
+         * @example {
+         *       "amount": 5000,
+         *       "card": {
+         *         "card_holder": "Maria Gonzalez",
+         *         "card_number": "4242424242424242",
+         *         "card_expiration_month": 8,
+         *         "card_expiration_year": 29
+         *       },
+         *       "accept_policy": true
+         *     }
+         */
+        PortalPaymentCreate: components["schemas"]["PortalWayToPay"] & {
+            /**
+             * @description The customer accepted the payment policy; must be true.
+             * @example true
+             * @constant
+             */
+            accept_policy: true;
+            /**
+             * @description Cents; the whole current balance, or (when `partial-payment` is offered) at least `min_payment_amount` and at most the balance.
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * @description Keep a new card or bank account for next time (not for guests).
+             * @example false
+             */
+            save_payment_method?: boolean;
+            /**
+             * Format: date
+             * @description A later day to charge on (today to 30 days ahead, on the organization's clock): the
+             *     charge is stored `scheduled` and made that day, as `POST /charges` does; a new card or
+             *     bank account is then saved. Omitted or today: at once. Not for guests.
+             * @example 2026-12-01
+             */
+            scheduled_at?: string;
+        };
+        /**
+         * PortalPlanCreate
+         * @description A payment plan chosen in the Portal. Bounds (our decision): the first payment within 30 days
+         *     from today, the last within 24 months (at most 104 weekly, 52 every-other-week or 24 monthly
+         *     payments), each at least the account's minimum payment. A new card or bank account is saved
+         *     for the plan.
+         * @example {
+         *       "frequency": "weekly",
+         *       "start_date": "2026-12-01",
+         *       "amount": 10000,
+         *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+         *       "accept_policy": true
+         *     }
+         */
+        PortalPlanCreate: components["schemas"]["PortalWayToPay"] & {
+            /**
+             * @description The customer accepted the payment policy; must be true.
+             * @example true
+             * @constant
+             */
+            accept_policy: true;
+            /**
+             * @description Each payment, in cents.
+             * @example 10000
+             */
+            amount: number;
+            /** @description How often the plan charges. */
+            frequency: components["schemas"]["PaymentPlanFrequency"];
+            /**
+             * Format: date
+             * @description The first payment's date, today to 30 days ahead.
+             * @example 2026-12-01
+             */
+            start_date: string;
+        };
+        /**
+         * PortalReceipt
+         * @description A payment's receipt.
+         */
+        PortalReceipt: {
+            /** @description The charge made. */
+            charge: components["schemas"]["Charge"];
+            /**
+             * @description The account's balance after the payment, in cents.
+             * @example 179250
+             */
+            current_balance: number;
         };
         /**
          * PortalSession
@@ -416,6 +1332,49 @@ export interface components {
             verification_required: boolean;
         };
         /**
+         * PortalVerification
+         * @description The customer's answer to verification: any of the facts on file (date of birth, last 4 of the
+         *     SSN, ZIP code of an address); every one given must match, and at least one must be given.
+         *     Five wrong answers in a row lock the customer session for 15 minutes.
+         * @example {
+         *       "ssn_last4": "4417"
+         *     }
+         */
+        PortalVerification: {
+            /**
+             * Format: date
+             * @description Date of birth, `YYYY-MM-DD`.
+             * @example 1984-03-12
+             */
+            date_of_birth?: string;
+            /**
+             * @description ZIP code of one of the customer's addresses.
+             * @example 78704
+             */
+            postal_code?: string;
+            /**
+             * @description Last 4 digits of the SSN.
+             * @example 4417
+             */
+            ssn_last4?: string;
+        };
+        /**
+         * PortalWayToPay
+         * @description Exactly one way to pay, as for `POST /charges`; a guest cannot use saved methods.
+         */
+        PortalWayToPay: {
+            /** @description A new bank account. */
+            ach?: components["schemas"]["AchInput"];
+            /** @description A new card. */
+            card?: components["schemas"]["CardInput"];
+            /**
+             * Format: uuid
+             * @description One of the customer's saved payment methods.
+             * @example 0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40
+             */
+            payment_method_id?: string;
+        };
+        /**
          * SessionDestination
          * @description The Portal page a customer session opens on (spec 4.5). Which values are allowed depends on
          *     the ids given with it:
@@ -434,8 +1393,105 @@ export interface components {
          * @enum {string}
          */
         SessionDestination: "accounts_list" | "account_checkout" | "account_detail" | "account_documents" | "account_disputes_detail";
+        /**
+         * Transaction
+         * @description One money movement on a debt account: a charge (card or ACH debit), a void, a refund, an
+         *     ACH settlement or an ACH return. A charge on a parent has one transaction per child it pays.
+         */
+        Transaction: {
+            /**
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return); 0 for a declined charge and for a settlement (the debit already counted).
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * Format: uuid
+             * @description The charge it belongs to.
+             * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
+             */
+            charge_id: string;
+            /**
+             * Format: date-time
+             * @description When it was recorded (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account whose balance it moved.
+             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             */
+            debt_account_id: string;
+            /**
+             * Format: uuid
+             * @description The transaction's UUID.
+             * @example 2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b
+             */
+            id: string;
+            /**
+             * @description The transaction's number (the `id` of webhook payloads' transactions).
+             * @example 1042
+             */
+            number: number;
+            /**
+             * @description The ACH return code of an `ach_return`; null otherwise.
+             * @example null
+             */
+            return_code: string | null;
+            /**
+             * @description `pending` for an ACH debit not yet settled (its charge transaction), `failed` for a declined charge, otherwise `succeeded`, `settled` or `returned`.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "settled" | "returned";
+            /**
+             * Format: date-time
+             * @description When it was submitted (ISO 8601, UTC); lists are ordered by it, newest first.
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            submitted_at: string;
+            /**
+             * @description What moved the money.
+             * @example charge
+             * @enum {string}
+             */
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return";
+        };
+        /**
+         * ValidationError
+         * @description The body of a 422 answer; `errors` lists every failing field.
+         */
+        ValidationError: {
+            /**
+             * @description A summary sentence.
+             * @example The given data was invalid.
+             */
+            error: string;
+            /**
+             * @description `validation_failed`, or `idempotency_key_reused` when the `Idempotency-Key` was already
+             *     used with another request (its field is `headers.idempotency-key`).
+             * @enum {string}
+             */
+            errorCode: "validation_failed" | "idempotency_key_reused";
+            errors: components["schemas"]["FieldErrors"];
+        };
     };
     responses: {
+        /** @description The request contradicts the current state of the resource. */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The resource is still in use.",
+                 *       "errorCode": "conflict"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The link has expired; the browser is sent to the session's `expiration_return_url`. */
         ExpiredRedirect: {
             headers: {
@@ -489,6 +1545,193 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The resource does not exist in this organization and environment. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The requested resource was not found.",
+                 *       "errorCode": "not_found"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is larger than 10 MB (our decision; spec 8 leaves the limit open). */
+        PayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The body is too large.",
+                 *       "errorCode": "payload_too_large"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description The request was valid but no money moved (spec 7.1): the gateway declined the card (errorCode
+         *     the decline code, `charge_id` the stored failed charge), production has no payment gateway
+         *     (`payment_gateway_unavailable`), or the body was not JSON (`bad_request`).
+         */
+        PaymentFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The card was declined.",
+                 *       "errorCode": "card_declined",
+                 *       "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChargeDeclined"];
+            };
+        };
+        /**
+         * @description The session is valid: the token is exchanged for a browser session cookie and the browser is
+         *     sent (303) to the same page without the token (`PORTAL_URL/accounts/…`), so the token leaves
+         *     the address bar and never reaches a Referer. Opening counts as a use of the session.
+         */
+        PortalEntered: {
+            headers: {
+                /** @description The same page, without `/s/{token}` and without the query. */
+                Location?: string;
+                "Set-Cookie": components["headers"]["SetPortalSessionCookie"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The customer session behind the browser session has expired (or a guest's visit has ended). */
+        PortalExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "This link has expired.",
+                 *       "errorCode": "gone"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The request lacks the browser session's CSRF token (`X-CSRF-Token`), or the session asks for verification and the customer has not verified yet. */
+        PortalForbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Verify the customer first (POST /api/verification).",
+                 *       "errorCode": "forbidden"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The link has expired and the session has no `expiration_return_url`; the Portal's "expired" page. */
+        PortalLinkExpired: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>This link has expired · Payment Portal</title></head><body><main><h1>This link has expired</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description No session has this token, or the path is not the session's own page; the Portal's "not found" page. */
+        PortalPageNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>Page not found · Payment Portal</title></head><body><main><h1>Page not found</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description No Portal browser session (no `portal_session` cookie, or one that is not known); open the session link again. */
+        PortalSignedOut: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "For your security this page needs the link from your message or e-mail. Open it again to continue.",
+                 *       "errorCode": "unauthenticated"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Too many requests for this token; wait `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "Too many requests. Try again in 42 seconds.",
+                 *       "errorCode": "rate_limited"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The body must be application/json.",
+                 *       "errorCode": "unsupported_media_type"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /**
+         * @description Required parameters are missing or data is invalid. Every failing field is listed in
+         *     `errors`. This shared answer is the one of operations that take no input of their own but
+         *     their path: like every operation, they refuse a query parameter they do not know.
+         */
+        ValidationFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "The given data was invalid.",
+                 *       "errorCode": "validation_failed",
+                 *       "errors": {
+                 *         "query.unknown_parameter": [
+                 *           "Unknown query parameter 'unknown_parameter'"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ValidationError"];
+            };
+        };
     };
     parameters: {
         /**
@@ -496,6 +1739,11 @@ export interface components {
          * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
          */
         PortalAccountId: string;
+        /**
+         * @description The UUID of one of the customer's accounts.
+         * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+         */
+        PortalApiAccountId: string;
         /**
          * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
          * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
@@ -514,11 +1762,40 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description The browser session's CSRF token; send it back as `X-CSRF-Token` on every POST of the Portal API. */
+        CsrfToken: string;
         /**
          * @description The address the browser is sent to.
          * @example https://www.acme-recovery.example/payment/link-expired
          */
         Location: string;
+        /**
+         * @description Requests allowed per minute for this token.
+         * @example 300
+         */
+        RateLimitLimit: number;
+        /**
+         * @description Requests left in the current one-minute window.
+         * @example 0
+         */
+        RateLimitRemaining: number;
+        /**
+         * @description Seconds until the current window ends and the count starts again.
+         * @example 42
+         */
+        RateLimitReset: number;
+        /**
+         * @description Seconds to wait before the next request will be accepted.
+         * @example 42
+         */
+        RetryAfter: number;
+        /**
+         * @description The browser session: `portal_session=<43 random characters>; Path=<path of PORTAL_URL>;
+         *     HttpOnly; SameSite=Lax`, and `Secure` when `PORTAL_URL` is https. No `Max-Age`: it ends with
+         *     the browser, or earlier with the customer session. Only the SHA-256 of the value is stored.
+         *     A `portal_device` cookie (a random device id for tracking events, two years) may come beside it.
+         */
+        SetPortalSessionCookie: string;
     };
     pathItems: never;
 }
@@ -559,6 +1836,338 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listPortalAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's accounts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "external_id": "ACC-2026-004417",
+                     *           "external_account_number": "88120455",
+                     *           "status": "active",
+                     *           "balance": 184250,
+                     *           "current_balance": 184250,
+                     *           "payable": true,
+                     *           "billing_options": [
+                     *             "partial-payment",
+                     *             "full-amount-payment",
+                     *             "payment-plan"
+                     *           ],
+                     *           "min_payment_amount": 2500
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The accounts. */
+                        data: components["schemas"]["PortalAccount"][];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPortalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *         "external_id": "ACC-2026-004417",
+                     *         "external_account_number": "88120455",
+                     *         "status": "active",
+                     *         "balance": 184250,
+                     *         "current_balance": 184250,
+                     *         "payable": true,
+                     *         "billing_options": [
+                     *           "partial-payment",
+                     *           "full-amount-payment",
+                     *           "payment-plan"
+                     *         ],
+                     *         "min_payment_amount": 2500,
+                     *         "children": [],
+                     *         "charges": [],
+                     *         "transactions": [],
+                     *         "payment_plan": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The account. */
+                        data: components["schemas"]["PortalAccountDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPortalPaymentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frequency": "weekly",
+                 *       "start_date": "2026-12-01",
+                 *       "amount": 10000,
+                 *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+                 *       "accept_policy": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PortalPlanCreate"];
+            };
+        };
+        responses: {
+            /** @description The plan, active, with its schedule. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The plan. */
+                        data: components["schemas"]["PaymentPlanDetail"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createPortalPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The UUID of one of the customer's accounts.
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+                 */
+                accountId: components["parameters"]["PortalApiAccountId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 5000,
+                 *       "card": {
+                 *         "card_holder": "Maria Gonzalez",
+                 *         "card_number": "4242424242424242",
+                 *         "card_expiration_month": 8,
+                 *         "card_expiration_year": 29
+                 *       },
+                 *       "accept_policy": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["PortalPaymentCreate"];
+            };
+        };
+        responses: {
+            /** @description The payment went through (or, for a bank account, is pending). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The receipt. */
+                        data: components["schemas"]["PortalReceipt"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session's context. */
+            200: {
+                headers: {
+                    "X-CSRF-Token": components["headers"]["CsrfToken"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "destination": "account_checkout",
+                     *         "verification_required": false,
+                     *         "customer": {
+                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "external_id": "CUST-100482",
+                     *           "name": "Maria Gonzalez"
+                     *         },
+                     *         "debt_account": {
+                     *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "external_id": "ACC-2026-004417",
+                     *           "status": "active",
+                     *           "balance": 184250,
+                     *           "current_balance": 184250
+                     *         },
+                     *         "debt_account_dispute_id": null,
+                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
+                     *         "expiration_return_url": null,
+                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The session's context. */
+                        data: components["schemas"]["PortalSession"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["PortalExpired"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyPortalCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "ssn_last4": "4417"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PortalVerification"];
+            };
+        };
+        responses: {
+            /** @description Verified; the session's context, names and amounts now shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "destination": "accounts_list",
+                     *         "verification_required": true,
+                     *         "customer": {
+                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "external_id": "CUST-100482",
+                     *           "name": "Maria Gonzalez"
+                     *         },
+                     *         "debt_account": null,
+                     *         "debt_account_dispute_id": null,
+                     *         "return_url": null,
+                     *         "expiration_return_url": null,
+                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The session's context. */
+                        data: components["schemas"]["PortalSession"];
+                    };
+                };
+            };
+            401: components["responses"]["PortalSignedOut"];
+            403: components["responses"]["PortalForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["PortalExpired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     openPortalAccounts: {
         parameters: {
             query?: never;
@@ -574,40 +2183,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "accounts_list",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": null,
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -631,46 +2210,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_detail",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -694,46 +2237,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_checkout",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -757,46 +2264,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_documents",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": {
-                     *           "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
-                     *           "external_id": "ACC-2026-004417",
-                     *           "status": "active",
-                     *           "balance": 184250,
-                     *           "current_balance": 159250
-                     *         },
-                     *         "debt_account_dispute_id": null,
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -820,40 +2291,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The session is valid; what the Portal shows on this page. */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "destination": "account_disputes_detail",
-                     *         "verification_required": false,
-                     *         "customer": {
-                     *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "external_id": "CUST-100482",
-                     *           "name": "Maria Gonzalez"
-                     *         },
-                     *         "debt_account": null,
-                     *         "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54",
-                     *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
-                     *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** @description The session's context. */
-                        data: components["schemas"]["PortalSession"];
-                    };
-                };
-            };
             302: components["responses"]["ExpiredRedirect"];
-            404: components["responses"]["LinkNotFound"];
-            410: components["responses"]["Gone"];
+            303: components["responses"]["PortalEntered"];
+            404: components["responses"]["PortalPageNotFound"];
+            410: components["responses"]["PortalLinkExpired"];
             500: components["responses"]["InternalError"];
         };
     };

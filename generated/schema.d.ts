@@ -5454,6 +5454,7 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
+         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -5470,7 +5471,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,

@@ -17,6 +17,7 @@ import { debtAccountRouter } from './debt-accounts/debt-account-routes';
 import { bulkRouter } from './bulk/bulk-routes';
 import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
+import { portalRouter, portalScope } from './portal/portal-router';
 import { webhookRouter } from './webhooks/webhook-routes';
 import { chargeRouter } from './payments/charge-routes';
 import { paymentPlanRouter } from './payment-plans/plan-routes';
@@ -77,7 +78,10 @@ export function createApp(deps: AppDeps): Express {
   );
   app.use(API_BASE, api);
 
-  // What a person's browser opens: no bearer token, no API rate limit (the link is the credential).
+  // What a person's browser opens: no bearer token, no API rate limit (the link or the
+  // Portal's session cookie is the credential). The Portal first: a short-link base of `/`
+  // would otherwise take its paths.
+  app.use(portalScope(deps).path, portalRouter(deps));
   for (const { path, router } of links.mounts) app.use(path, router);
 
   app.use((_req, _res, next) => next(new ApiError('not_found', 'No such route.')));

@@ -1,32 +1,30 @@
 /**
  * The person's side of a session: opening its Portal entry or its short link. Either finds
  * the session by what the link carries, refuses an expired one (to expiration_return_url, or
- * 410), and records the use, which slides a session without valid_until.
+ * 410), and records the use, which slides a session without valid_until. The Portal's pages
+ * record a use on every page the browser session opens (`useSession`).
  */
-import type { components } from '../../generated/portal';
 import { hashToken } from '../crypto/secrets';
-import { customerRepo } from '../customers/customer-repo';
-import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { ApiError } from '../http/errors';
 import { expiryAfterUse, isExpired } from './session-lifetime';
 import { pagePath } from './session-links';
-import { portalSessionToApi, portalUrlOf } from './session-mapper';
+import { portalUrlOf } from './session-mapper';
 import { sessionLinkRepo, tenantOfSession, type SessionRow } from './session-repo';
 import type { SessionDeps } from './session-service';
 import { nowFor, withClock } from '../sandbox/sandbox-clock';
 
-/** Where the person goes next: a redirect, or (Portal entry only) the page's context. */
-export type Opened = { redirect: string } | { data: components['schemas']['PortalSession'] };
+/** Where the person goes next: a redirect, or (Portal entry only) the valid session. */
+export type Opened = { redirect: string } | { session: SessionRow };
 
 const linkNotFound = () => new ApiError('not_found', 'This link does not exist.');
 
-function expired(row: SessionRow): { redirect: string } {
+export function expired(row: SessionRow): { redirect: string } {
   if (row.expiration_return_url) return { redirect: row.expiration_return_url };
   throw new ApiError('gone', 'This link has expired.');
 }
 
-/** The session after this use, or undefined when it has expired (before or during the use). */
-async function use(deps: SessionDeps, row: SessionRow): Promise<SessionRow | undefined> {
+/** The session after a use now, or undefined when it has expired (before or during the use). */
+export async function useSession(deps: SessionDeps, row: SessionRow): Promise<SessionRow | undefined> {
   // The session's own sandbox clock: a link expires in sandbox time.
   const now = nowFor(deps.clock, await withClock(deps.db, tenantOfSession(row)));
   if (isExpired(row.expires_at, now)) return undefined;
@@ -37,20 +35,15 @@ async function use(deps: SessionDeps, row: SessionRow): Promise<SessionRow | und
 async function openPortalEntry(deps: SessionDeps, token: string, page: string): Promise<Opened> {
   const found = await sessionLinkRepo(deps.db).findByTokenHash(hashToken(token));
   if (!found || pagePath(found) !== page) throw linkNotFound();
-  const row = await use(deps, found);
+  const row = await useSession(deps, found);
   if (!row) return expired(found);
-  const tenant = tenantOfSession(row);
-  const customer = await customerRepo(deps.db, tenant).find(row.customer_id);
-  const account = row.debt_account_id ? await debtAccountRepo(deps.db, tenant).find(row.debt_account_id) : undefined;
-  // Both go with their sessions (ON DELETE CASCADE); a deletion racing this request is a 404.
-  if (!customer || (row.debt_account_id && !account)) throw linkNotFound();
-  return { data: portalSessionToApi(row, customer, account) };
+  return { session: row };
 }
 
 async function followShortLink(deps: SessionDeps, code: string): Promise<{ redirect: string }> {
   const found = await sessionLinkRepo(deps.db).findByShortCode(code);
   if (!found) throw linkNotFound();
-  const row = await use(deps, found);
+  const row = await useSession(deps, found);
   if (!row) return expired(found);
   return { redirect: portalUrlOf(row, deps.secrets.decrypt(row.token_sealed), deps.config) };
 }

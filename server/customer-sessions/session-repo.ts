@@ -90,6 +90,10 @@ export function sessionLinkRepo(db: Knex) {
       return db(CUSTOMER_SESSIONS).where({ token_hash: tokenHash }).first(SESSION_COLUMNS);
     },
 
+    async findById(id: string): Promise<SessionRow | undefined> {
+      return db(CUSTOMER_SESSIONS).where({ id }).first(SESSION_COLUMNS);
+    },
+
     async findByShortCode(code: string): Promise<SessionRow | undefined> {
       return db(CUSTOMER_SESSIONS).where({ short_code: code }).first(SESSION_COLUMNS);
     },

@@ -8,6 +8,7 @@ export type FieldErrors = components['schemas']['FieldErrors'];
 const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
   unauthenticated: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -111,7 +112,7 @@ const statusOf = (error: ValidatorError): number | undefined => {
   return Number.isInteger(status) ? status : undefined;
 };
 
-function fromValidator(error: ValidatorError): ApiError | undefined {
+export function fromValidator(error: ValidatorError): ApiError | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const status = statusOf(error);
   if (status === 400 && Array.isArray(error.errors)) {

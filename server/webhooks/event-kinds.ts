@@ -6,6 +6,7 @@
 import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
+import { trackingPayload } from './tracking-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 
 interface Kind {
@@ -74,7 +75,44 @@ const bulkImport: Kind = {
   build: (id, rows) => (rows.imports.has(id) ? importCompletePayload(id, rows) : undefined),
 };
 
+/** A tracking event (spec 6.5), named by its row of Portal activity. */
+const tracking: Kind = {
+  need: (needs, id) => needs.activity.add(id),
+  build: (id, rows) => {
+    const row = rows.activity.get(id);
+    return row ? trackingPayload(row) : undefined;
+  },
+};
+
+/** The tracking events the Portal reports today. */
+export const TRACKING_EVENTS = [
+  'customer.session.verification.success',
+  'customer.session.verification.failed',
+  'customer.checkout.one-time-payment.amount.success',
+  'customer.checkout.one-time-payment.amount.failed',
+  'customer.checkout.one-time-payment.full-amount.success',
+  'customer.checkout.one-time-payment.full-amount.failed',
+  'customer.checkout.one-time-payment.amount.scheduled.success',
+  'customer.checkout.one-time-payment.full-amount.scheduled.success',
+  'customer.checkout.payment-plan.success',
+  'customer.checkout.payment-plan.failed',
+  'customer.checkout.payment-plan.custom.success',
+  'customer.checkout.payment-plan.suggested.success',
+  'customer.checkout.policy.accepted',
+  'customer.payment-plan.updated',
+  'customer.call-to-action.modal.displayed',
+  'customer.call-to-action.modal.action-button.clicked',
+  'customer.call-to-action.modal.closed',
+  'guest.customer.checkout.verification.success',
+  'guest.customer.checkout.verification.failed',
+  'guest.customer.one-time-payment.success',
+  'guest.customer.one-time-payment.failed',
+  'guest.customer.one-time-payment.full-amount.success',
+  'guest.customer.one-time-payment.full-amount.failed',
+] as const satisfies readonly EventName[];
+
 const KINDS: Partial<Record<EventName, Kind>> = {
+  ...Object.fromEntries(TRACKING_EVENTS.map((name) => [name, tracking])),
   'customer.create': customer,
   'customer.update': customer,
   'customer.delete': customer,

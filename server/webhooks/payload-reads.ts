@@ -5,6 +5,7 @@
  * depend on the events port only and never the other way round. Runs on the recording
  * transaction, so a payload shows the change exactly as it commits.
  */
+import { loadActivity, type ActivityRow } from './tracking-payloads';
 import type { Knex } from 'knex';
 import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
@@ -129,6 +130,8 @@ export interface Needs {
   /** Locations shown with their usage count. */
   locations: Set<string>;
   imports: Set<string>;
+  /** Portal activity rows that tracking events report. */
+  activity: Set<string>;
   /** Charges, transactions, and the accounts whose latest payments are shown. */
   payments: PaymentNeeds;
 }
@@ -139,6 +142,7 @@ export const noNeeds = (): Needs => ({
   accountsWithCustomer: new Set(),
   locations: new Set(),
   imports: new Set(),
+  activity: new Set(),
   payments: noPaymentNeeds(),
 });
 
@@ -161,6 +165,7 @@ export interface PayloadRows {
   /** The payment methods plans charge, by id. */
   planMethods: Map<string, PaymentMethodRow>;
   imports: Map<string, ImportRow>;
+  activity: Map<string, ActivityRow>;
   payments: PaymentRows;
 }
 
@@ -285,6 +290,7 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     planCharges: groupBy(planCharges, (row) => row.payment_plan_id),
     planMethods: byId(planMethods),
     imports: byId(imported),
+    activity: await loadActivity(db, tenant, [...needs.activity]),
     payments,
   };
 }

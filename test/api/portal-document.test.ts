@@ -14,7 +14,7 @@ const operationsOf = (document: ReturnType<typeof loadPortalDocument>) =>
       .map((method) => `${method.toUpperCase()} ${path}`),
   );
 
-test('the Portal base holds the Portal entry pages, served at PORTAL_URL’s path', () => {
+test('the Portal base holds the Portal entry pages and the Portal API, served at PORTAL_URL’s path', () => {
   const document = portalDocumentAt(portal, 'portal', '/portal');
   expect(document.servers).toEqual([{ url: '/portal' }]);
   expect(operationsOf(document)).toEqual([
@@ -23,6 +23,12 @@ test('the Portal base holds the Portal entry pages, served at PORTAL_URL’s pat
     'GET /s/{token}/accounts/{accountId}/checkout',
     'GET /s/{token}/accounts/{accountId}/documents',
     'GET /s/{token}/disputes/{disputeId}',
+    'GET /api/session',
+    'GET /api/accounts',
+    'GET /api/accounts/{accountId}',
+    'POST /api/accounts/{accountId}/payments',
+    'POST /api/accounts/{accountId}/payment-plan',
+    'POST /api/verification',
   ]);
 });
 

@@ -1,6 +1,8 @@
 /**
  * A link created through the API, opened as a person's browser opens it: the Portal entry at
- * portal_url and the short link, until the session expires and after.
+ * portal_url (which exchanges the token for a session cookie and sends the browser on to the
+ * page without the token) and the short link, until the session expires and after. The pages
+ * themselves are driven in a browser in test/portal.
  */
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../../generated/portal';
@@ -15,7 +17,6 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 type Create = Schemas['CustomerSessionCreate'];
-type PortalSession = components['schemas']['PortalSession'];
 const HOUR = 3_600_000;
 const DISPUTE = '4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54';
 const EXPIRED_URL = 'https://www.acme-recovery.example/payment/link-expired';
@@ -23,16 +24,41 @@ const EXPIRED_URL = 'https://www.acme-recovery.example/payment/link-expired';
 const customerWithAccount = () => withAccount(app.api, { name: 'Dana Whitfield' }, { balance: 52000 });
 const created = (body: Create) => newSession(app.api, body);
 
-async function opened(url: string): Promise<PortalSession> {
+interface Entered {
+  /** Where the entry sent the browser: the page, without the token. */
+  location: string;
+  /** The browser session's cookie, as a Cookie header. */
+  cookie: string;
+}
+
+/** Opens the entry: 303 to the same page without the token, and the session cookie. */
+async function opened(url: string): Promise<Entered> {
   const response = await openLink(url);
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { data: PortalSession }).data;
+  expect(response.status).toBe(303);
+  const location = response.headers.get('location')!;
+  const page = new URL(url).pathname.replace(/\/s\/[^/]+/, '');
+  expect(location).toBe(page);
+  const setCookie = response.headers.getSetCookie().find((line) => line.startsWith('portal_session='))!;
+  expect(setCookie).toMatch(/^portal_session=[A-Za-z0-9_-]{43}; Path=\/portal; HttpOnly; SameSite=Lax$/);
+  return { location, cookie: setCookie.split(';')[0]! };
+}
+
+/** The page the entry sent the browser to, opened with the cookie. */
+function follow(entered: Entered): Promise<Response> {
+  return fetch(`${app.origin}${entered.location}`, { headers: { cookie: entered.cookie }, redirect: 'manual' });
+}
+
+async function validTill(sessionId: string): Promise<string | null> {
+  const row = await app.db('customer_sessions').where({ id: sessionId }).first('expires_at');
+  return row.expires_at ? row.expires_at.toISOString() : null;
 }
 
 async function expectGone(url: string): Promise<void> {
   const response = await openLink(url);
   expect(response.status).toBe(410);
-  expect(await response.json()).toEqual({ error: expect.any(String), errorCode: 'gone' });
+  // The Portal answers a page; a short link, the spec's error body.
+  if (url.startsWith(app.config.portalUrl)) expect(await response.text()).toContain('This link has expired');
+  else expect(await response.json()).toEqual({ error: expect.any(String), errorCode: 'gone' });
 }
 
 async function expectRedirect(url: string, location: string): Promise<void> {
@@ -44,13 +70,15 @@ async function expectRedirect(url: string, location: string): Promise<void> {
 async function expectNotFound(url: string): Promise<void> {
   const response = await openLink(url);
   expect(response.status).toBe(404);
-  expect(await response.json()).toEqual({ error: expect.any(String), errorCode: 'not_found' });
+  // The Portal answers a page; a short link, the spec's error body.
+  if (url.startsWith(app.config.portalUrl)) expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+  else expect(await response.json()).toEqual({ error: expect.any(String), errorCode: 'not_found' });
 }
 
 const at = (start: Date, ms: number) => app.clock.set(new Date(start.getTime() + ms));
 
 describe('the Portal entry at portal_url', () => {
-  test('each destination lands on its page with the session’s context, without any token header', async () => {
+  test('each destination lands on its page, without the token and without any token header', async () => {
     const { customer, account } = await customerWithAccount();
     const cases: [Create, string][] = [
       [{ customer_id: customer.id }, 'accounts_list'],
@@ -60,22 +88,22 @@ describe('the Portal entry at portal_url', () => {
       [{ customer_id: customer.id, debt_account_id: account.id, destination: 'account_documents' }, 'account_documents'],
       [{ customer_id: customer.id, debt_account_dispute_id: DISPUTE }, 'account_disputes_detail'],
     ];
+    const pages: Record<string, string> = {
+      accounts_list: 'Your accounts',
+      account_detail: '$520.00',
+      account_checkout: 'Make a payment',
+      account_documents: 'Coming soon',
+      account_disputes_detail: 'Coming soon',
+    };
     for (const [body, destination] of cases) {
       const session = await created({ ...body, return_url: 'https://www.acme-recovery.example/thanks' });
-      const context = await opened(session.portal_url);
-      expect(context).toEqual({
-        session_id: session.id,
-        destination,
-        verification_required: false,
-        customer: { id: customer.id, external_id: customer.external_id, name: 'Dana Whitfield' },
-        debt_account: body.debt_account_id
-          ? { id: account.id, external_id: account.external_id, status: 'active', balance: 52000, current_balance: 52000 }
-          : null,
-        debt_account_dispute_id: body.debt_account_dispute_id ?? null,
-        return_url: 'https://www.acme-recovery.example/thanks',
-        expiration_return_url: null,
-        valid_till: session.valid_till,
-      });
+      const page = await follow(await opened(session.portal_url));
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+      const html = await page.text();
+      expect(html).toContain(pages[destination]);
+      if (destination === 'accounts_list') expect(html).toContain('Dana Whitfield');
     }
   });
 
@@ -84,18 +112,25 @@ describe('the Portal entry at portal_url', () => {
     const session = await created({ customer_id: customer.id, debt_account_id: account.id, destination: 'account_checkout' });
     const [, , , token] = new URL(session.portal_url).pathname.split('/');
     const portal = createClient<paths>({ baseUrl: app.config.portalUrl });
-    const { data, response } = await portal.GET('/s/{token}/accounts/{accountId}/checkout', { params: { path: { token: token!, accountId: account.id } } });
-    expect(response.status).toBe(200);
-    expect(data!.data.destination).toBe('account_checkout');
+    const { response } = await portal.GET('/s/{token}/accounts/{accountId}/checkout', { params: { path: { token: token!, accountId: account.id } }, redirect: 'manual' });
+    expect(response.status).toBe(303);
+    expect(response.headers.get('location')).toBe(`/portal/accounts/${account.id}/checkout`);
   });
 
-  test('with verification, names and amounts are withheld', async () => {
+  test('with verification, every page sends the browser to verify first: no name, no amount', async () => {
     const { customer, account } = await customerWithAccount();
     const session = await created({ customer_id: customer.id, debt_account_id: account.id, verification: true });
-    const context = await opened(session.portal_url);
-    expect(context.verification_required).toBe(true);
-    expect(context.customer).toEqual({ id: customer.id, external_id: customer.external_id, name: null });
-    expect(context.debt_account).toMatchObject({ id: account.id, balance: null, current_balance: null });
+    const page = await follow(await opened(session.portal_url));
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe(`/portal/verify?next=${encodeURIComponent(`/portal/accounts/${account.id}`)}`);
+    expect(await page.text()).not.toContain('Dana');
+  });
+
+  test('a page without the session cookie asks for the link again (401)', async () => {
+    const { account } = await customerWithAccount();
+    const response = await openLink(`${app.config.portalUrl}/accounts/${account.id}`);
+    expect(response.status).toBe(401);
+    expect(await response.text()).toContain('open your link again');
   });
 
   test('a token opens only its own page; an unknown token or a changed path answers 404', async () => {
@@ -116,7 +151,7 @@ describe('the Portal entry at portal_url', () => {
     ]) {
       await expectNotFound(`${url.origin}${path}`);
     }
-    expect((await openLink(session.portal_url)).status).toBe(200);
+    expect((await openLink(session.portal_url)).status).toBe(303);
   });
 
   test('query parameters are the tags; the page opens with or without them', async () => {
@@ -143,7 +178,8 @@ describe('expiry, on a controllable clock', () => {
     const start = app.clock.now();
     const session = await created({ customer_id: customer.id, valid_until: 1, expiration_return_url: EXPIRED_URL });
     at(start, HOUR - 1);
-    expect((await opened(session.portal_url)).valid_till).toBe(new Date(start.getTime() + HOUR).toISOString());
+    await opened(session.portal_url);
+    expect(await validTill(session.id)).toBe(new Date(start.getTime() + HOUR).toISOString());
     at(start, HOUR);
     await expectRedirect(session.portal_url, EXPIRED_URL);
   });
@@ -164,10 +200,12 @@ describe('expiry, on a controllable clock', () => {
     const session = await created({ customer_id: customer.id, expiration_return_url: EXPIRED_URL });
     expect(session.valid_till).toBe(new Date(start.getTime() + 24 * HOUR).toISOString());
     at(start, 23 * HOUR);
-    expect((await opened(session.portal_url)).valid_till).toBe(new Date(start.getTime() + 47 * HOUR).toISOString());
+    await opened(session.portal_url);
+    expect(await validTill(session.id)).toBe(new Date(start.getTime() + 47 * HOUR).toISOString());
     // Past the first 24 hours: alive only because of the use.
     at(start, 47 * HOUR - 1);
-    expect((await opened(session.portal_url)).valid_till).toBe(new Date(start.getTime() + 71 * HOUR - 1).toISOString());
+    await opened(session.portal_url);
+    expect(await validTill(session.id)).toBe(new Date(start.getTime() + 71 * HOUR - 1).toISOString());
     at(start, 71 * HOUR - 1);
     await expectRedirect(session.portal_url, EXPIRED_URL);
   });
@@ -190,7 +228,22 @@ describe('expiry, on a controllable clock', () => {
     const start = app.clock.now();
     const session = await created({ customer_id: customer.id, is_valid_forever: true });
     at(start, 10 * 366 * 24 * HOUR);
-    expect((await opened(session.portal_url)).valid_till).toBeNull();
+    await opened(session.portal_url);
+    expect(await validTill(session.id)).toBeNull();
+  });
+
+  test('each page the browser session opens is a use too, and once the session expires the page is the expired one', async () => {
+    const { customer } = await customerWithAccount();
+    const start = app.clock.now();
+    const session = await created({ customer_id: customer.id, expiration_return_url: EXPIRED_URL });
+    const entered = await opened(session.portal_url);
+    at(start, 20 * HOUR);
+    expect((await follow(entered)).status).toBe(200);
+    expect(await validTill(session.id)).toBe(new Date(start.getTime() + 44 * HOUR).toISOString());
+    at(start, 44 * HOUR);
+    const page = await follow(entered);
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe(EXPIRED_URL);
   });
 });
 
@@ -205,9 +258,8 @@ describe('short links', () => {
       short_link: true,
     });
     await expectRedirect(session.short_url!, session.portal_url);
-    const followed = await fetch(session.short_url!);
-    expect(followed.status).toBe(200);
-    expect(((await followed.json()) as { data: PortalSession }).data).toMatchObject({ session_id: session.id, destination: 'account_documents' });
+    const page = await follow(await opened(session.portal_url));
+    expect(page.status).toBe(200);
   });
 
   test('an unknown code answers 404', async () => {
@@ -231,7 +283,8 @@ describe('short links', () => {
     at(start, 20 * HOUR);
     await expectRedirect(session.short_url!, session.portal_url);
     at(start, 30 * HOUR);
-    expect((await opened(session.portal_url)).valid_till).toBe(new Date(start.getTime() + 54 * HOUR).toISOString());
+    await opened(session.portal_url);
+    expect(await validTill(session.id)).toBe(new Date(start.getTime() + 54 * HOUR).toISOString());
   });
 });
 

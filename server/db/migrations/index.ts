@@ -13,6 +13,7 @@ import * as locationCounter from './008-location-counter';
 import * as outboxRetention from './009-outbox-retention';
 import * as paymentPlans from './010-payment-plans';
 import * as scheduledCharges from './011-scheduled-charges';
+import * as portal from './012-portal';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -25,6 +26,7 @@ const migrations: Record<string, Knex.Migration> = {
   '009-outbox-retention': outboxRetention,
   '010-payment-plans': paymentPlans,
   '011-scheduled-charges': scheduledCharges,
+  '012-portal': portal,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,122 @@
+/**
+ * Browser sessions. Opening a link's `portal_url` exchanges the link's token for a session
+ * cookie, then every page finds its visit by that cookie: the customer session still valid (a
+ * use slides it, as opening the link does), or a guest's quiet while not over.
+ */
+import type { Request, Response } from 'express';
+import { hashToken } from '../crypto/secrets';
+import type { AppDeps } from '../deps';
+import type { Tenant } from '../http/auth';
+import { expired, portalService, useSession } from '../customer-sessions/portal-service';
+import { sessionLinkRepo, tenantOfSession, type SessionRow } from '../customer-sessions/session-repo';
+import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import { browserSessionRepo, tenantOfBrowser, type BrowserSessionRow } from './browser-session-repo';
+import { clearSessionCookie, deviceId, newSecret, readCookie, SESSION_COOKIE, setSessionCookie, type CookieScope } from './cookies';
+import { PortalStop } from './page-error';
+
+/** A guest's browser session ends after this long without a request. */
+export const GUEST_IDLE_MINUTES = 30;
+
+export interface Visit {
+  browser: BrowserSessionRow;
+  /** The customer session of a link; undefined for a guest. */
+  session: SessionRow | undefined;
+  tenant: Tenant;
+  now: Date;
+  deviceId: string;
+}
+
+export interface PortalScope extends CookieScope {
+  /** The path the Portal is mounted at ('' for the root). */
+  base: string;
+}
+
+export const signedOut = (base: string) =>
+  new PortalStop(401, 'unauthenticated', 'Please open your link again', 'For your security this page needs the link from your message or e-mail. Open it again to continue.', undefined, {
+    href: `${base}/`,
+    text: 'Find my account instead',
+  });
+
+function expiredStop(session: SessionRow): PortalStop {
+  try {
+    return new PortalStop(303, 'gone', 'This link has expired', 'This link has expired.', expired(session).redirect);
+  } catch {
+    return new PortalStop(410, 'gone', 'This link has expired', 'This link has expired. Ask for a new one, or find your account with your details.');
+  }
+}
+
+/** Opens `portal_url`: a new browser session, its cookie, and the page without the token. */
+export async function enterByLink(deps: AppDeps, scope: PortalScope, token: string, page: string, req: Request, res: Response): Promise<void> {
+  const opened = await portalService(deps).openEntry(token, page);
+  if ('redirect' in opened) {
+    res.redirect(302, opened.redirect);
+    return;
+  }
+  const { session } = opened;
+  const repo = browserSessionRepo(deps.db);
+  // One browser, one visit: a link opened over an earlier one replaces it.
+  const previous = readCookie(req, SESSION_COOKIE);
+  if (previous) {
+    const old = await repo.findByTokenHash(hashToken(previous));
+    if (old) await repo.delete(old.id);
+  }
+  const secret = newSecret();
+  await repo.insert(tenantOfSession(session), hashToken(secret), {
+    customer_session_id: session.id,
+    customer_id: session.customer_id,
+    csrf_token: newSecret(),
+  });
+  setSessionCookie(res, scope, secret);
+  deviceId(req, res, scope);
+  res.redirect(303, `${scope.base}${page}`);
+}
+
+/** The visit of this request's cookie, or a stop: signed out, expired. */
+export async function visitOf(deps: AppDeps, scope: PortalScope, req: Request, res: Response): Promise<Visit> {
+  const cookie = readCookie(req, SESSION_COOKIE);
+  const repo = browserSessionRepo(deps.db);
+  const browser = cookie ? await repo.findByTokenHash(hashToken(cookie)) : undefined;
+  if (!browser) throw signedOut(scope.base);
+  const tenant = await withClock(deps.db, tenantOfBrowser(browser));
+  const now = nowFor(deps.clock, tenant);
+  let session: SessionRow | undefined;
+  if (browser.customer_session_id) {
+    const found = await sessionLinkRepo(deps.db).findById(browser.customer_session_id);
+    if (!found) throw signedOut(scope.base);
+    session = await useSession(deps, found);
+    if (!session) {
+      await repo.delete(browser.id);
+      clearSessionCookie(res, scope);
+      throw expiredStop(found);
+    }
+  } else {
+    if (browser.expires_at && browser.expires_at.getTime() <= now.getTime()) {
+      await repo.delete(browser.id);
+      clearSessionCookie(res, scope);
+      throw new PortalStop(410, 'gone', 'Your visit has ended', 'You were away for a while, so we ended your visit to keep your details safe.', undefined, {
+        href: `${scope.base}/?organization=${browser.organization_id}${browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`,
+        text: 'Find my account again',
+      });
+    }
+    const expiresAt = new Date(now.getTime() + GUEST_IDLE_MINUTES * 60_000);
+    await repo.update(browser.id, { expires_at: expiresAt });
+    browser.expires_at = expiresAt;
+  }
+  return { browser, session, tenant, now, deviceId: deviceId(req, res, scope) };
+}
+
+/** A guest's first request: a browser session for the organization the Portal's root names. */
+export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tenant, res: Response): Promise<BrowserSessionRow> {
+  const secret = newSecret();
+  const now = nowFor(deps.clock, await withClock(deps.db, tenant));
+  const row = await browserSessionRepo(deps.db).insert(tenant, hashToken(secret), {
+    csrf_token: newSecret(),
+    expires_at: new Date(now.getTime() + GUEST_IDLE_MINUTES * 60_000),
+  });
+  setSessionCookie(res, scope, secret);
+  return row;
+}
+
+export function needsVerification(visit: Visit): boolean {
+  return Boolean(visit.session?.verification) && !visit.browser.verified_at;
+}

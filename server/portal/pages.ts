@@ -1,0 +1,287 @@
+/**
+ * The Portal's pages for a signed-in customer (or a found guest): thin handlers that read a
+ * visit, call the Portal's services and render. Every POST has passed the CSRF check (portal-router.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import type { AppDeps } from '../deps';
+import { ApiError } from '../http/errors';
+import { chargeService } from '../payments/payment-service';
+import { todayUtc } from '../dates';
+import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { PAY_LATER_WITHIN_DAYS, pay, PLAN_START_WITHIN_DAYS, setUpPlan, suggestedPlan } from './checkout';
+import { PortalStop } from './page-error';
+import { centsOf, formErrorsOf, wayToPay, type Form, type FormErrors } from './payment-form';
+import { portalAccounts, type AccountView } from './portal-accounts';
+import { renderPage } from './render';
+import { track } from './tracking';
+import { offered, verify } from './verification';
+import type { Frequency } from '../payment-plans/schedule';
+import { addDays } from '../payment-plans/schedule';
+
+type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
+
+export const FREQUENCIES: { value: Frequency; label: string }[] = [
+  { value: 'weekly', label: 'Every week' },
+  { value: 'every_other_week', label: 'Every other week' },
+  { value: 'monthly', label: 'Every month' },
+  { value: 'last_of_month', label: 'On the last day of each month' },
+];
+
+export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
+  const router = Router();
+  const accounts = portalAccounts(deps);
+  const base = scope.base;
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: Boolean(visit.browser.customer_id && !needsVerification(visit)) });
+
+  /** A page of a signed-in customer: verified when the session asks for it, and a customer known. */
+  const page = (handler: Handler, { verifying = false } = {}) => async (req: Request, res: Response) => {
+    const visit = await visitOf(deps, scope, req, res);
+    if (!verifying && needsVerification(visit)) {
+      res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
+      return;
+    }
+    if (!visit.browser.customer_id) {
+      res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
+      return;
+    }
+    await handler(req, res, visit);
+  };
+
+  const customerId = (visit: Visit) => visit.browser.customer_id!;
+  const accountOf = (req: Request, visit: Visit) => accounts.find(visit.tenant, customerId(visit), String(req.params.accountId));
+
+  // ---- verification
+  router.get('/verify', page(async (req, res, visit) => {
+    if (!needsVerification(visit)) return res.redirect(303, `${base}/accounts`);
+    renderVerify(res, visit, 200, {}, String(req.query.next ?? ''));
+  }, { verifying: true }));
+
+  router.post('/verify', page(async (req, res, visit) => {
+    const form = req.body as Form;
+    const next = String(form.next ?? '');
+    if (!needsVerification(visit)) return res.redirect(303, `${base}/accounts`);
+    try {
+      const ok = await verify(deps, visit, { date_of_birth: form.date_of_birth, ssn_last4: form.ssn_last4, postal_code: form.postal_code });
+      if (ok) return res.redirect(303, next.startsWith(`${base}/accounts`) && !next.includes('//') ? next : `${base}/accounts`);
+      return renderVerify(res, visit, 422, { form: 'Those details do not match what we have on file. Please try again.' }, next);
+    } catch (error) {
+      if (error instanceof ApiError && error.errorCode === 'rate_limited') {
+        res.set(error.headers);
+        return renderPage(res, 429, 'message', 'Too many tries', context(visit), {
+          message: `For your security, this link is locked for 15 minutes after five wrong answers. Try again later.`,
+        });
+      }
+      if (error instanceof ApiError && error.status === 422) return renderVerify(res, visit, 422, formErrorsOf(error.fieldErrors), next);
+      throw error;
+    }
+  }, { verifying: true }));
+
+  async function renderVerify(res: Response, visit: Visit, status: number, errors: FormErrors, next: string) {
+    const { facts } = await offered(deps, visit);
+    if (facts.length === 0) {
+      return renderPage(res, 403, 'message', 'We cannot verify you here', context(visit), {
+        message: 'We hold none of the details we would ask you for. Please contact the organization that sent you this link.',
+      });
+    }
+    renderPage(res, status, 'verify', 'Confirm it is you', context(visit), { facts, errors, next });
+  }
+
+  // ---- accounts
+  router.get('/accounts', page(async (_req, res, visit) => {
+    const customer = await accounts.customer(visit.tenant, customerId(visit));
+    const list = await accounts.list(visit.tenant, customerId(visit));
+    renderPage(res, 200, 'accounts', 'Your accounts', context(visit), { customer, accounts: list });
+  }));
+
+  router.get('/accounts/:accountId', page(async (req, res, visit) => {
+    const detail = await accounts.detail(visit.tenant, customerId(visit), String(req.params.accountId));
+    const offerPlan =
+      Boolean(visit.session) && detail.options.includes('payment-plan') && !detail.hasOpenPlan && !visit.browser.plan_offer_closed;
+    if (offerPlan) {
+      await track(deps.db, deps.events, visit.tenant, [
+        { event: 'customer.call-to-action.modal.displayed', deviceId: visit.deviceId, occurredAt: visit.now, customerId: customerId(visit), debtAccountId: detail.account.id },
+      ]);
+    }
+    renderPage(res, 200, 'account', `Account ${detail.account.external_account_number ?? ''}`.trim(), context(visit), {
+      detail,
+      offerPlan,
+      planCreated: req.query.plan === 'created',
+      guest: !visit.session,
+    });
+  }));
+
+  // The banner's buttons: without JavaScript, a link (set up a plan) and a form (close).
+  router.get('/accounts/:accountId/plan-offer', page(async (req, res, visit) => {
+    const view = await accountOf(req, visit);
+    await track(deps.db, deps.events, visit.tenant, [
+      { event: 'customer.call-to-action.modal.action-button.clicked', deviceId: visit.deviceId, occurredAt: visit.now, customerId: customerId(visit), debtAccountId: view.account.id },
+    ]);
+    res.redirect(303, `${base}/accounts/${view.account.id}/plan`);
+  }));
+
+  router.post('/accounts/:accountId/plan-offer/close', page(async (req, res, visit) => {
+    const view = await accountOf(req, visit);
+    await deps.db('portal_browser_sessions').where({ id: visit.browser.id }).update({ plan_offer_closed: true });
+    await track(deps.db, deps.events, visit.tenant, [
+      { event: 'customer.call-to-action.modal.closed', deviceId: visit.deviceId, occurredAt: visit.now, customerId: customerId(visit), debtAccountId: view.account.id },
+    ]);
+    res.redirect(303, `${base}/accounts/${view.account.id}`);
+  }));
+
+  // ---- checkout
+  async function renderCheckout(res: Response, visit: Visit, view: AccountView, status: number, form: Form, errors: FormErrors) {
+    const methods = visit.session ? await accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
+    const payable = view.options.filter((option) => option !== 'payment-plan');
+    renderPage(res, status, 'checkout', 'Make a payment', context(visit), {
+      view,
+      payable,
+      offersPlan: Boolean(visit.session) && view.options.includes('payment-plan'),
+      methods,
+      form,
+      errors,
+      guest: !visit.session,
+      paymentKey: randomBytes(16).toString('hex'),
+      today: todayUtc(visit.now),
+      latestPayOn: addDays(todayUtc(visit.now), PAY_LATER_WITHIN_DAYS),
+    });
+  }
+
+  router.get('/accounts/:accountId/checkout', page(async (req, res, visit) => {
+    const view = await accountOf(req, visit);
+    if (!view.payable) throw notPayable(view);
+    const payable = view.options.filter((option) => option !== 'payment-plan');
+    if (payable.length === 0) return res.redirect(303, `${base}/accounts/${view.account.id}/plan`);
+    await renderCheckout(res, visit, view, 200, { choice: payable.includes('full-amount-payment') ? 'full' : 'partial' }, {});
+  }));
+
+  router.post('/accounts/:accountId/pay', page(async (req, res, visit) => {
+    const view = await accountOf(req, visit);
+    if (!view.payable) throw notPayable(view);
+    const form = req.body as Form;
+    const errors: FormErrors = {};
+    const allowsPartial = view.options.includes('partial-payment');
+    const allowsFull = view.options.includes('full-amount-payment');
+    let amount: number | undefined;
+    if (form.choice === 'full' && allowsFull) amount = view.balance;
+    else if (form.choice === 'partial' && allowsPartial) {
+      amount = centsOf(form.amount);
+      if (amount === undefined || amount <= 0) errors.amount = 'Enter an amount in dollars and cents, for example 25.00.';
+      else if (amount > view.balance) errors.amount = `Enter at most the balance, ${dollars(view.balance)}.`;
+      else if (amount < view.minimum) errors.amount = `Enter at least ${dollars(view.minimum)}.`;
+    } else errors.choice = 'Choose how much to pay.';
+    const methods = visit.session ? await accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
+    const way = wayToPay(form, errors, methods.map((method) => method.id));
+    const payOn = (form.pay_on ?? '').trim();
+    if (payOn && (!/^\d{4}-\d{2}-\d{2}$/.test(payOn) || Number.isNaN(Date.parse(payOn)) || payOn < todayUtc(visit.now))) errors.pay_on = 'Enter today or a later date.';
+    if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
+    if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
+    try {
+      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
+      if (paid.declined) {
+        return renderCheckout(res, visit, view, 400, safe(form), {
+          form: `Your payment was declined: ${paid.declined.message} Nothing was charged. Try another card or bank account.`,
+        });
+      }
+      res.redirect(303, `${base}/accounts/${view.account.id}/receipts/${paid.charge.id}`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) {
+        const message = error.fieldErrors ? formErrorsOf(error.fieldErrors) : { form: error.message };
+        return renderCheckout(res, visit, view, error.status, safe(form), message);
+      }
+      throw error;
+    }
+  }));
+
+  router.get('/accounts/:accountId/receipts/:chargeId', page(async (req, res, visit) => {
+    const view = await accountOf(req, visit);
+    const chargeId = String(req.params.chargeId);
+    const charge = /^[0-9a-f-]{36}$/i.test(chargeId) ? await chargeService(deps).find(visit.tenant, chargeId).catch(() => undefined) : undefined;
+    if (!charge || charge.customer_id !== customerId(visit) || charge.debt_account_id !== view.account.id) {
+      throw new PortalStop(404, 'not_found', 'Receipt not found', 'We could not find this receipt.');
+    }
+    renderPage(res, 200, 'receipt', 'Thank you', context(visit), { view, charge, returnUrl: visit.session?.return_url ?? null });
+  }));
+
+  // ---- payment plan
+  async function renderPlan(res: Response, visit: Visit, view: AccountView, status: number, form: Form, errors: FormErrors) {
+    const methods = await accounts.methods(visit.tenant, customerId(visit), visit.now);
+    const today = todayUtc(visit.now);
+    const suggestion = suggestedPlan(view, today);
+    renderPage(res, status, 'plan', 'Set up a payment plan', context(visit), {
+      view,
+      methods,
+      frequencies: FREQUENCIES,
+      suggestion,
+      form: { frequency: suggestion.frequency, start_date: suggestion.start_date, plan_amount: (suggestion.amount / 100).toFixed(2), ...form },
+      errors,
+      latestStart: addDays(today, PLAN_START_WITHIN_DAYS),
+      today,
+    });
+  }
+
+  const planAllowed = async (req: Request, visit: Visit): Promise<AccountView> => {
+    const view = await accountOf(req, visit);
+    if (!visit.session || !view.options.includes('payment-plan')) throw new PortalStop(404, 'not_found', 'No payment plan here', 'A payment plan is not offered for this account.');
+    return view;
+  };
+
+  router.get('/accounts/:accountId/plan', page(async (req, res, visit) => {
+    await renderPlan(res, visit, await planAllowed(req, visit), 200, {}, {});
+  }));
+
+  router.post('/accounts/:accountId/plan', page(async (req, res, visit) => {
+    const view = await planAllowed(req, visit);
+    const form = req.body as Form;
+    const errors: FormErrors = {};
+    const frequency = FREQUENCIES.find((f) => f.value === form.frequency)?.value;
+    if (!frequency) errors.frequency = 'Choose how often to pay.';
+    const start = (form.start_date ?? '').trim();
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(start) || Number.isNaN(Date.parse(start))) errors.start_date = 'Enter the date of the first payment.';
+    const amount = centsOf(form.plan_amount);
+    if (amount === undefined || amount <= 0) errors.plan_amount = 'Enter the amount of each payment in dollars and cents.';
+    const methods = await accounts.methods(visit.tenant, customerId(visit), visit.now);
+    const way = wayToPay(form, errors, methods.map((method) => method.id));
+    if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
+    if (Object.keys(errors).length > 0 || !way) return renderPlan(res, visit, view, 422, safe(form), errors);
+    const suggestion = suggestedPlan(view, todayUtc(visit.now));
+    const suggested = frequency === suggestion.frequency && start === suggestion.start_date && amount === suggestion.amount;
+    try {
+      await setUpPlan(deps, visit, view, { frequency: frequency!, start_date: start, amount: amount!, way, suggested });
+      res.redirect(303, `${base}/accounts/${view.account.id}?plan=created`);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) {
+        const messages = error.fieldErrors ? formErrorsOf(error.fieldErrors) : { form: error.message };
+        if (messages.amount) messages.plan_amount = messages.amount;
+        return renderPlan(res, visit, view, error.status, safe(form), messages);
+      }
+      throw error;
+    }
+  }));
+
+  // The pages the spec names but this Portal does not have yet: documents and disputes.
+  router.get(['/accounts/:accountId/documents', '/disputes/:disputeId'], page(async (_req, res, visit) => {
+    renderPage(res, 200, 'message', 'Coming soon', context(visit), {
+      message: 'This page is not available in the Portal yet.',
+      link: { href: `${base}/accounts`, text: 'See your accounts' },
+    });
+  }));
+
+  return router;
+}
+
+function dollars(cents: number): string {
+  return `$${(cents / 100).toFixed(2)}`;
+}
+
+function notPayable(view: AccountView): PortalStop {
+  const why = view.account.status === 'paid_off' || view.balance <= 0 ? 'This account is paid off.' : `This account is ${view.account.status} and does not take payments.`;
+  return new PortalStop(409, 'conflict', 'Nothing to pay', why);
+}
+
+/** The form as it is shown again: never the card number or security code, nor the bank account number. */
+function safe(form: Form): Form {
+  const { card_number: _n, card_cvc: _c, ach_account: _a, _csrf, ...rest } = form;
+  return rest;
+}
+

@@ -1,0 +1,105 @@
+/**
+ * What a customer sees: their accounts (parents only: the customer deals with the parent;
+ * archived ones hidden) and one account with its children, latest charges and transactions,
+ * and its plan with the schedule. Reads go through the same services as the API.
+ */
+import type { components } from '../../generated/schema';
+import type { AppDeps } from '../deps';
+import type { Tenant } from '../http/auth';
+import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { customerRepo, type CustomerRow } from '../customers/customer-repo';
+import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
+import { isChargeable } from '../payment-methods/payment-method-mapper';
+import { chargeService, transactionService } from '../payments/payment-service';
+import { planService } from '../payment-plans/plan-service';
+import { PortalStop } from './page-error';
+
+type S = components['schemas'];
+export type BillingOption = 'partial-payment' | 'full-amount-payment' | 'payment-plan';
+const ALL_OPTIONS: BillingOption[] = ['partial-payment', 'full-amount-payment', 'payment-plan'];
+
+export interface AccountView {
+  account: DebtAccountRow;
+  balance: number;
+  payable: boolean;
+  /** The options billing_type allows (all when it is not set), when the account is payable. */
+  options: BillingOption[];
+  minimum: number;
+}
+
+export interface AccountDetail extends AccountView {
+  children: DebtAccountRow[];
+  charges: S['Charge'][];
+  transactions: S['Transaction'][];
+  /** The account's latest plan, with its schedule. */
+  plan: S['PaymentPlanDetail'] | undefined;
+  hasOpenPlan: boolean;
+}
+
+const OPEN = ['pending_configuration', 'pending_enrollment', 'active'];
+const notFound = () => new PortalStop(404, 'not_found', 'Account not found', 'We could not find this account among yours.');
+
+export function viewOf(account: DebtAccountRow): AccountView {
+  const balance = Number(account.current_balance);
+  const payable = account.status === 'active' && balance > 0;
+  return {
+    account,
+    balance,
+    payable,
+    options: payable ? ALL_OPTIONS.filter((option) => !account.billing_type || account.billing_type.includes(option)) : [],
+    // Spec 8: the minimum payment rule is at least 100 cents; without a rule, a dollar.
+    minimum: Math.min(balance, account.rules?.min_payment_amount ?? 100),
+  };
+}
+
+export function portalAccounts(deps: AppDeps) {
+  const { db } = deps;
+  return {
+    async customer(tenant: Tenant, customerId: string): Promise<CustomerRow> {
+      const customer = await customerRepo(db, tenant).find(customerId);
+      if (!customer) throw notFound();
+      return customer;
+    },
+
+    async list(tenant: Tenant, customerId: string): Promise<AccountView[]> {
+      const rows: DebtAccountRow[] = await debtAccountRepo(db, tenant)
+        .query()
+        .where(`${DEBT_ACCOUNTS}.customer_id`, customerId)
+        .whereNull(`${DEBT_ACCOUNTS}.parent_id`)
+        .whereNot(`${DEBT_ACCOUNTS}.status`, 'archived')
+        .select(DEBT_ACCOUNT_COLUMNS)
+        .orderBy([{ column: `${DEBT_ACCOUNTS}.created_at` }, { column: `${DEBT_ACCOUNTS}.id` }]);
+      return rows.map(viewOf);
+    },
+
+    /** One of the customer's visible parent accounts, or 404. */
+    async find(tenant: Tenant, customerId: string, accountId: string): Promise<AccountView> {
+      // Pages name accounts by id only (an external_id is the organization's, not the customer's).
+      const row = /^[0-9a-f-]{36}$/i.test(accountId) ? await debtAccountRepo(db, tenant).find(accountId) : undefined;
+      if (!row || row.id !== accountId.toLowerCase() || row.customer_id !== customerId || row.parent_id || row.status === 'archived') throw notFound();
+      return viewOf(row);
+    },
+
+    async detail(tenant: Tenant, customerId: string, accountId: string): Promise<AccountDetail> {
+      const view = await this.find(tenant, customerId, accountId);
+      const id = view.account.id;
+      const children: DebtAccountRow[] = await debtAccountRepo(db, tenant)
+        .query()
+        .where(`${DEBT_ACCOUNTS}.parent_id`, id)
+        .whereNot(`${DEBT_ACCOUNTS}.status`, 'archived')
+        .select(DEBT_ACCOUNT_COLUMNS)
+        .orderBy(`${DEBT_ACCOUNTS}.created_at`);
+      const page = { page: 1, limit: 10 };
+      const charges = (await chargeService(deps).list(tenant, { debt_account_id: id }, page)).data;
+      const transactions = (await transactionService(deps).list(tenant, { debt_account_id: id }, page)).data;
+      const plan = (await planService(deps).list(tenant, { page: 1, limit: 1 }, { debt_account_id: id })).data[0];
+      return { ...view, children, charges, transactions, plan, hasOpenPlan: Boolean(plan && OPEN.includes(plan.status)) };
+    },
+
+    /** The customer's saved methods that can be charged today. */
+    async methods(tenant: Tenant, customerId: string, now: Date): Promise<PaymentMethodRow[]> {
+      const rows = await paymentMethodRepo(db, tenant).forCustomers([customerId]);
+      return rows.filter((method) => method.gateway_token && isChargeable(method, now));
+    },
+  };
+}

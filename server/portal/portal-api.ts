@@ -1,0 +1,137 @@
+/**
+ * The Portal API: the pages' own services behind thin JSON routes, for frontend teams who
+ * build their own pages. The browser session cookie authenticates; the CSRF token of
+ * `GET /api/session` (`X-CSRF-Token`) goes with every POST (portal-router.ts checks it).
+ */
+import { Router, type Request, type Response } from 'express';
+import type { components } from '../../generated/portal';
+import type { AppDeps } from '../deps';
+import { ApiError } from '../http/errors';
+import { customerRepo } from '../customers/customer-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { portalSessionToApi } from '../customer-sessions/session-mapper';
+import { todayUtc } from '../dates';
+import { chargeService } from '../payments/payment-service';
+import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { pay, setUpPlan, suggestedPlan } from './checkout';
+import { portalAccounts, type AccountDetail, type AccountView } from './portal-accounts';
+import type { WayToPay } from './payment-form';
+import { verify } from './verification';
+
+type S = components['schemas'];
+
+function accountToApi(view: AccountView): S['PortalAccount'] {
+  const { account } = view;
+  return {
+    id: account.id,
+    external_id: account.external_id,
+    external_account_number: account.external_account_number,
+    status: account.status as S['PortalAccount']['status'],
+    balance: Number(account.balance),
+    current_balance: view.balance,
+    payable: view.payable,
+    billing_options: view.options,
+    min_payment_amount: view.minimum,
+  };
+}
+
+function detailToApi(detail: AccountDetail): S['PortalAccountDetail'] {
+  return {
+    ...accountToApi(detail),
+    children: detail.children.map((child) => accountToApi({ account: child, balance: Number(child.current_balance), payable: false, options: [], minimum: 0 })),
+    charges: detail.charges,
+    transactions: detail.transactions,
+    payment_plan: detail.plan ?? null,
+  };
+}
+
+function wayOf(body: { payment_method_id?: string; card?: S['CardInput']; ach?: S['AchInput'] }): WayToPay {
+  const given = (['payment_method_id', 'card', 'ach'] as const).filter((field) => body[field] !== undefined);
+  if (given.length !== 1) throw ApiError.field(given[1] ?? 'payment_method_id', 'give exactly one of payment_method_id, card or ach');
+  if (body.payment_method_id) return { payment_method_id: body.payment_method_id };
+  return body.card ? { card: body.card } : { ach: body.ach! };
+}
+
+export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
+  const router = Router();
+  const accounts = portalAccounts(deps);
+
+  /** A visit that may see the customer's accounts: found, and verified when the session asks for it. */
+  const signedIn = async (req: Request, res: Response): Promise<Visit> => {
+    const visit = await visitOf(deps, scope, req, res);
+    if (needsVerification(visit)) throw new ApiError('forbidden', 'Verify the customer first (POST /api/verification).');
+    if (!visit.browser.customer_id) throw new ApiError('forbidden', 'Find the guest\'s account first ("Find my account").');
+    return visit;
+  };
+
+  async function sessionAnswer(visit: Visit): Promise<S['PortalSession']> {
+    if (!visit.session) throw ApiError.notFound('Customer session');
+    const customer = await customerRepo(deps.db, visit.tenant).find(visit.session.customer_id);
+    const account = visit.session.debt_account_id ? await debtAccountRepo(deps.db, visit.tenant).find(visit.session.debt_account_id) : undefined;
+    if (!customer) throw ApiError.notFound('Customer');
+    // Withheld until verified, as the pages are.
+    return portalSessionToApi({ ...visit.session, verification: needsVerification(visit) }, customer, account);
+  }
+
+  router.get('/session', async (req, res) => {
+    const visit = await visitOf(deps, scope, req, res);
+    res.set('X-CSRF-Token', visit.browser.csrf_token).json({ data: await sessionAnswer(visit) });
+  });
+
+  router.get('/accounts', async (req, res) => {
+    const visit = await signedIn(req, res);
+    res.json({ data: (await accounts.list(visit.tenant, visit.browser.customer_id!)).map(accountToApi) });
+  });
+
+  router.get('/accounts/:accountId', async (req, res) => {
+    const visit = await signedIn(req, res);
+    res.json({ data: detailToApi(await accounts.detail(visit.tenant, visit.browser.customer_id!, String(req.params.accountId))) });
+  });
+
+  router.post('/accounts/:accountId/payments', async (req, res) => {
+    const visit = await signedIn(req, res);
+    const body = req.body as S['PortalPaymentCreate'];
+    const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
+    if (!view.payable) throw ApiError.conflict(`The account is ${view.account.status} and takes no payment.`);
+    const full = body.amount === view.balance;
+    if (!full && !view.options.includes('partial-payment')) throw ApiError.field('amount', `must be the whole balance (${view.balance}): this account takes no partial payment`);
+    if (full && !view.options.includes('full-amount-payment') && !view.options.includes('partial-payment')) throw ApiError.field('amount', 'this account takes no one-time payment');
+    const way = wayOf(body);
+    if (!visit.session && 'payment_method_id' in way) throw ApiError.field('payment_method_id', 'a guest pays with a new card or bank account');
+    if (!visit.session && body.scheduled_at !== undefined) throw ApiError.field('scheduled_at', 'a guest pays today');
+    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, scheduledAt: body.scheduled_at, paymentKey: req.get('idempotency-key') ?? undefined });
+    if (paid.declined) {
+      const error = paid.declined;
+      res.status(error.status).json({ ...error.body(), charge_id: paid.charge.id });
+      return;
+    }
+    const after = await accounts.find(visit.tenant, visit.browser.customer_id!, view.account.id);
+    const charge = await chargeService(deps).find(visit.tenant, paid.charge.id);
+    res.status(201).json({ data: { charge, current_balance: after.balance } });
+  });
+
+  router.post('/accounts/:accountId/payment-plan', async (req, res) => {
+    const visit = await signedIn(req, res);
+    if (!visit.session) throw new ApiError('forbidden', 'A guest makes one-time payments only.');
+    const body = req.body as S['PortalPlanCreate'];
+    const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
+    if (!view.options.includes('payment-plan')) throw ApiError.conflict('This account offers no payment plan.');
+    const suggestion = suggestedPlan(view, todayUtc(visit.now));
+    const suggested = body.frequency === suggestion.frequency && body.start_date === suggestion.start_date && body.amount === suggestion.amount;
+    const plan = await setUpPlan(deps, visit, view, { frequency: body.frequency, start_date: body.start_date, amount: body.amount, way: wayOf(body), suggested });
+    res.status(201).json({ data: plan });
+  });
+
+  router.post('/verification', async (req, res) => {
+    const visit = await visitOf(deps, scope, req, res);
+    if (!visit.session) throw ApiError.notFound('Customer session');
+    if (needsVerification(visit)) {
+      const ok = await verify(deps, visit, req.body as S['PortalVerification']);
+      if (!ok) throw ApiError.field('form', 'does not match what is on file');
+      visit.browser.verified_at = visit.now;
+    }
+    res.json({ data: await sessionAnswer(visit) });
+  });
+
+  return router;
+}

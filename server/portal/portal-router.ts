@@ -1,0 +1,102 @@
+/**
+ * The Portal, as this server serves it under the path of PORTAL_URL: security headers on
+ * every answer, form and JSON bodies, the CSRF check on every POST, the link entry
+ * (`/s/<token>/<page>`, validated against the document), the pages, the guest's root, the
+ * Portal API, and one error handler that answers a page (or the API's error body).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
+import type { AppDeps } from '../deps';
+import { hashToken } from '../crypto/secrets';
+import { ApiError, fromValidator } from '../http/errors';
+import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/validator';
+import { mountPath } from '../customer-sessions/session-links';
+import { browserSessionRepo } from './browser-session-repo';
+import { enterByLink, type PortalScope } from './browser-sessions';
+import { readCookie, SESSION_COOKIE } from './cookies';
+import { csrfMatches, csrfTokenOf } from './csrf';
+import { guestRouter } from './guest-pages';
+import { PortalStop } from './page-error';
+import { pagesRouter } from './pages';
+import { portalApiRouter } from './portal-api';
+import { renderPage } from './render';
+import { securityHeaders } from './security-headers';
+
+/** The link entries: one per destination, as session-links.ts builds them. */
+const ENTRY_PAGES = ['/s/:token/accounts', '/s/:token/accounts/:accountId', '/s/:token/accounts/:accountId/checkout', '/s/:token/accounts/:accountId/documents', '/s/:token/disputes/:disputeId'];
+
+const STYLESHEET = readFileSync(join(__dirname, 'assets', 'portal.css'), 'utf8');
+
+export function portalScope(deps: AppDeps): PortalScope {
+  const base = mountPath(deps.config.portalUrl);
+  return { base, path: base || '/', secure: new URL(deps.config.portalUrl).protocol === 'https:' };
+}
+
+/** Every POST carries the browser session's token (a form's `_csrf`, the API's `X-CSRF-Token`). */
+function csrfCheck(deps: AppDeps): RequestHandler {
+  return async (req, _res, next) => {
+    if (req.method !== 'POST') return next();
+    try {
+      const cookie = readCookie(req, SESSION_COOKIE);
+      const browser = cookie ? await browserSessionRepo(deps.db).findByTokenHash(hashToken(cookie)) : undefined;
+      // Without a browser session the page says so (visitOf); with one, the token must match.
+      if (browser && !csrfMatches(browser.csrf_token, csrfTokenOf(req))) {
+        return next(new PortalStop(403, 'forbidden', 'Please try again', 'This form has expired. Go back, reload the page and submit it again.'));
+      }
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+const isApi = (req: Request) => req.path.startsWith('/api/');
+
+function portalErrors(deps: AppDeps, scope: PortalScope): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    if (res.headersSent) return next(error);
+    // A library's client error (an undecodable path, a body too large) is its status, as in the API.
+    const apiError = error instanceof ApiError ? error : error instanceof PortalStop ? undefined : fromValidator(error);
+    if (isApi(req)) return next(error instanceof PortalStop ? new ApiError(error.errorCode, error.message) : (apiError ?? error));
+    const stop =
+      error instanceof PortalStop
+        ? error
+        : apiError && apiError.status < 500
+          ? new PortalStop(apiError.status, apiError.errorCode, apiError.errorCode === 'gone' ? 'This link has expired' : apiError.status === 404 ? 'Page not found' : 'Something is not right', apiError.message)
+          : undefined;
+    if (!stop) {
+      deps.logger.error({ err: error }, 'Portal request failed');
+      return renderPage(res, 500, 'message', 'Something went wrong', { base: scope.base }, { message: 'We could not complete this request. Please try again in a moment.' });
+    }
+    if (stop.redirect) return res.redirect(303, stop.redirect);
+    if (apiError) res.set(apiError.headers);
+    renderPage(res, stop.status, 'message', stop.title, { base: scope.base }, { message: stop.message, link: stop.link });
+  };
+}
+
+export function portalRouter(deps: AppDeps): Router {
+  const scope = portalScope(deps);
+  const router = Router();
+  router.use(securityHeaders(scope.secure));
+  router.get('/assets/portal.css', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=3600').type('css').send(STYLESHEET);
+  });
+  router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
+  router.use('/api', express.json({ limit: '64kb' }));
+  router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'portal', scope.base), { forLinks: true }));
+  router.use(csrfCheck(deps));
+  router.get(ENTRY_PAGES, async (req, res) => {
+    // The raw path, as the link was built: `/s/<token><page>`.
+    const [, , token = '', ...page] = req.path.split('/');
+    await enterByLink(deps, scope, token, `/${page.join('/')}`, req, res);
+  });
+  router.use('/api', portalApiRouter(deps, scope));
+  router.use(guestRouter(deps, scope));
+  router.use(pagesRouter(deps, scope));
+  // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
+  // (At the root, what is not the Portal's falls through to the short links and the app.)
+  if (scope.base) router.use((_req, _res, next) => next(new PortalStop(404, 'not_found', 'Page not found', 'There is no such page in the Portal.')));
+  router.use(portalErrors(deps, scope));
+  return router;
+}

@@ -1,0 +1,277 @@
+/**
+ * The Portal in a real browser (Chromium from @sparticuz/chromium, driven by playwright-core):
+ * one server and one browser for the file, a fresh browser context per scenario. Every page
+ * is checked by axe (no serious or critical violation) and saved as a 375 px screenshot to
+ * the git-ignored screenshots/ folder.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import chromium from '@sparticuz/chromium';
+import AxeBuilder from '@axe-core/playwright';
+import { chromium as playwright, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Schemas } from '../../client';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { customerWithAccount, newSession, unique } from '../support/fixtures';
+import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+
+const screenshots = join(resolve(__dirname, '../..'), 'screenshots');
+jest.setTimeout(90_000);
+
+let app: TestApp;
+let browser: Browser;
+const elsewhere: string[] = [];
+
+beforeAll(async () => {
+  mkdirSync(screenshots, { recursive: true });
+  app = await startTestApp({ webhookAllowInsecureUrls: true });
+  await subscribeToEverything(app.sandbox);
+  browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+});
+
+let shared: { context: BrowserContext; page: Page } | undefined;
+
+/**
+ * The one page, its cookies cleared: a new visitor. (The Chromium of @sparticuz/chromium runs
+ * as a single process, which ends when its last context closes; so one context serves all.)
+ */
+async function newPage(): Promise<{ context: { close(): Promise<void> }; page: Page }> {
+  if (!shared) {
+    const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
+    const page = await context.newPage();
+    // Nothing but our own server: any other host is refused and fails the run.
+    await page.route('**/*', async (route) => {
+      const url = route.request().url();
+      if (url.startsWith(app.origin)) return route.continue();
+      elsewhere.push(url);
+      return route.abort('blockedbyclient');
+    });
+    shared = { context, page };
+  }
+  await shared.context.clearCookies();
+  return { context: { close: async () => undefined }, page: shared.page };
+}
+
+/** axe on the page as it is, and its screenshot. */
+async function check(page: Page, name: string): Promise<void> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+  expect(bad.map((violation) => `${name}: ${violation.id} ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+  await page.screenshot({ path: join(screenshots, `portal-${name}.png`), fullPage: true });
+}
+
+interface Made {
+  customer: Schemas['Customer'];
+  account: Schemas['DebtAccount'];
+}
+
+async function debtor(account: Partial<Schemas['DebtAccountCreate']> = {}, customer: Partial<Schemas['CustomerCreate']> = {}): Promise<Made> {
+  return customerWithAccount(
+    app.sandbox,
+    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' }, ...customer },
+    { balance: 184250, external_account_number: unique('AN'), ...account },
+  );
+}
+
+async function balanceOf(id: string): Promise<number> {
+  const { data } = await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id } } });
+  return data!.data.current_balance;
+}
+
+async function trackingEvents(name: string): Promise<unknown[]> {
+  const rows: { payload: unknown }[] = await app.db('webhook_events').where({ name }).select('payload');
+  return rows.map((row) => row.payload);
+}
+
+async function expectTracked(name: string, account?: Made): Promise<void> {
+  const payloads = await trackingEvents(name);
+  expect(payloads.length).toBeGreaterThan(0);
+  for (const data of payloads) expect(payloadErrors(name, { data })).toEqual([]);
+  if (account) {
+    expect(payloads).toContainEqual(
+      expect.objectContaining({
+        event: name,
+        trackables: expect.objectContaining({ debt_account: { uuid: account.account.id, external_id: account.account.external_id } }),
+      }),
+    );
+  }
+}
+
+async function payWithNewCard(page: Page, number: string): Promise<void> {
+  await page.getByLabel('A new card').check();
+  await page.getByLabel('Name on card').fill('Maria Gonzalez');
+  await page.getByLabel('Card number').fill(number);
+  await page.getByLabel('Expiry month (MM)').fill('08');
+  await page.getByLabel('Expiry year (YY)').fill('39');
+  await page.getByLabel('Security code').fill('123');
+  await page.getByRole('checkbox', { name: /payment policy/ }).check();
+}
+
+describe('a customer session link', () => {
+  test('opens, verifies, pays part with 4242…, and sees the receipt and the lowered balance', async () => {
+    const made = await debtor();
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_checkout', verification: true, return_url: 'https://www.acme-recovery.example/thanks' });
+    const { context, page } = await newPage();
+    const opened = await page.goto(session.portal_url);
+    // The token leaves the address bar (and verification comes first).
+    expect(new URL(page.url()).pathname).toBe('/portal/verify');
+    expect(page.url()).not.toContain('/s/');
+    const cookie = (await shared!.context.cookies()).find((c) => c.name === 'portal_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', secure: false, path: '/portal' });
+    expect(opened!.headers()['content-security-policy']).toContain("default-src 'none'");
+    // Verification first; then the page the link named.
+    await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+    await check(page, 'verify');
+    await page.getByLabel('Last 4 of SSN').fill('4417');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Make a payment' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/portal/accounts/${made.account.id}/checkout`);
+    await check(page, 'checkout');
+
+    await page.getByLabel('Another amount').check();
+    await page.getByLabel('Amount', { exact: true }).fill('50.00');
+    await payWithNewCard(page, '4242424242424242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('heading', { name: 'Thank you' }).waitFor();
+    const receipt = await page.locator('main').innerText();
+    expect(receipt).toContain('$50.00');
+    expect(receipt).toContain('Card ending 4242');
+    expect(receipt).toContain('$1,792.50');
+    expect(await page.getByRole('link', { name: 'Return to the website' }).getAttribute('href')).toBe('https://www.acme-recovery.example/thanks');
+    await check(page, 'receipt');
+    expect(await balanceOf(made.account.id)).toBe(184250 - 5000);
+
+    await page.getByRole('link', { name: 'Back to the account' }).click();
+    await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('$1,792.50');
+    await check(page, 'account');
+    await page.getByRole('link', { name: 'My accounts' }).click();
+    await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    await check(page, 'accounts');
+    await context.close();
+
+    await expectTracked('customer.session.verification.success', made);
+    await expectTracked('customer.checkout.policy.accepted', made);
+    await expectTracked('customer.checkout.one-time-payment.amount.success', made);
+  });
+
+  test('a declined card says so and changes no balance', async () => {
+    const made = await debtor();
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_checkout' });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    await page.getByLabel('The full balance, $1,842.50').check();
+    await payWithNewCard(page, '4000000000000002');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').innerText()).toMatch(/declined.*Nothing was charged/);
+    await check(page, 'declined');
+    await context.close();
+    expect(await balanceOf(made.account.id)).toBe(184250);
+    await expectTracked('customer.checkout.one-time-payment.full-amount.failed', made);
+  });
+
+  test('sets up a weekly plan from the banner and sees its schedule', async () => {
+    const made = await debtor({ balance: 40000 });
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_detail' });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    await page.getByRole('heading', { name: 'Pay over time' }).waitFor();
+    await page.getByRole('link', { name: 'Set up a payment plan' }).click();
+    await page.getByRole('heading', { name: 'Set up a payment plan' }).waitFor();
+    await check(page, 'plan');
+    await page.getByLabel('How often').selectOption('weekly');
+    await page.getByLabel('Amount of each payment').fill('100.00');
+    await page.getByLabel('A new card').check();
+    await page.getByLabel('Name on card').fill('Maria Gonzalez');
+    await page.getByLabel('Card number').fill('4242424242424242');
+    await page.getByLabel('Expiry month (MM)').fill('08');
+    await page.getByLabel('Expiry year (YY)').fill('39');
+    await page.getByRole('checkbox', { name: /payment policy/ }).check();
+    await page.getByRole('button', { name: 'Set up plan' }).click();
+    await page.getByText('Your payment plan is set up').waitFor();
+    const rows = page.locator('table', { has: page.locator('caption', { hasText: 'Payment schedule' }) }).locator('tbody tr');
+    expect(await rows.count()).toBe(4);
+    expect(await rows.first().innerText()).toContain('$100.00');
+    await check(page, 'plan-schedule');
+    await context.close();
+    const { data } = await app.sandbox.GET('/payment-plans', { params: { query: { debt_account_id: made.account.id } } });
+    expect(data!.data[0]).toMatchObject({ frequency: 'weekly', amount: 10000, status: 'active' });
+    await expectTracked('customer.call-to-action.modal.displayed', made);
+    await expectTracked('customer.call-to-action.modal.action-button.clicked', made);
+    await expectTracked('customer.checkout.payment-plan.success', made);
+    await expectTracked('customer.checkout.payment-plan.custom.success', made);
+  });
+
+  test('an expired link shows the expired page (410)', async () => {
+    const made = await debtor();
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, destination: 'accounts_list', valid_until: 1 });
+    app.clock.advance(2 * 3_600_000);
+    const { context, page } = await newPage();
+    const response = await page.goto(session.portal_url);
+    expect(response!.status()).toBe(410);
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    await check(page, 'expired');
+    await context.close();
+  });
+
+  test('five wrong verification answers lock the link for 15 minutes', async () => {
+    const made = await debtor();
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, destination: 'accounts_list', verification: true });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      await page.getByLabel('Last 4 of SSN').fill('0000');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByText('Those details do not match').waitFor();
+    }
+    await page.getByLabel('Last 4 of SSN').fill('0000');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Too many tries' }).waitFor();
+    await check(page, 'locked');
+    // Even the right answer waits out the lock.
+    await page.goto(`${app.origin}/portal/verify`);
+    await page.getByLabel('Last 4 of SSN').fill('4417');
+    const locked = page.waitForResponse((r) => r.url().endsWith('/portal/verify') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    expect((await locked).status()).toBe(429);
+    await context.close();
+    expect((await trackingEvents('customer.session.verification.failed')).length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('a guest', () => {
+  test('finds an account by phone and SSN last 4 and pays it in full', async () => {
+    const made = await debtor({ balance: 12345 });
+    const { context, page } = await newPage();
+    await page.goto(`${app.origin}/portal/?organization=${app.organization.organization_id}&environment=sandbox`);
+    await check(page, 'guest');
+    await page.getByLabel('Phone').fill(made.customer.phone!);
+    await page.getByLabel('Last 4 of SSN').fill('9999');
+    await page.getByRole('button', { name: 'Find my account' }).click();
+    await page.getByText('We could not find an account').waitFor();
+    await page.getByLabel('Phone').fill(made.customer.phone!);
+    await page.getByLabel('Last 4 of SSN').fill('4417');
+    await page.getByRole('button', { name: 'Find my account' }).click();
+    await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    await page.getByRole('link', { name: /^Make a payment/ }).click();
+    await page.getByLabel('The full balance, $123.45').check();
+    await payWithNewCard(page, '4242424242424242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('heading', { name: 'Thank you' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('$0.00');
+    await context.close();
+    expect(await balanceOf(made.account.id)).toBe(0);
+    await expectTracked('guest.customer.checkout.verification.failed');
+    await expectTracked('guest.customer.checkout.verification.success', made);
+    await expectTracked('guest.customer.one-time-payment.full-amount.success', made);
+  });
+});
+
+test('no page asked any other host for anything', () => {
+  expect(elsewhere).toEqual([]);
+});
