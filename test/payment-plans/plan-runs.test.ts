@@ -4,7 +4,7 @@
  * plan's account changed under it (cancel, update, paid off by a one-time charge).
  */
 import type { ApiClient } from '../../client';
-import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
+import { newCustomer, newDebtAccount, unique, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
@@ -18,8 +18,7 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const DAY = 86_400_000;
-const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-const card = (number: string) => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR, card_security_code: '9731' });
+const card = testCard;
 const GOOD = '4242424242424242';
 const DECLINED = '4000000000000002';
 

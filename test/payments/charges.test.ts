@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../../client';
-import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
+import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, type ErrorBody, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
@@ -16,8 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-const card = (number = '4242424242424242') => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR, card_security_code: '9731' });
+const card = testCard;
 
 async function accountWithCard(balance = 10000, extra: Record<string, unknown> = {}, client: ApiClient = app.sandbox) {
   const customer = await newCustomer(client);

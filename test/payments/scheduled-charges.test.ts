@@ -5,7 +5,7 @@
  * the clock's advance settling ACH debits and reopening a returned ACH instalment.
  */
 import type { ApiClient } from '../../client';
-import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID } from '../support/fixtures';
+import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
@@ -19,8 +19,7 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const DAY = 86_400_000;
-const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-const card = (number = '4242424242424242') => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR, card_security_code: '9731' });
+const card = testCard;
 const ach = (account_number: string) => ({ account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '110000000', account_number, account_zip: '78704', account_state: 'TX' });
 
 const clock = async () => new Date((await api.GET('/sandbox/clock')).data!.data.now);

@@ -12,6 +12,17 @@ let sequence = 0;
 export const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
 export const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
+/** A card's expiry year (two digits) three years ahead, so that test cards never expire. */
+export const CARD_YEAR = (new Date().getUTCFullYear() + 3) % 100;
+/** A card as a charge or a new payment method takes it; 4242… succeeds in the sandbox. */
+export const testCard = (number = '4242424242424242') => ({
+  card_holder: 'Maria Gonzalez',
+  card_number: number,
+  card_expiration_month: 8,
+  card_expiration_year: CARD_YEAR,
+  card_security_code: '9731',
+});
+
 export const maria = () => ({ name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example' });
 
 /** Creates a customer through the API (Maria Gonzalez unless `body` says otherwise). */
