@@ -4,6 +4,7 @@
  */
 import type { Request } from 'express';
 import type { Knex } from 'knex';
+import { concurrently } from '../db/concurrently';
 import type { components } from '../../generated/schema';
 import { ApiError } from './errors';
 
@@ -116,9 +117,7 @@ export async function paginate<Row>(
       ])
       .limit(limit)
       .offset((page - 1) * limit)) as Row[];
-  // The count and the page at once, on two connections of the pool (one after the other in a
-  // transaction, whose one connection takes a query at a time): one round trip less per list.
-  const inTransaction = Boolean((query as unknown as { client: { transacting?: boolean } }).client.transacting);
-  const [[countRow], rows] = inTransaction ? [await count(), await fetch()] : await Promise.all([count(), fetch()]);
+  // The count and the page at once: one round trip less per list.
+  const [[countRow], rows] = await concurrently(query, count, fetch);
   return { total: Number(countRow?.count ?? 0), rows };
 }
