@@ -10,18 +10,19 @@ import { ApiError, errorHandler } from './http/errors';
 import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { idempotency } from './idempotency/idempotency';
-import { addressRouter, customerRouter } from './customers/customer-routes';
-import { locationRouter } from './locations/location-routes';
-import { paymentMethodRouter } from './payment-methods/payment-method-routes';
-import { debtAccountRouter } from './debt-accounts/debt-account-routes';
-import { bulkRouter } from './bulk/bulk-routes';
-import { bulkSessionThrottle, customerSessionRouter } from './customer-sessions/session-routes';
+import { addressRoutes, customerRoutes } from './customers/customer-routes';
+import { locationRoutes } from './locations/location-routes';
+import { paymentMethodRoutes } from './payment-methods/payment-method-routes';
+import { debtAccountRoutes } from './debt-accounts/debt-account-routes';
+import { bulkRoutes } from './bulk/bulk-routes';
+import { bulkSessionThrottle, customerSessionRoutes } from './customer-sessions/session-routes';
 import { browserLinks } from './customer-sessions/portal-routes';
 import { portalRouter, portalScope } from './portal/portal-router';
-import { webhookRouter } from './webhooks/webhook-routes';
-import { chargeRouter } from './payments/charge-routes';
-import { paymentPlanRouter } from './payment-plans/plan-routes';
-import { sandboxRouter } from './sandbox/sandbox-routes';
+import { webhookRoutes } from './webhooks/webhook-routes';
+import { chargeRoutes } from './payments/charge-routes';
+import { paymentPlanRoutes } from './payment-plans/plan-routes';
+import { sandboxRoutes } from './sandbox/sandbox-routes';
+import { typedRoutes } from './http/typed-routes';
 import { requestLog } from './http/request-log';
 
 export const API_BASE = '/api/v1';
@@ -59,23 +60,28 @@ export function createApp(deps: AppDeps): Express {
   api.use(express.json({ limit: BODY_LIMIT, type: readsJsonBody }));
   // One round trip: the token and its count (http/access.ts).
   api.use(authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }));
-  api.use(bulkSessionThrottle(deps));
+  api.post('/bulk/customer-sessions', bulkSessionThrottle(deps));
   api.use(openApiValidator());
   api.use(refuseUnstorableText);
   api.use(idempotency(db));
-  api.use(
-    customerRouter(deps),
-    addressRouter(deps),
-    paymentMethodRouter(deps),
-    debtAccountRouter(deps),
-    locationRouter(deps),
-    bulkRouter(deps),
-    customerSessionRouter(deps),
-    webhookRouter(deps),
-    chargeRouter(deps),
-    paymentPlanRouter(deps),
-    sandboxRouter(deps),
-  );
+  // Every resource's operations on one router: a request is matched against one list of
+  // routes, not passed through a router per resource.
+  const routes = typedRoutes(api);
+  for (const resource of [
+    customerRoutes,
+    addressRoutes,
+    paymentMethodRoutes,
+    debtAccountRoutes,
+    locationRoutes,
+    bulkRoutes,
+    customerSessionRoutes,
+    webhookRoutes,
+    chargeRoutes,
+    paymentPlanRoutes,
+    sandboxRoutes,
+  ]) {
+    resource(routes, deps);
+  }
   app.use(API_BASE, api);
 
   // What a person's browser opens: no bearer token, no API rate limit (the link or the

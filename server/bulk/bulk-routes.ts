@@ -1,14 +1,11 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { bulkService } from './bulk-service';
 
-export function bulkRouter(deps: AppDeps): Router {
+export function bulkRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const bulk = bulkService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/bulk', async (req, res) => {
     res.status(201).json({ data: await bulk.create(tenantOf(res), req.body) });
@@ -23,6 +20,4 @@ export function bulkRouter(deps: AppDeps): Router {
     const { total, rows, data } = await bulk.failedRows(tenantOf(res), req.params.id, page);
     res.json(envelope(req, page, total, rows, data));
   });
-
-  return router;
 }

@@ -1,14 +1,12 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { createLimiter, rateLimit } from '../http/rate-limit';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { sessionService } from './session-service';
 
-export function customerSessionRouter(deps: AppDeps): Router {
+export function customerSessionRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const sessions = sessionService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/customer-sessions', async (req, res) => {
     res.status(201).json({ data: await sessions.create(tenantOf(res), req.body) });
@@ -17,8 +15,6 @@ export function customerSessionRouter(deps: AppDeps): Router {
   routes.post('/bulk/customer-sessions', async (req, res) => {
     res.status(201).json({ data: await sessions.createMany(tenantOf(res), req.body) });
   });
-
-  return router;
 }
 
 /**
@@ -26,9 +22,7 @@ export function customerSessionRouter(deps: AppDeps): Router {
  * general one. It must run before the request is validated, because an invalid request
  * counts too (the document's rule): the app mounts it ahead of its validator.
  */
-export function bulkSessionThrottle({ db, config }: Pick<AppDeps, 'db' | 'config'>): Router {
+export function bulkSessionThrottle({ db, config }: Pick<AppDeps, 'db' | 'config'>): RequestHandler {
   const limiter = createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' });
-  const router = Router();
-  router.post('/bulk/customer-sessions', rateLimit(limiter, 'bulk session requests'));
-  return router;
+  return rateLimit(limiter, 'bulk session requests');
 }

@@ -1,19 +1,16 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { parseInclude } from '../http/include';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { addressService } from './address-service';
 import { createdCustomerToApi } from './customer-mapper';
 import { CUSTOMER_INCLUDES, customerService, DEFAULT_CUSTOMER_INCLUDES } from './customer-service';
 
 const include = (raw: string | undefined) => parseInclude(raw, CUSTOMER_INCLUDES, DEFAULT_CUSTOMER_INCLUDES);
 
-export function customerRouter(deps: AppDeps): Router {
+export function customerRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const customers = customerService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/customers', async (req, res) => {
     const customer = await customers.create(tenantOf(res), req.body, include(req.query.include));
@@ -38,14 +35,10 @@ export function customerRouter(deps: AppDeps): Router {
     await customers.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
-
-  return router;
 }
 
-export function addressRouter(deps: AppDeps): Router {
+export function addressRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const addresses = addressService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/customers/{id}/addresses', async (req, res) => {
     res.status(201).json({ data: await addresses.add(tenantOf(res), req.params.id, req.body) });
@@ -63,6 +56,4 @@ export function addressRouter(deps: AppDeps): Router {
     await addresses.remove(tenantOf(res), req.params.id, req.params.addressId);
     res.json({ success: true });
   });
-
-  return router;
 }

@@ -1,18 +1,15 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { parseInclude } from '../http/include';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { DEBT_ACCOUNT_INCLUDES } from './debt-account-loader';
 import { debtAccountService } from './debt-account-service';
 
 const include = (raw: string | undefined) => parseInclude(raw, DEBT_ACCOUNT_INCLUDES, DEBT_ACCOUNT_INCLUDES);
 
-export function debtAccountRouter(deps: AppDeps): Router {
+export function debtAccountRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const accounts = debtAccountService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/debt-accounts', async (req, res) => {
     res.status(201).json({ data: await accounts.create(tenantOf(res), req.body, include(req.query.include)) });
@@ -43,6 +40,4 @@ export function debtAccountRouter(deps: AppDeps): Router {
     await accounts.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
-
-  return router;
 }

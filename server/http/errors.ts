@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { components } from '../../generated/schema';
+import { requestLogger } from './request-log';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type FieldErrors = components['schemas']['FieldErrors'];
@@ -163,8 +164,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const requestId = requestIdOf(req, res);
     try {
-      const log = (req as { log?: Logger }).log ?? logger;
-      log.error({ err }, 'request failed');
+      requestLogger(req, logger).error({ err }, 'request failed');
     } catch {
       // Logging must not decide the answer.
     }

@@ -6,36 +6,44 @@
  *
  * pino-http did this before, but it made two child loggers for every request (each serializing
  * and redacting its bindings at once), which cost more CPU than the line itself; here the line
- * is one call, and the request's own child logger (`req.log`) is made only when something asks
- * for it (the error handler).
+ * is one call, and a child logger for the request is made only when something asks for it (the
+ * error handler, through `requestLogger`).
  */
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { requestId } from '../logging';
+
+interface LoggedFields {
+  id: string;
+  method: string;
+  path: string;
+}
+
+const FIELDS = Symbol('request log fields');
+
+/** A logger whose lines carry the request's id, method and path (the error handler's). */
+export function requestLogger(req: Request, logger: Logger): Logger {
+  const fields = (req as Request & { [FIELDS]?: LoggedFields })[FIELDS];
+  return fields ? logger.child({ req: fields }) : logger;
+}
 
 export function requestLog(logger: Logger, logPath: (url: string) => string): RequestHandler {
   return (req, res, next) => {
     const started = Date.now();
     const id = requestId(req.headers['x-request-id'], randomUUID);
-    const fields = { id, method: req.method, path: logPath(req.url) };
+    const fields: LoggedFields = { id, method: req.method, path: logPath(req.url) };
     (req as { id?: string }).id = id;
+    (req as Request & { [FIELDS]?: LoggedFields })[FIELDS] = fields;
     res.setHeader('X-Request-Id', id);
-    let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ req: fields })) });
-    let logged = false;
-    const done = () => {
-      if (logged) return;
-      logged = true;
-      res.removeListener('finish', done);
-      res.removeListener('close', done);
+    // 'close' comes last, after 'finish' when the answer was sent, alone when the connection
+    // went first.
+    res.once('close', () => {
       const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Date.now() - started };
       if (res.statusCode >= 500) logger.error(line, 'request errored');
       else if (!res.writableFinished) logger.info(line, 'request aborted');
       else logger.info(line, 'request completed');
-    };
-    res.on('finish', done);
-    res.on('close', done);
+    });
     next();
   };
 }

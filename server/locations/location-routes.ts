@@ -1,14 +1,11 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { locationService } from './location-service';
 
-export function locationRouter(deps: AppDeps): Router {
+export function locationRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const locations = locationService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/locations', async (req, res) => {
     res.status(201).json({ data: await locations.create(tenantOf(res), req.body) });
@@ -32,6 +29,4 @@ export function locationRouter(deps: AppDeps): Router {
     await locations.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
-
-  return router;
 }

@@ -1,15 +1,12 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { paymentMethodToApi } from './payment-method-mapper';
 import { paymentMethodService } from './payment-method-service';
 
-export function paymentMethodRouter(deps: AppDeps): Router {
+export function paymentMethodRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const methods = paymentMethodService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/customers/{id}/payment-methods', async (req, res) => {
     const row = await methods.create(tenantOf(res), req.params.id, req.body);
@@ -34,6 +31,4 @@ export function paymentMethodRouter(deps: AppDeps): Router {
     await methods.remove(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
-
-  return router;
 }

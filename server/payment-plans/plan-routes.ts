@@ -1,15 +1,12 @@
-import { Router } from 'express';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { planService } from './plan-service';
 
-export function paymentPlanRouter(deps: AppDeps): Router {
+export function paymentPlanRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const plans = planService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/payment-plans', async (req, res) => {
     res.status(201).json({ data: await plans.create(tenantOf(res), req.body) });
@@ -34,6 +31,4 @@ export function paymentPlanRouter(deps: AppDeps): Router {
     await plans.cancel(tenantOf(res), req.params.id);
     res.json({ success: true });
   });
-
-  return router;
 }

@@ -1,17 +1,15 @@
-import { Router, type Response } from 'express';
+import type { Response } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { idempotencyKeyOf } from '../idempotency/idempotency';
 import { chargeToApi } from './charge-mapper';
 import { chargeService, transactionService } from './payment-service';
 
-export function chargeRouter(deps: AppDeps): Router {
+export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const charges = chargeService(deps);
   const transactions = transactionService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/charges', async (req, res) => {
     const { charge, declined } = await charges.create(tenantOf(res), req.body, idempotencyKeyOf(res));
@@ -56,6 +54,4 @@ export function chargeRouter(deps: AppDeps): Router {
   routes.get('/transactions/{id}', async (req, res) => {
     res.json({ data: await transactions.find(tenantOf(res), req.params.id) });
   });
-
-  return router;
 }

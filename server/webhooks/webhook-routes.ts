@@ -1,14 +1,11 @@
-import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
-import { typedRoutes } from '../http/typed-routes';
+import type { TypedRoutes } from '../http/typed-routes';
 import { webhookService } from './webhook-service';
 
-export function webhookRouter(deps: AppDeps): Router {
+export function webhookRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const webhooks = webhookService(deps);
-  const router = Router();
-  const routes = typedRoutes(router);
 
   routes.post('/webhooks', async (req, res) => {
     res.status(201).json({ data: await webhooks.create(tenantOf(res), req.body) });
@@ -51,6 +48,4 @@ export function webhookRouter(deps: AppDeps): Router {
   routes.post('/webhooks/{id}/deliveries/{delivery_id}/redeliver', async (req, res) => {
     res.json({ data: await webhooks.redeliver(tenantOf(res), req.params.id, req.params.delivery_id) });
   });
-
-  return router;
 }
