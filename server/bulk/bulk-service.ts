@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { enqueueIn, QUEUES } from '../jobs/queue';
-import { insertRows } from '../db/insert-rows';
+import { copyRows } from '../db/copy-rows';
 import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
@@ -37,7 +37,7 @@ async function create({ db, boss, clock }: BulkDeps, tenant: Tenant, items: Bulk
       .insert({ organization_id: tenant.organizationId, environment: tenant.environment, count: items.length })
       .returning<{ id: string }[]>(['id']);
     const bulkActionId = action!.id;
-    await insertRows(
+    await copyRows(
       trx,
       'bulk_rows',
       items.map((payload, position) => ({ bulk_action_id: bulkActionId, position, organization_id: tenant.organizationId, environment: tenant.environment, payload })),
