@@ -2,9 +2,11 @@
  * Many rows into one table by COPY … FROM STDIN, on the connection of a knex transaction (so
  * they commit or roll back with it). COPY is PostgreSQL's fastest way in: it writes the rows
  * page by page (one WAL record per page, not per row) and parses no statement per row. An
- * INSERT … SELECT from one JSON parameter took about 1.5 times as long for the bulk import's
- * accounts. Triggers, constraints and defaults apply exactly as they do to an INSERT; a
- * unique violation fails the statement with the same error.
+ * INSERT … SELECT from one JSON parameter (json_populate_recordset) took a third longer for a
+ * bulk import's rows: 330 against 247 ms for 1000 customers and addresses and 3000 accounts,
+ * 212 against 147 ms for the accounts alone (medians of 8 alternating rounds, one database).
+ * Triggers, constraints and defaults apply as they do to an INSERT; a unique violation fails
+ * the statement with the same error.
  *
  * Values go in COPY's text format, built here: null and undefined as \N, booleans as t/f,
  * arrays as array literals, other objects as JSON (for json and jsonb columns), and every
