@@ -1,6 +1,7 @@
 import type { ApiClient, Schemas } from '../../client';
 import { runBulkImport, type BulkJob } from '../../server/bulk/bulk-import';
 import { loadConfig } from '../../server/config';
+import { copyRows } from '../../server/db/copy-rows';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, newCustomer } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -274,6 +275,17 @@ describe('bulk import after a crash', () => {
       );
       expect(rows).toEqual([]);
     }));
+
+  test('rows written by COPY roll back with the transaction that wrote them', async () => {
+    const { organizationId } = await freshTenant();
+    const killed = app.db.transaction(async (trx) => {
+      await copyRows(trx, 'locations', [{ organization_id: organizationId, environment: 'production', name: 'Never kept', external_id: 'RB-LOC' }]);
+      expect(await trx('locations').where({ organization_id: organizationId }).pluck('external_id')).toEqual(['RB-LOC']);
+      throw new Error('killed');
+    });
+    await expect(killed).rejects.toThrow('killed');
+    expect(await app.db('locations').where({ organization_id: organizationId })).toEqual([]);
+  });
 
   test('an external_id created through the API after the check fails only its own row', () =>
     workersOff(async () => {
