@@ -28,7 +28,7 @@ function arrayLiteral(values: unknown[]): string {
   return `{${values.map((value) => (value === null || value === undefined ? 'NULL' : `"${String(value).replace(/[\\"]/g, (c) => `\\${c}`)}"`)).join(',')}}`;
 }
 
-export function copyField(value: unknown): string {
+function copyField(value: unknown): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'string') return escapeText(value);
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
@@ -38,10 +38,18 @@ export function copyField(value: unknown): string {
   return escapeText(JSON.stringify(value));
 }
 
-/** The rows as COPY text, in the order of `columns`. */
-export function copyText(columns: string[], rows: Record<string, unknown>[]): string {
+/**
+ * The rows as COPY text, in the order of `columns`. A row with other keys is refused: COPY has
+ * one column list, and a key missing from it (or from the row) would be lost without a word.
+ */
+function copyText(columns: string[], rows: Record<string, unknown>[]): string {
   let text = '';
-  for (const row of rows) text += `${columns.map((column) => copyField(row[column])).join('\t')}\n`;
+  for (const row of rows) {
+    if (Object.keys(row).length !== columns.length || !columns.every((column) => column in row)) {
+      throw new Error(`copyRows: every row must have exactly the columns ${columns.join(', ')}`);
+    }
+    text += `${columns.map((column) => copyField(row[column])).join('\t')}\n`;
+  }
   return text;
 }
 
@@ -53,7 +61,9 @@ export async function copyRows(trx: Knex.Transaction, table: string, rows: Recor
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]!);
   const list = columns.map((column) => `"${column}"`).join(', ');
+  // The text first: once COPY has begun, the connection takes nothing else (not even the
+  // ROLLBACK) until the data ends, so nothing may throw between the two.
+  const text = copyText(columns, rows);
   const connection = (await trx.client.acquireConnection()) as pg.PoolClient;
-  const copy = connection.query(copyFrom(`COPY "${table}" (${list}) FROM STDIN`));
-  await pipeline(Readable.from([copyText(columns, rows)]), copy);
+  await pipeline(Readable.from([text]), connection.query(copyFrom(`COPY "${table}" (${list}) FROM STDIN`)));
 }

@@ -285,6 +285,11 @@ describe('bulk import after a crash', () => {
     });
     await expect(killed).rejects.toThrow('killed');
     expect(await app.db('locations').where({ organization_id: organizationId })).toEqual([]);
+    // Rows naming different columns are refused rather than written with a column lost.
+    const tenant = { organization_id: organizationId, environment: 'production' };
+    const uneven = app.db.transaction((trx) => copyRows(trx, 'locations', [{ ...tenant, name: 'One' }, { ...tenant, name: 'Two', external_id: 'RB-TWO' }]));
+    await expect(uneven).rejects.toThrow(/every row must have exactly the columns/);
+    expect(await app.db('locations').where({ organization_id: organizationId })).toEqual([]);
   });
 
   test('an external_id created through the API after the check fails only its own row', () =>
