@@ -45,24 +45,32 @@ async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant,
   return rows.length;
 }
 
+/**
+ * Completes the action once no row of it is pending, in one statement. A runner that still
+ * sees rows pending leaves them to the runner holding them, whose own complete() comes after
+ * its commit and sees every row done; of two runners completing at once, the row lock makes
+ * the second find the action no longer pending.
+ */
 async function complete(deps: AppDeps, job: BulkJob): Promise<void> {
   await deps.db.transaction(async (trx) => {
-    const action = await trx('bulk_actions').where({ id: job.bulkActionId }).forUpdate().first('status', 'count');
-    if (!action || action.status !== 'pending') return;
-    const left = await trx('bulk_rows').where({ bulk_action_id: job.bulkActionId, status: 'pending' }).first('position');
-    if (left) return;
-    const [counts] = await trx('bulk_rows')
-      .where({ bulk_action_id: job.bulkActionId })
-      .select(trx.raw(`count(*) FILTER (WHERE status = 'failed')::int AS failed`));
-    await trx('bulk_actions').where({ id: job.bulkActionId }).update({ status: 'completed', completed_at: trx.fn.now() });
-    const organization = await trx('organizations').where({ id: job.organizationId }).first('name', 'notification_email');
-    if (organization?.notification_email) {
+    const { rows } = await trx.raw(
+      `UPDATE bulk_actions a SET status = 'completed', completed_at = now()
+        WHERE a.id = ? AND a.status = 'pending'
+          AND NOT EXISTS (SELECT 1 FROM bulk_rows r WHERE r.bulk_action_id = a.id AND r.status = 'pending')
+       RETURNING a.count,
+                 (SELECT count(*)::int FROM bulk_rows r WHERE r.bulk_action_id = a.id AND r.status = 'failed') AS failed,
+                 (SELECT o.notification_email FROM organizations o WHERE o.id = a.organization_id) AS notification_email`,
+      [job.bulkActionId],
+    );
+    const action: { count: number; failed: number; notification_email: string | null } | undefined = rows[0];
+    if (!action) return;
+    if (action.notification_email) {
       await enqueueIn(deps.boss, trx, QUEUES.email, {
-        to: organization.notification_email,
+        to: action.notification_email,
         subject: `Bulk action ${job.bulkActionId} completed`,
         text:
           `Your bulk action ${job.bulkActionId} (${job.environment}) has completed: ${action.count} rows, ` +
-          `${action.count - counts.failed} created, ${counts.failed} failed. ` +
+          `${action.count - action.failed} created, ${action.failed} failed. ` +
           `GET /api/v1/bulk/${job.bulkActionId}/errors lists the failed rows.`,
       });
     }
