@@ -31,18 +31,26 @@ function created(written: Written): RecordedEvent[] {
   ];
 }
 
-async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<number> {
-  const rows: PendingRow[] = await trx('bulk_rows')
-    .where({ bulk_action_id: bulkActionId, status: 'pending' })
-    .orderBy('position')
+/**
+ * Claims, checks and writes the next rows; answers whether this runner may find more pending
+ * rows. Rows are claimed in order of position, so when the last one claimed is the action's
+ * last, every pending row not held by another runner is in this chunk.
+ */
+async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant, bulkActionId: string, size: number): Promise<boolean> {
+  const rows: (PendingRow & { last: boolean })[] = await trx('bulk_rows')
+    .join('bulk_actions', 'bulk_actions.id', 'bulk_rows.bulk_action_id')
+    .where({ 'bulk_rows.bulk_action_id': bulkActionId, 'bulk_rows.status': 'pending' })
+    .orderBy('bulk_rows.position')
     .limit(size)
-    .forUpdate()
+    .forUpdate('bulk_rows')
     .skipLocked()
-    .select('position', 'payload');
-  if (rows.length === 0) return 0;
+    .select('bulk_rows.position', 'bulk_rows.payload', trx.raw('bulk_rows.position = bulk_actions.count - 1 AS last'));
+  if (rows.length === 0) return false;
   const written = await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
   await deps.events.record(trx, tenant, created(written));
-  return rows.length;
+  // A short chunk was the last this runner could claim: rows another runner holds are its to
+  // finish, and complete() waits for them (it completes only with no row pending).
+  return rows.length === size && !rows[rows.length - 1]!.last;
 }
 
 /**
@@ -86,10 +94,7 @@ export async function runBulkImport(deps: AppDeps, job: BulkJob): Promise<void> 
   let size = deps.config.bulkChunkRows;
   for (;;) {
     try {
-      const taken = await deps.db.transaction((trx) => importChunk(deps, trx, tenant, job.bulkActionId, size));
-      // A short chunk was the last this runner could claim: rows another runner holds are its
-      // to finish, and complete() waits for them (it completes only with no row pending).
-      if (taken < size) break;
+      if (!(await deps.db.transaction((trx) => importChunk(deps, trx, tenant, job.bulkActionId, size)))) break;
     } catch (error) {
       // Someone else created one of these identifiers after the check (through the API): go on
       // one row at a time, so the check sees it and only that row fails.
