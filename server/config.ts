@@ -16,6 +16,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** POST /bulk/customer-sessions, per token, besides rateLimitPerMinute. */
   bulkSessionRateLimitPerMinute: number;
+  /** Rows of a bulk action the import writes per transaction (POST /bulk takes up to 1000). */
+  bulkChunkRows: number;
   webhookRetryDelaySeconds: number;
   webhookTimeoutMs: number;
   webhookAllowInsecureUrls: boolean;
@@ -111,6 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || '.data'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 300, 1, 1_000_000),
     bulkSessionRateLimitPerMinute: integer(env, 'BULK_SESSION_RATE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),
+    bulkChunkRows: integer(env, 'BULK_CHUNK_ROWS', 1000, 1, 1000),
     webhookRetryDelaySeconds: integer(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 900, 0, 86_400),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),

@@ -43,7 +43,7 @@ export function parentIds(item: BulkItem): Set<string> {
 
 async function existing(query: Knex.QueryBuilder, column: string, values: string[]): Promise<Set<string>> {
   if (values.length === 0) return new Set();
-  // One array parameter, not one parameter per value (a chunk names up to 2,000 accounts).
+  // One array parameter, not one parameter per value (a chunk may name thousands of accounts).
   const rows: Record<string, string>[] = await query.whereRaw('?? = ANY(?)', [column, values]).select(column);
   return new Set(rows.map((row) => row[column]!));
 }

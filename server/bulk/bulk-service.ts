@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { enqueueIn, QUEUES } from '../jobs/queue';
-import { insertRows } from '../db/insert-rows';
+import { copyRows } from '../db/copy-rows';
 import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../http/auth';
 import { ApiError, type FieldErrors } from '../http/errors';
@@ -37,7 +37,7 @@ async function create({ db, boss, clock }: BulkDeps, tenant: Tenant, items: Bulk
       .insert({ organization_id: tenant.organizationId, environment: tenant.environment, count: items.length })
       .returning<{ id: string }[]>(['id']);
     const bulkActionId = action!.id;
-    await insertRows(
+    await copyRows(
       trx,
       'bulk_rows',
       items.map((payload, position) => ({ bulk_action_id: bulkActionId, position, organization_id: tenant.organizationId, environment: tenant.environment, payload })),
@@ -56,17 +56,20 @@ function action(db: Knex, tenant: Tenant, id: string) {
 }
 
 async function progress({ db }: BulkDeps, tenant: Tenant, id: string): Promise<Schemas['BulkActionProgress']> {
-  const row = await action(db, tenant, id).first('id', 'status', 'count', 'created_at', 'completed_at');
+  // The action and its counts in one round trip: clients poll this while the import runs.
+  const row = await action(db, tenant, id)
+    .joinRaw(
+      `CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE r.status <> 'pending')::int AS processed, count(*) FILTER (WHERE r.status = 'failed')::int AS failed
+                             FROM bulk_rows r WHERE r.bulk_action_id = bulk_actions.id) counts`,
+    )
+    .first('id', 'status', 'count', 'created_at', 'completed_at', 'counts.processed', 'counts.failed');
   if (!row) throw ApiError.notFound('Bulk action');
-  const [counts] = await db('bulk_rows')
-    .where({ bulk_action_id: id })
-    .select(db.raw(`count(*) FILTER (WHERE status <> 'pending')::int AS processed, count(*) FILTER (WHERE status = 'failed')::int AS failed`));
   return {
     bulk_id: row.id,
     status: row.status,
     count: row.count,
-    processed: counts.processed,
-    failed: counts.failed,
+    processed: row.processed,
+    failed: row.failed,
     created_at: row.created_at.toISOString(),
     completed_at: row.completed_at ? row.completed_at.toISOString() : null,
   };

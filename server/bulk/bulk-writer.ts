@@ -1,7 +1,7 @@
 /**
- * Writes the rows of one chunk that passed the rules: one multi-row INSERT per table, ids made
- * here so that no answer of the database has to be matched back to its row, and every row's
- * outcome marked in the same transaction.
+ * Writes the rows of one chunk that passed the rules: one COPY per table, ids made here so that
+ * no answer of the database has to be matched back to its row, and every row's outcome marked
+ * in the same transaction.
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -13,7 +13,7 @@ import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { sortBillingTypes } from '../billing-types';
 import { LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';
-import { insertRows } from '../db/insert-rows';
+import { copyRows } from '../db/copy-rows';
 import { parentIds, type BulkItem, type PendingRow, type RowErrors } from './bulk-rows';
 
 type Account = NonNullable<BulkItem['debt_accounts']>[number] | NonNullable<BulkItem['parent_debt_accounts']>[number];
@@ -41,7 +41,7 @@ function accountRow(account: Account, ids: { id: string; customer: string; locat
 }
 
 export async function writeRows(
-  trx: Knex,
+  trx: Knex.Transaction,
   tenant: Tenant,
   bulkActionId: string,
   rows: PendingRow[],
@@ -73,8 +73,9 @@ export async function writeRows(
       metadata: customer.metadata ?? {},
     });
     if (customer.address) {
-      const { is_primary: _primary, ...address } = customer.address;
-      addresses.push({ ...address, ...tenantColumns(tenant), customer_id: customerId, is_primary: true });
+      // Every row names every column: COPY takes one column list for all of them.
+      const { name = null, line1 = null, line2 = null, city = null, state = null, country = null, postal_code } = customer.address;
+      addresses.push({ ...tenantColumns(tenant), customer_id: customerId, name, line1, line2, city, state, country, postal_code, is_primary: true });
     }
 
     const all: Account[] = [...(payload.parent_debt_accounts ?? []), ...(payload.debt_accounts ?? [])];
@@ -109,11 +110,11 @@ export async function writeRows(
     }
   }
 
-  await insertRows(trx, LOCATIONS, locations);
-  await insertRows(trx, CUSTOMERS, customers);
-  await insertRows(trx, ADDRESSES, addresses);
-  // Parents precede their children in `accounts`, and one statement checks its foreign keys at its end.
-  await insertRows(trx, DEBT_ACCOUNTS, accounts);
+  await copyRows(trx, LOCATIONS, locations);
+  await copyRows(trx, CUSTOMERS, customers);
+  await copyRows(trx, ADDRESSES, addresses);
+  // Parents precede their children in `accounts`, and one COPY checks its foreign keys at its end.
+  await copyRows(trx, DEBT_ACCOUNTS, accounts);
 
   const positions = rows.map((row) => row.position);
   // '' for a row that passed: knex binds no nulls inside arrays, so SQL turns it back into NULL.

@@ -1,5 +1,7 @@
 import type { ApiClient, Schemas } from '../../client';
 import { runBulkImport, type BulkJob } from '../../server/bulk/bulk-import';
+import { loadConfig } from '../../server/config';
+import { copyRows } from '../../server/db/copy-rows';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, newCustomer } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -181,6 +183,40 @@ describe('POST /bulk', () => {
     expect(mail.mail).toMatchObject({ to: [{ address: 'ops@bulk-test.example' }], text: expect.stringContaining('1 rows, 1 created, 0 failed') });
   });
 
+  test('every value is stored as sent: tabs, newlines, backslashes, quotes and other scripts in text and metadata', async () => {
+    const { client } = await freshTenant();
+    const odd = 'Tab\there, line\nbreak, carriage\rreturn, back\\slash \\N, "quotes", {braces}, Zoë 東京 🙂';
+    const metadata = { note: odd, path: 'C:\\dir\\file', 'a "key"\\': '\\u0041 is not A' };
+    // Metadata is answered as a list of attribute and value.
+    const shown = expect.arrayContaining(Object.entries(metadata).map(([attribute, value]) => ({ attribute, value })));
+    const id = await submit(client, [
+      {
+        customer: { name: odd, email: 'odd@mail.debt-collection.example', external_id: 'V-CUST\\1', metadata, address: { postal_code: '78704' } },
+        location: { name: `Location ${odd}`, external_id: 'V-LOC\t1' },
+        debt_accounts: [
+          { external_id: 'V-ACC\\"1"', external_account_number: odd, billing_type: ['full-amount-payment', 'partial-payment'], balance: 100, metadata },
+        ],
+      },
+      // The first row's address has a postal code only; this one's other fields are kept all the same.
+      { customer: { name: 'Second', email: 'second@mail.debt-collection.example', external_id: 'V-CUST-2', address: { line1: odd, city: 'Austin', country: 'US', postal_code: '78701' } } },
+    ]);
+    expect(await completed(client, id)).toMatchObject({ processed: 2, failed: 0 });
+    const customer = (await client.GET('/customers/{id}', { params: { path: { id: 'V-CUST\\1' } } })).data!.data;
+    expect(customer).toMatchObject({ name: odd, metadata: shown });
+    expect(customer.metadata).toHaveLength(3);
+    expect(customer.addresses).toEqual([expect.objectContaining({ line1: null, postal_code: '78704', is_primary: true })]);
+    const account = (await client.GET('/debt-accounts/{id}', { params: { path: { id: 'V-ACC\\"1"' } } })).data!.data;
+    expect(account).toMatchObject({ external_account_number: odd, billing_type: ['partial-payment', 'full-amount-payment'], metadata: shown, location: { name: `Location ${odd}`, external_id: 'V-LOC\t1' } });
+    const second = (await client.GET('/customers/{id}', { params: { path: { id: 'V-CUST-2' } } })).data!.data;
+    expect(second.addresses).toEqual([expect.objectContaining({ line1: odd, line2: null, city: 'Austin', country: 'US', postal_code: '78701' })]);
+  });
+
+  test('BULK_CHUNK_ROWS sets the rows written per transaction, 1 to 1000; 1000 when unset', () => {
+    expect(loadConfig({}).bulkChunkRows).toBe(1000);
+    expect(loadConfig({ BULK_CHUNK_ROWS: '100' }).bulkChunkRows).toBe(100);
+    for (const bad of ['0', '1001', 'many']) expect(() => loadConfig({ BULK_CHUNK_ROWS: bad })).toThrow(/BULK_CHUNK_ROWS must be a whole number from 1 to 1000/);
+  });
+
   test('another organization or environment cannot read a bulk action', async () => {
     const { client } = await freshTenant();
     const id = await submit(client, [row(0, 'T')]);
@@ -200,27 +236,11 @@ describe('bulk import after a crash', () => {
     return { client, job: { bulkActionId: id, organizationId, environment: 'production' } };
   }
 
-  test('a chunk interrupted before its commit is redone, and every row is created exactly once', async () => {
+  /** Runs `body` with this file's bulk workers off, then lets the job the POST queued end. */
+  async function workersOff(body: () => Promise<void>): Promise<void> {
     await app.boss.offWork('bulk-import');
     try {
-      const { client, job } = await pendingAction(600, 'C');
-      // A worker that dies mid-chunk: its transaction never commits.
-      const crashed = app.db.transaction(async (trx) => {
-        const rows = await trx('bulk_rows').where({ bulk_action_id: job.bulkActionId, status: 'pending' }).limit(250).forUpdate().select('position');
-        expect(rows).toHaveLength(250);
-        await trx('customers').insert({ organization_id: job.organizationId, environment: 'production', name: 'half-written', email: 'x@y.example', external_id: 'C-CUST-0' });
-        throw new Error('killed');
-      });
-      await expect(crashed).rejects.toThrow('killed');
-      // The job runs again, twice at once (a retry and a resumed job): rows are claimed, never shared.
-      await Promise.all([runBulkImport(app.deps, job), runBulkImport(app.deps, job)]);
-      expect(await completed(client, job.bulkActionId)).toMatchObject({ processed: 600, failed: 0 });
-      expect((await client.GET('/customers', { params: { query: { limit: 1 } } })).data!.meta.total).toBe(600);
-      const { rows } = await app.db.raw(
-        `SELECT external_id, count(*) FROM debt_accounts WHERE organization_id = ? GROUP BY external_id HAVING count(*) > 1`,
-        [job.organizationId],
-      );
-      expect(rows).toEqual([]);
+      await body();
     } finally {
       await app.startWorkers();
       // The job the POST queued runs now and finds nothing left; let it end before the file does.
@@ -230,5 +250,74 @@ describe('bulk import after a crash', () => {
         await new Promise((done) => setTimeout(done, 100));
       }
     }
+  }
+
+  test('a chunk interrupted before its commit is redone, and every row is created exactly once', () =>
+    workersOff(async () => {
+      const { client, job } = await pendingAction(600, 'C');
+      // A worker that dies mid-chunk: its transaction never commits.
+      const crashed = app.db.transaction(async (trx) => {
+        const rows = await trx('bulk_rows').where({ bulk_action_id: job.bulkActionId, status: 'pending' }).limit(250).forUpdate().select('position');
+        expect(rows).toHaveLength(250);
+        await trx('customers').insert({ organization_id: job.organizationId, environment: 'production', name: 'half-written', email: 'x@y.example', external_id: 'C-CUST-0' });
+        throw new Error('killed');
+      });
+      await expect(crashed).rejects.toThrow('killed');
+      // The job runs again, twice at once (a retry and a resumed job), in chunks of 250 rows
+      // (BULK_CHUNK_ROWS): rows are claimed, never shared.
+      const deps = { ...app.deps, config: { ...app.deps.config, bulkChunkRows: 250 } };
+      await Promise.all([runBulkImport(deps, job), runBulkImport(deps, job)]);
+      expect(await completed(client, job.bulkActionId)).toMatchObject({ processed: 600, failed: 0 });
+      expect((await client.GET('/customers', { params: { query: { limit: 1 } } })).data!.meta.total).toBe(600);
+      const { rows } = await app.db.raw(
+        `SELECT external_id, count(*) FROM debt_accounts WHERE organization_id = ? GROUP BY external_id HAVING count(*) > 1`,
+        [job.organizationId],
+      );
+      expect(rows).toEqual([]);
+    }));
+
+  test('rows written by COPY roll back with the transaction that wrote them', async () => {
+    const { organizationId } = await freshTenant();
+    const killed = app.db.transaction(async (trx) => {
+      await copyRows(trx, 'locations', [{ organization_id: organizationId, environment: 'production', name: 'Never kept', external_id: 'RB-LOC' }]);
+      expect(await trx('locations').where({ organization_id: organizationId }).pluck('external_id')).toEqual(['RB-LOC']);
+      throw new Error('killed');
+    });
+    await expect(killed).rejects.toThrow('killed');
+    expect(await app.db('locations').where({ organization_id: organizationId })).toEqual([]);
+    // Rows naming different columns are refused rather than written with a column lost.
+    const tenant = { organization_id: organizationId, environment: 'production' };
+    const uneven = app.db.transaction((trx) => copyRows(trx, 'locations', [{ ...tenant, name: 'One' }, { ...tenant, name: 'Two', external_id: 'RB-TWO' }]));
+    await expect(uneven).rejects.toThrow(/every row must have exactly the columns/);
+    expect(await app.db('locations').where({ organization_id: organizationId })).toEqual([]);
   });
+
+  test('an external_id created through the API after the check fails only its own row', () =>
+    workersOff(async () => {
+      const { client, job } = await pendingAction(3, 'U');
+      // Another request creates U-CUST-1 and has not committed yet: the import's check cannot
+      // see it, and the import's write of that customer waits for it.
+      const other = await app.db.transaction();
+      try {
+        await other('customers').insert({ organization_id: job.organizationId, environment: 'production', name: 'Through the API', email: 'api@y.example', external_id: 'U-CUST-1' });
+        const run = runBulkImport(app.deps, job);
+        let waiting = false;
+        for (let attempt = 0; attempt < 300 && !waiting; attempt++) {
+          const { rows } = await app.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+          waiting = rows[0].n > 0;
+          if (!waiting) await new Promise((done) => setTimeout(done, 20));
+        }
+        expect(waiting).toBe(true);
+        await other.commit();
+        await run;
+      } finally {
+        if (!other.isCompleted()) await other.rollback();
+      }
+      expect(await completed(client, job.bulkActionId)).toMatchObject({ processed: 3, failed: 1 });
+      const { data } = await errorsOf(client, job.bulkActionId);
+      expect(data.map((record) => [record.id, record.errors.customer[0]?.messages])).toEqual([[1, { external_id: ['has already been taken'] }]]);
+      for (const key of ['U-A-0', 'U-B-2']) expect((await client.GET('/debt-accounts/{id}', { params: { path: { id: key } } })).response.status).toBe(200);
+      expect((await client.GET('/debt-accounts/{id}', { params: { path: { id: 'U-P-1' } } })).response.status).toBe(404);
+      expect((await client.GET('/customers/{id}', { params: { path: { id: 'U-CUST-1' } } })).data!.data.name).toBe('Through the API');
+    }));
 });

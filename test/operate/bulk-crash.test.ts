@@ -13,7 +13,9 @@ import { createTestDatabase } from '../support/test-app';
 const root = resolve(__dirname, '../..');
 
 function serve(databaseUrl: string, port: number): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn' };
+  // Chunks of 100 rows (the default is the whole action at once): the kill can then come after
+  // some chunks committed and before the others, and the second process must finish only those.
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', BULK_CHUNK_ROWS: '100' };
   // node itself, with tsx as a loader: one process, so SIGKILL kills the server and not a wrapper.
   return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
 }
