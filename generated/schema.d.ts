@@ -3523,7 +3523,9 @@ export interface components {
          * @description Where a bulk action stands (beyond the spec, which only tells the organization by e-mail when
          *     an action completes). `processed` counts the rows handled so far, created or failed;
          *     `failed` those of them that failed a business rule (see `GET /bulk/{id}/errors`). The action
-         *     is `completed` when `processed` equals `count`, failed rows included.
+         *     is `completed` when `processed` equals `count`, failed rows included. `processed` moves in
+         *     steps: rows are handled in transactions of up to the server's `BULK_CHUNK_ROWS` (by default
+         *     1000, so a whole action at once), each row's records and the count committed together.
          */
         BulkActionProgress: {
             /**
