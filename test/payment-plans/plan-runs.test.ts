@@ -7,6 +7,7 @@ import type { ApiClient } from '../../client';
 import { newCustomer, newDebtAccount, unique, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
 let api: ApiClient;
@@ -17,24 +18,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const DAY = 86_400_000;
 const card = testCard;
 const GOOD = '4242424242424242';
 const DECLINED = '4000000000000002';
-
-async function clock(): Promise<Date> {
-  return new Date((await api.GET('/sandbox/clock')).data!.data.now);
-}
-const today = async () => (await clock()).toISOString().slice(0, 10);
-const dayAfter = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
-
-/** Moves the sandbox clock `days` on and expects the work done. */
-async function advance(days: number): Promise<void> {
-  const now = await clock();
-  const { data, response } = await api.POST('/sandbox/clock', { body: { advance_to: new Date(now.getTime() + days * DAY).toISOString() } });
-  expect(response.status).toBe(200);
-  expect(data!.data.status).toBe('ready');
-}
 
 async function method(customerId: string, number: string): Promise<string> {
   const { data, response } = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customerId } }, body: { card: card(number) } });
@@ -48,7 +34,7 @@ async function weeklyPlan(balance: number, amount: number, number = GOOD) {
   const account = await newDebtAccount(api, customer.id, { external_id: unique('ACC'), balance });
   const methodId = await method(customer.id, number);
   const { data, response, error } = await api.POST('/payment-plans', {
-    body: { debt_account_id: account.id, payment_method_id: methodId, frequency: 'weekly', start_date: await today(), amount },
+    body: { debt_account_id: account.id, payment_method_id: methodId, frequency: 'weekly', start_date: await sandboxToday(api), amount },
   });
   if (response.status !== 201) throw new Error(JSON.stringify(error));
   return { customer, account, methodId, plan: data!.data };
@@ -69,7 +55,7 @@ describe('a weekly plan through the sandbox clock', () => {
   test('15 days on: three instalments charged, the balance lowered three times, the events in the order of the instalments', async () => {
     const { account, plan } = await weeklyPlan(40_000, 10_000);
     expect(plan.charges).toHaveLength(4);
-    await advance(15);
+    await advanceSandbox(api, 15);
 
     const after = await planNow(plan.id);
     expect(after.charges.map((c) => [c.status, c.attempts])).toEqual([
@@ -95,20 +81,20 @@ describe('a weekly plan through the sandbox clock', () => {
     expect(updates.map((d) => d.charges.filter((c: { status: string }) => c.status === 'succeeded').length)).toEqual([1, 2, 3]);
 
     // Nothing is charged twice by moving on again.
-    await advance(1);
+    await advanceSandbox(api, 1);
     expect(await chargesOf(account.id)).toHaveLength(3);
   });
 
   test('a decline is retried 3 days later; with another card attached meanwhile, the retry succeeds', async () => {
     const { customer, account, plan } = await weeklyPlan(20_000, 10_000, DECLINED);
-    await advance(1);
+    await advanceSandbox(api, 1);
     let now = await planNow(plan.id);
     expect(now.charges[0]).toMatchObject({ status: 'pending', attempts: 1, error_code: 'card_declined' });
     expect(await balanceOf(account.id)).toBe(20_000);
 
     const good = await method(customer.id, GOOD);
     await api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { payment_method_id: good } });
-    await advance(3);
+    await advanceSandbox(api, 3);
     now = await planNow(plan.id);
     expect(now.charges[0]).toMatchObject({ status: 'succeeded', attempts: 2, error_code: null });
     expect(await balanceOf(account.id)).toBe(10_000);
@@ -118,12 +104,12 @@ describe('a weekly plan through the sandbox clock', () => {
 
   test('three failed attempts in a row default the plan: its pending instalments are canceled', async () => {
     const { account, plan } = await weeklyPlan(30_000, 10_000, DECLINED);
-    await advance(7);
+    await advanceSandbox(api, 7);
     const defaulted = await planNow(plan.id);
     expect(defaulted.status).toBe('defaulted');
     expect(defaulted.charges[0]).toMatchObject({ status: 'failed', attempts: 3 });
     expect(defaulted.charges.slice(1).every((c) => c.status === 'canceled' || c.status === 'failed')).toBe(true);
-    await advance(14);
+    await advanceSandbox(api, 14);
     expect((await chargesOf(account.id)).filter((c) => c.status === 'failed')).toHaveLength(3);
     const statuses = (await events('payment-plan.update', (d) => d.id === plan.id)).map((d) => d.status);
     expect(statuses.at(-1)).toBe('defaulted');
@@ -131,26 +117,26 @@ describe('a weekly plan through the sandbox clock', () => {
 
   test('canceled mid-way: no more charges', async () => {
     const { account, plan } = await weeklyPlan(30_000, 10_000);
-    await advance(1);
+    await advanceSandbox(api, 1);
     await api.DELETE('/payment-plans/{id}', { params: { path: { id: plan.id } } });
-    await advance(21);
+    await advanceSandbox(api, 21);
     expect(await chargesOf(account.id)).toHaveLength(1);
     expect(await balanceOf(account.id)).toBe(20_000);
   });
 
   test('updated mid-way: the rest of the balance in instalments of the new amount', async () => {
     const { account, plan } = await weeklyPlan(30_000, 10_000);
-    await advance(1);
+    await advanceSandbox(api, 1);
     const { data } = await api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { amount: 15_000 } });
     expect(data!.data.charges.filter((c) => c.status === 'pending').map((c) => c.amount)).toEqual([15_000, 5_000]);
-    await advance(14);
+    await advanceSandbox(api, 14);
     expect(await balanceOf(account.id)).toBe(0);
     expect((await planNow(plan.id)).status).toBe('completed');
   });
 
   test('paid off by a one-time charge mid-plan: the plan completes at once, with its payment-plan.update, and charges nothing more', async () => {
     const { account, plan, methodId } = await weeklyPlan(30_000, 10_000);
-    await advance(1);
+    await advanceSandbox(api, 1);
     const once = await api.POST('/charges', { body: { amount: 20_000, debt_account_id: account.id, payment_method_id: methodId } });
     expect(once.response.status).toBe(201);
     // In the charge's own transaction, not at the next due date.
@@ -158,7 +144,7 @@ describe('a weekly plan through the sandbox clock', () => {
     expect(completed.status).toBe('completed');
     expect(completed.charges.filter((c) => c.status === 'pending')).toHaveLength(0);
     expect((await events('payment-plan.update', (d) => d.id === plan.id)).at(-1)).toMatchObject({ status: 'completed' });
-    await advance(8);
+    await advanceSandbox(api, 8);
     expect((await planNow(plan.id)).status).toBe('completed');
     expect(await chargesOf(account.id)).toHaveLength(2);
   });

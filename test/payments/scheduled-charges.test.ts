@@ -8,6 +8,7 @@ import type { ApiClient } from '../../client';
 import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
 let api: ApiClient;
@@ -18,19 +19,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const DAY = 86_400_000;
 const card = testCard;
 const ach = (account_number: string) => ({ account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '110000000', account_number, account_zip: '78704', account_state: 'TX' });
-
-const clock = async () => new Date((await api.GET('/sandbox/clock')).data!.data.now);
-const today = async () => (await clock()).toISOString().slice(0, 10);
-const dayAfter = async (days: number) => new Date(Date.parse(`${await today()}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
-
-async function advance(days: number): Promise<void> {
-  const { data, response } = await api.POST('/sandbox/clock', { body: { advance_to: new Date((await clock()).getTime() + days * DAY).toISOString() } });
-  expect(response.status).toBe(200);
-  expect(data!.data.status).toBe('ready');
-}
 
 async function accountWithCard(balance = 10_000, number = '4242424242424242') {
   const customer = await newCustomer(api);
@@ -54,7 +44,7 @@ async function events(name: string, id: string) { // eslint-disable-next-line @t
 describe('POST /charges with scheduled_at', () => {
   test('today charges at once', async () => {
     const { account, methodId } = await accountWithCard();
-    const { data, response } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await today() });
+    const { data, response } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxToday(api) });
     expect(response.status).toBe(201);
     expect(data!.data).toMatchObject({ status: 'succeeded', scheduled_at: null });
     expect(await balanceOf(account.id)).toBe(7500);
@@ -62,7 +52,7 @@ describe('POST /charges with scheduled_at', () => {
 
   test('tomorrow: 201 scheduled, nothing moves; on its day it is carried out once, with its events', async () => {
     const { account, methodId } = await accountWithCard();
-    const tomorrow = await dayAfter(1);
+    const tomorrow = await sandboxDayAfter(api, 1);
     const { data, response } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: tomorrow });
     expect(response.status).toBe(201);
     const id = data!.data.id;
@@ -74,7 +64,7 @@ describe('POST /charges with scheduled_at', () => {
     expect(created).toMatchObject({ scheduled_at: `${tomorrow} 14:00:00`, successfully_charged_at: null, charge: null, amount: 2500 });
     expect(await events('charge.succeeded', id)).toHaveLength(0);
 
-    await advance(2);
+    await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'succeeded', scheduled_at: tomorrow, amount: 2500 });
     expect(await balanceOf(account.id)).toBe(7500);
     const [succeeded] = await events('charge.succeeded', id);
@@ -83,7 +73,7 @@ describe('POST /charges with scheduled_at', () => {
     expect(updated).toMatchObject({ successfully_charged_at: `${tomorrow} 14:00:00`, charge: { id, success: true } });
 
     // Moving on again does nothing more: one run, one gateway payment.
-    await advance(3);
+    await advanceSandbox(api, 3);
     expect(await app.db('scheduled_charge_runs').where({ charge_id: id }).count('* as count')).toEqual([{ count: '1' }]);
     expect(await events('charge.succeeded', id)).toHaveLength(1);
     expect(await balanceOf(account.id)).toBe(7500);
@@ -91,11 +81,11 @@ describe('POST /charges with scheduled_at', () => {
 
   test('a past day, or a later day without a saved method, is a 422 on scheduled_at; the other rules are checked now', async () => {
     const { account, methodId } = await accountWithCard();
-    const yesterday = await dayAfter(-1);
+    const yesterday = await sandboxDayAfter(api, -1);
     expectFieldError((await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: yesterday })).error, 'scheduled_at');
-    expectFieldError((await charge({ amount: 2500, debt_account_id: account.id, card: card(), scheduled_at: await dayAfter(1) })).error, 'scheduled_at');
-    expectFieldError((await charge({ amount: 20_000, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await dayAfter(1) })).error, 'amount');
-    const saved = await charge({ amount: 2500, debt_account_id: account.id, card: card(), save_payment_method: true, scheduled_at: await dayAfter(1) });
+    expectFieldError((await charge({ amount: 2500, debt_account_id: account.id, card: card(), scheduled_at: await sandboxDayAfter(api, 1) })).error, 'scheduled_at');
+    expectFieldError((await charge({ amount: 20_000, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) })).error, 'amount');
+    const saved = await charge({ amount: 2500, debt_account_id: account.id, card: card(), save_payment_method: true, scheduled_at: await sandboxDayAfter(api, 1) });
     expect(saved.response.status).toBe(201);
     expect(saved.data!.data).toMatchObject({ status: 'scheduled', payment_method_id: expect.any(String) });
     expect(await balanceOf(account.id)).toBe(10_000);
@@ -103,13 +93,13 @@ describe('POST /charges with scheduled_at', () => {
 
   test('a declined card on its day: failed, scheduled-charge.update with the failure, not retried', async () => {
     const { account, methodId } = await accountWithCard(10_000, '4000000000000002');
-    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await dayAfter(1) });
+    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
-    await advance(2);
+    await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'failed', error_code: 'card_declined' });
     const [updated] = await events('scheduled-charge.update', id);
     expect(updated).toMatchObject({ successfully_charged_at: null, charge: { success: false, error_code: 'card_declined' } });
-    await advance(7);
+    await advanceSandbox(api, 7);
     expect(await events('charge.failed', id)).toHaveLength(1);
     expect(await balanceOf(account.id)).toBe(10_000);
   });
@@ -118,7 +108,7 @@ describe('POST /charges with scheduled_at', () => {
 describe('POST /charges/{id}/cancel', () => {
   test('cancels a scheduled charge (scheduled-charge.delete); a second cancel and a succeeded charge are 409; it never runs', async () => {
     const { account, methodId } = await accountWithCard();
-    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await dayAfter(1) });
+    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
     const canceled = await cancel(id);
     expect(canceled.response.status).toBe(200);
@@ -135,18 +125,18 @@ describe('POST /charges/{id}/cancel', () => {
     expect((await cancel(now.data!.data.id)).response.status).toBe(409);
     expect((await cancel(UNKNOWN_UUID)).response.status).toBe(404);
 
-    await advance(2);
+    await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'canceled' });
     expect(await balanceOf(account.id)).toBe(9000);
   });
 
   test('an account closed before the day: the scheduled charge is canceled, not charged', async () => {
     const { account, methodId } = await accountWithCard();
-    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await dayAfter(1) });
+    const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
     const closed = await api.PUT('/debt-accounts/{id}', { params: { path: { id: account.id } }, body: { balance: 10_000, status: 'closed' } });
     expect(closed.response.status).toBe(200);
-    await advance(2);
+    await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'canceled', error: null });
     expect(await events('scheduled-charge.delete', id)).toHaveLength(1);
     expect(await events('charge.succeeded', id)).toHaveLength(0);
@@ -162,9 +152,9 @@ describe('the sandbox clock and ACH', () => {
     const settles = await charge({ amount: 4000, debt_account_id: good.id, ach: ach('000123456789') });
     const returns = await charge({ amount: 4000, debt_account_id: bounced.id, ach: ach('000222222227') });
     expect([settles.data!.data.status, returns.data!.data.status]).toEqual(['pending', 'pending']);
-    await advance(1);
+    await advanceSandbox(api, 1);
     expect((await chargeNow(settles.data!.data.id)).status).toBe('pending');
-    await advance(2);
+    await advanceSandbox(api, 2);
     expect(await chargeNow(settles.data!.data.id)).toMatchObject({ status: 'succeeded', settled_at: expect.any(String) });
     expect(await chargeNow(returns.data!.data.id)).toMatchObject({ status: 'returned', return_code: 'R01' });
     expect(await balanceOf(good.id)).toBe(0);
@@ -176,12 +166,12 @@ describe('the sandbox clock and ACH', () => {
     const account = await newDebtAccount(api, customer.id, { balance: 20_000, external_id: unique('DA') });
     const method = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { ach: ach('000222222227') } });
     const plan = await api.POST('/payment-plans', {
-      body: { debt_account_id: account.id, payment_method_id: method.data!.data.id, frequency: 'monthly', start_date: await today(), amount: 10_000 },
+      body: { debt_account_id: account.id, payment_method_id: method.data!.data.id, frequency: 'monthly', start_date: await sandboxToday(api), amount: 10_000 },
     });
     expect(plan.response.status).toBe(201);
     const planId = plan.data!.data.id;
     // Charged today at 14:00 (pending), returned two days later at 14:00, retried 3 days after its date.
-    const { response } = await api.POST('/sandbox/clock', { body: { advance_to: `${await dayAfter(2)}T15:00:00.000Z` } });
+    const { response } = await api.POST('/sandbox/clock', { body: { advance_to: `${await sandboxDayAfter(api, 2)}T15:00:00.000Z` } });
     expect(response.status).toBe(200);
     const now = (await api.GET('/payment-plans/{id}', { params: { path: { id: planId } } })).data!.data;
     const charges = await api.GET('/charges', { params: { query: { debt_account_id: account.id } } });
