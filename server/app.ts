@@ -57,8 +57,9 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
-  const json = express.json({ limit: BODY_LIMIT, type: readsJsonBody });
-  // A GET or DELETE skips the body parser altogether (it would only find nothing to read).
+  // Only a request that reads a JSON body meets the parser (asked once, here): a GET or DELETE
+  // skips it altogether.
+  const json = express.json({ limit: BODY_LIMIT, type: () => true });
   api.use((req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()));
   // One round trip: the token and its count (http/access.ts).
   api.use(authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }));
