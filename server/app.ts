@@ -22,7 +22,8 @@ import { webhookRoutes } from './webhooks/webhook-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
-import { typedRoutes } from './http/typed-routes';
+import { operationRoutes } from './http/typed-routes';
+import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
 
 export const API_BASE = '/api/v1';
@@ -60,16 +61,18 @@ export function createApp(deps: AppDeps): Express {
   // Only a request that reads a JSON body meets the parser (asked once, here): a GET or DELETE
   // skips it altogether.
   const json = express.json({ limit: BODY_LIMIT, type: () => true });
-  api.use((req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()));
-  // One round trip: the token and its count (http/access.ts).
-  api.use(authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }));
+  // Each run of middlewares is one layer of the router (http/chain.ts).
+  api.use(
+    chain([
+      (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
+      // One round trip: the token and its count (http/access.ts).
+      authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
+    ]),
+  );
   api.post('/bulk/customer-sessions', bulkSessionThrottle(deps));
-  api.use(openApiValidator());
-  api.use(refuseUnstorableText);
-  api.use(idempotency(db));
-  // Every resource's operations on one router: a request is matched against one list of
-  // routes, not passed through a router per resource.
-  const routes = typedRoutes(api);
+  api.use(chain([...openApiValidator(), refuseUnstorableText, idempotency(db)]));
+  // Every resource's operations in one table, answered by the operation the validator matched.
+  const { routes, dispatch } = operationRoutes(API_BASE);
   for (const resource of [
     customerRoutes,
     addressRoutes,
@@ -85,6 +88,7 @@ export function createApp(deps: AppDeps): Express {
   ]) {
     resource(routes, deps);
   }
+  api.use(dispatch);
   app.use(API_BASE, api);
 
   // What a person's browser opens: no bearer token, no API rate limit (the link or the

@@ -37,8 +37,8 @@ export function requestLog(logger: Logger, logPath: (url: string) => string): Re
     (req as Request & { [FIELDS]?: LoggedFields })[FIELDS] = fields;
     res.setHeader('X-Request-Id', id);
     // 'close' comes last, after 'finish' when the answer was sent, alone when the connection
-    // went first.
-    res.once('close', () => {
+    // went first; and once (`on`: no wrapper to make and remove for every request).
+    res.on('close', () => {
       const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Date.now() - started };
       if (res.statusCode >= 500) logger.error(line, 'request errored');
       else if (!res.writableFinished) logger.info(line, 'request aborted');

@@ -52,6 +52,17 @@ describe('HTTP errors in the spec’s shape', () => {
     expect(await again.json()).toEqual(await first.json());
   });
 
+  test('a request is answered by the operation it was validated against: a static path before a parameter, a trailing slash allowed', async () => {
+    const { data } = await app.api.POST('/customers', { body: { name: 'Maria Gonzalez', email: 'maria@mail.debt-collection.example' } });
+    const slash = await fetch(`${app.baseUrl}/customers/${data!.data.id}/`, { headers: auth() });
+    expect(slash.status).toBe(200);
+    expect(((await slash.json()) as { data: { id: string } }).data.id).toBe(data!.data.id);
+    // `lookup` is not taken for a debt account's id: the lookup's own rule (a flow) answers.
+    const lookup = await fetch(`${app.baseUrl}/debt-accounts/lookup/`, { headers: auth() });
+    expect(lookup.status).toBe(422);
+    expect(await lookup.json()).toMatchObject({ errorCode: 'validation_failed' });
+  });
+
   test('every answer carries a request id', async () => {
     const response = await fetch(`${app.baseUrl}/customers`, { headers: auth() });
     expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);

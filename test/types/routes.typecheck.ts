@@ -3,10 +3,9 @@
  * `@ts-expect-error` line must fail to compile. They prove that a handler drifting from the
  * document (a parameter, a body field or an answer it does not declare) fails tsc.
  */
-import { Router } from 'express';
-import { typedRoutes } from '../../server/http/typed-routes';
+import { operationRoutes } from '../../server/http/typed-routes';
 
-const routes = typedRoutes(Router());
+const { routes } = operationRoutes('/api/v1');
 
 routes.get('/customers/{id}', async (req, res) => {
   const id: string = req.params.id;
