@@ -38,6 +38,7 @@ import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customers/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
+import { createLogger } from '../server/logging';
 import { freePort } from '../server/net';
 
 const root = resolve(__dirname, '..');
@@ -185,7 +186,8 @@ async function main(): Promise<void> {
   try {
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
-    const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
+    // The service's own logger (its redaction included), writing to /dev/null.
+    const logger = createLogger('info', pino.destination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const customer = await customerService({ db, events: webhookEvents(boss), clock: () => new Date() }).create(

@@ -6,6 +6,13 @@ import pino, { type Logger } from 'pino';
  */
 const REDACT = [
   'req.headers.authorization',
+  'authorization',
+  'token',
+  'card_number',
+  'card_security_code',
+  'account_number',
+  'routing_number',
+  'secret',
   '*.authorization',
   '*.token',
   '*.card_number',

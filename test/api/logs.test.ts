@@ -40,6 +40,30 @@ describe('logs', () => {
   });
 });
 
+describe('log lines', () => {
+  test('a request line holds only its id, method, path without the query, status and time', async () => {
+    await fetch(`${app.baseUrl}/customers?limit=5`, { headers: { authorization: `Bearer ${app.organization.production_token}`, 'x-request-id': 'line-shape-1' } });
+    const line = app.logs.map((text) => JSON.parse(text) as { req?: { id?: string } }).find((entry) => entry.req?.id === 'line-shape-1');
+    expect(line).toEqual({
+      level: 30,
+      time: expect.any(Number),
+      pid: process.pid,
+      hostname: expect.any(String),
+      req: { id: 'line-shape-1', method: 'GET', path: '/api/v1/customers' },
+      res: { statusCode: 200 },
+      responseTime: expect.any(Number),
+      msg: 'request completed',
+    });
+  });
+
+  test('any other line that carries a secret by another road has it censored', () => {
+    app.deps.logger.warn({ payment: { card_number: CARD, card_security_code: CVC }, hook: { secret: 'whsec_1' }, token: 'dcs_live_x' }, 'odd line');
+    const line = JSON.parse(app.logs.find((text) => text.includes('odd line'))!) as Record<string, unknown>;
+    expect(line).toMatchObject({ payment: { card_number: '[redacted]', card_security_code: '[redacted]' }, hook: { secret: '[redacted]' }, token: '[redacted]' });
+    expect(JSON.stringify(line)).not.toContain(CARD);
+  });
+});
+
 describe('X-Request-Id', () => {
   const get = (requestId?: string) =>
     fetch(`${app.baseUrl}/customers`, {
