@@ -5,14 +5,16 @@
  * same run, on the same database. Three middle variants show where the cost goes: bare + auth
  * and the rate limit; bare + express-openapi-validator; and bare + both, which is what the
  * rules alone cost before any code of ours. Each server is loaded in turn by autocannon in a
- * separate process; rounds alternate A B C … A B C … and medians are printed, with the ratio
- * against the bare handler.
+ * separate process, one round after another, every other round in reverse order (A B C, C B A,
+ * …) so that no variant always runs first or last. Medians are printed; a ratio against the
+ * bare handler is the median of each round's own ratio, so that the machine's speed drifting
+ * from one round to the next (it does, on a shared VM) moves both sides of a ratio alike.
  *
  * With `--processes N` (N > 1), the service is also started as `npm start` starts it, once
  * with WEB_CONCURRENCY=1 and once with WEB_CONCURRENCY=N, each a separate process tree over
  * the same database, loaded in alternating rounds; the scaling is N processes' req/s over one's.
  *
- *   npm run bench:api [-- --seconds 5 --rounds 3 --connections 10 --processes 1]
+ *   npm run bench:api [-- --seconds 5 --rounds 5 --connections 10 --processes 1]
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -46,7 +48,7 @@ const run = promisify(execFile);
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '5' },
-    rounds: { type: 'string', default: '3' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '10' },
     processes: { type: 'string', default: '1' },
   },
@@ -214,11 +216,12 @@ async function main(): Promise<void> {
     }
     for (const target of targets) await load(target.url, organization.production_token); // warm-up
     for (let round = 0; round < Number(options.rounds); round++) {
-      for (const target of targets) target.results.push(await load(target.url, organization.production_token));
+      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) target.results.push(await load(target.url, organization.production_token));
     }
-    const baseline = median(targets[0]!.results.map((r) => r.requests));
-    console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians`);
-    const baselineP99 = median(targets[0]!.results.map((r) => r.p99));
+    const bare = targets[0]!.results;
+    /** The median of each round's ratio of this variant to the bare handler. */
+    const pairedRatio = (results: Result[], measure: (result: Result) => number) => median(results.map((result, round) => measure(result) / measure(bare[round]!)));
+    console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians (a ratio: the median of each round's ratio)`);
     // CPU µs per request is this process's (the servers'), not PostgreSQL's nor the load's; on
     // a busy machine it varies less than req/s and shows where the time goes.
     // The machine's column adds PostgreSQL, the load generator and the kernel: on 2 cores the
@@ -230,9 +233,11 @@ async function main(): Promise<void> {
       const cpu = median(target.results.map((r) => r.cpuPerRequest));
       const machine = median(target.results.map((r) => r.machinePerRequest));
       console.log(
-        `${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(15)} ${(p99 / baselineP99).toFixed(2).padStart(13)} ${cpu.toFixed(0).padStart(12)} ${machine.toFixed(0).padStart(16)}`,
+        `${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${pairedRatio(target.results, (r) => r.requests).toFixed(2).padStart(15)} ${pairedRatio(target.results, (r) => r.p99).toFixed(2).padStart(13)} ${cpu.toFixed(0).padStart(12)} ${machine.toFixed(0).padStart(16)}`,
       );
     }
+    const full = targets[targets.length - 1]!.results;
+    console.log(`full service / bare, req/s of each round: ${full.map((result, round) => (result.requests / bare[round]!.requests).toFixed(2)).join(' ')}`);
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {

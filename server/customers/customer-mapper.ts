@@ -35,7 +35,8 @@ export interface CustomerRelations {
 }
 
 export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods, debtAccounts }: CustomerRelations): Schemas['Customer'] {
-  return {
+  // Fields in the document's order; the included lists only when asked for.
+  const customer: Schemas['Customer'] = {
     id: row.id,
     external_id: row.external_id,
     name: row.name,
@@ -43,15 +44,16 @@ export function customerToApi(row: CustomerRow, { include, addresses, paymentMet
     phone: row.phone,
     date_of_birth: row.date_of_birth,
     ssn: row.ssn_last4,
-    ...(include.has('metadata') ? { metadata: metadataToApi(row.metadata) } : {}),
-    ...(include.has('addresses') ? { addresses: addresses.map(addressToApi) } : {}),
-    // Customer rules cannot be set through the API yet (see the document).
-    ...(include.has('rules') ? { rules: [] } : {}),
-    ...(include.has('debt_accounts') ? { debt_accounts: debtAccounts } : {}),
-    ...(include.has('payment_methods') ? { payment_methods: paymentMethods } : {}),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
+  } as Schemas['Customer'];
+  if (include.has('metadata')) customer.metadata = metadataToApi(row.metadata);
+  if (include.has('addresses')) customer.addresses = addresses.map(addressToApi);
+  // Customer rules cannot be set through the API yet (see the document).
+  if (include.has('rules')) customer.rules = [];
+  if (include.has('debt_accounts')) customer.debt_accounts = debtAccounts;
+  if (include.has('payment_methods')) customer.payment_methods = paymentMethods;
+  customer.created_at = row.created_at.toISOString();
+  customer.updated_at = row.updated_at.toISOString();
+  return customer;
 }
 
 /** The create answer names the address list `address` (spec 2.2). */

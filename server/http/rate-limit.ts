@@ -31,11 +31,10 @@ export function createLimiter(db: Knex, { points, durationSeconds, keyPrefix }: 
 }
 
 export function setRateLimitHeaders(res: Response, limit: number, remaining: number, msBeforeNext: number): void {
-  res.set({
-    'RateLimit-Limit': String(limit),
-    'RateLimit-Remaining': String(Math.max(0, remaining)),
-    'RateLimit-Reset': String(Math.ceil(msBeforeNext / 1000)),
-  });
+  // Node's own setHeader: Express's res.set would look for a content type in each name.
+  res.setHeader('RateLimit-Limit', String(limit));
+  res.setHeader('RateLimit-Remaining', String(Math.max(0, remaining)));
+  res.setHeader('RateLimit-Reset', String(Math.ceil(msBeforeNext / 1000)));
 }
 
 const setHeaders = (res: Response, limit: number, state: RateLimiterRes) => setRateLimitHeaders(res, limit, state.remainingPoints, state.msBeforeNext);
