@@ -3,12 +3,13 @@
  * needed); ACH numbers and webhook secrets are encrypted with AES-256-GCM under the data key;
  * a card is known afterwards only by a keyed fingerprint (HMAC), never by its number.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
+/** Asked on every API request: the one-shot hash, without a Hash object to make and finish. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 /** A new API token: 32 random bytes, URL-safe, with a prefix naming its environment. */

@@ -11,7 +11,7 @@
  * record to it (one charge per key, enforced by a unique index).
  */
 import { createHash } from 'node:crypto';
-import type { RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { tenantOf } from '../http/auth';
 import { ApiError } from '../http/errors';
@@ -39,9 +39,18 @@ export function idempotencyKeyOf(res: Response): string | undefined {
 }
 
 export function idempotency(db: Knex): RequestHandler {
-  return async (req, res, next) => {
+  const keyed = keyedRequest(db);
+  // A request without a key (every GET, PUT and DELETE) goes on at once, with no promise made.
+  return (req, res, next) => {
     const key = req.method === 'POST' ? req.get(IDEMPOTENCY_HEADER) : undefined;
     if (key === undefined) return next();
+    void keyed(req, res, next, key);
+  };
+}
+
+/** A POST with a key: claimed, replayed, or refused. */
+function keyedRequest(db: Knex) {
+  const run = async (req: Request, res: Response, next: NextFunction, key: string): Promise<void> => {
     try {
       const tenant = tenantOf(res);
       const records = idempotencyRepo(db, tenant);
@@ -50,7 +59,7 @@ export function idempotency(db: Knex): RequestHandler {
       if (!(await records.claim(key, req.method, req.originalUrl, hash))) {
         const record = await records.find(key);
         // Gone between the two statements (released, or pruned): this request is a new one.
-        if (!record) return idempotency(db)(req, res, next);
+        if (!record) return run(req, res, next, key);
         if (record.request_hash !== hash) {
           throw new ApiError('idempotency_key_reused', 'This Idempotency-Key was already used with another request.', {
             'headers.idempotency-key': ['was already used with another request in the last 24 hours'],
@@ -69,6 +78,7 @@ export function idempotency(db: Knex): RequestHandler {
       next(error);
     }
   };
+  return run;
 }
 
 /** Stores the answer before it leaves; releases the key when nothing worth keeping is sent. */
