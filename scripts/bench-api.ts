@@ -219,8 +219,9 @@ async function main(): Promise<void> {
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) target.results.push(await load(target.url, organization.production_token));
     }
     const bare = targets[0]!.results;
-    /** The median of each round's ratio of this variant to the bare handler. */
-    const pairedRatio = (results: Result[], measure: (result: Result) => number) => median(results.map((result, round) => measure(result) / measure(bare[round]!)));
+    /** Each round's ratio of this variant to the bare handler. */
+    const roundRatios = (results: Result[], measure: (result: Result) => number) => results.map((result, round) => measure(result) / measure(bare[round]!));
+    const pairedRatio = (results: Result[], measure: (result: Result) => number) => median(roundRatios(results, measure));
     console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians (a ratio: the median of each round's ratio)`);
     // CPU µs per request is this process's (the servers'), not PostgreSQL's nor the load's; on
     // a busy machine it varies less than req/s and shows where the time goes.
@@ -237,7 +238,7 @@ async function main(): Promise<void> {
       );
     }
     const full = targets[targets.length - 1]!.results;
-    console.log(`full service / bare, req/s of each round: ${full.map((result, round) => (result.requests / bare[round]!.requests).toFixed(2)).join(' ')}`);
+    console.log(`full service / bare, req/s of each round: ${roundRatios(full, (r) => r.requests).map((ratio) => ratio.toFixed(2)).join(' ')}`);
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {
