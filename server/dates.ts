@@ -5,3 +5,15 @@
 export function todayUtc(now: Date): string {
   return now.toISOString().slice(0, 10);
 }
+
+const DAY_MS = 86_400_000;
+
+/** The calendar date `days` after `date` (both `YYYY-MM-DD`, in UTC). */
+export function addDays(date: string, days: number): string {
+  return new Date(new Date(`${date}T00:00:00.000Z`).getTime() + days * DAY_MS).toISOString().slice(0, 10);
+}
+
+/** Whether `text` is a real calendar date written `YYYY-MM-DD`. */
+export function isCalendarDate(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && !Number.isNaN(Date.parse(text)) && new Date(`${text}T00:00:00.000Z`).toISOString().startsWith(text);
+}

@@ -12,6 +12,7 @@ import type { Environment, Tenant } from '../http/auth';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';
+import { termsOf } from '../payment-terms/payment-terms';
 import { afterFailure, chargeDate } from './schedule';
 
 /** What charging one instalment answered. */
@@ -105,11 +106,11 @@ export async function runInstalment(
     if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
 
     let changes: PlanValues = {};
-    const balance = Number(account.current_balance);
-    if (account.status !== 'active' || balance <= 0) {
+    const { refusal, balance } = termsOf(account);
+    if (refusal) {
       // Paid off in the meantime (a one-time charge): the plan is done; closed or otherwise
       // out of collection: the plan is canceled, nothing is charged.
-      changes = await endPlan(trx, tenant, plan, balance <= 0 ? 'completed' : 'canceled', now);
+      changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
     } else {
       const attempt = instalment.attempts + 1;
       // The key of exactly once: a second process recording this attempt fails here.

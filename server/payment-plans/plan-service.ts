@@ -16,7 +16,10 @@ import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-acco
 import { nowFor } from '../sandbox/sandbox-clock';
 import { planToApi } from './plan-mapper';
 import { OPEN_STATUSES, PAYMENT_PLANS, PLAN_COLUMNS, planRepo, type PlanRow, type PlanValues } from './plan-repo';
-import { accountProblem, checkAmount, checkPaymentMethod, checkStartDate, type FieldErrors } from './plan-rules';
+import { checkPaymentMethod } from './plan-rules';
+import type { FieldErrors } from '../http/errors';
+import { termsOf, type Channel } from '../payment-terms/payment-terms';
+import { planAmountErrors, planErrors, planStartErrors, throwIfAny } from '../payment-terms/payment-intent';
 import { dueAt, schedule, type Frequency } from './schedule';
 
 type Schemas = components['schemas'];
@@ -25,10 +28,6 @@ type Plan = Schemas['PaymentPlanDetail'];
 export type PlanDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
 
 const notFound = () => ApiError.notFound('Payment plan');
-
-function throwIfAny(errors: FieldErrors): void {
-  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
-}
 
 async function load(db: Knex, tenant: Tenant, rows: PlanRow[]): Promise<Plan[]> {
   const instalments = await planRepo(db, tenant).instalments(rows.map((row) => row.id));
@@ -56,16 +55,19 @@ async function lockedAccount(trx: Knex, tenant: Tenant, key: string): Promise<De
   return debtAccountRepo(trx, tenant).find(key, { forUpdate: true });
 }
 
-async function create({ db, events, clock }: PlanDeps, tenant: Tenant, body: Schemas['PaymentPlanEnrollment']): Promise<Plan> {
+/** Who sets up a plan (whose windows apply), and what must commit with it. */
+export interface PlanContext {
+  channel?: Channel;
+  within?: (trx: Knex.Transaction) => Promise<void>;
+}
+
+async function create({ db, events, clock }: PlanDeps, tenant: Tenant, body: Schemas['PaymentPlanEnrollment'], context: PlanContext = {}): Promise<Plan> {
   const now = nowFor(clock, tenant);
+  const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
   try {
     return await db.transaction(async (trx) => {
       const account = await lockedAccount(trx, tenant, body.debt_account_id);
-      const errors: FieldErrors = {};
-      const problem = accountProblem(account);
-      if (problem) errors.debt_account_id = [problem];
-      checkStartDate(errors, body.start_date, todayUtc(now));
-      if (account && !problem) checkAmount(errors, body.amount, account);
+      const errors = planErrors(account, account && termsOf(account), body, at);
       if (account && body.payment_method_id) await checkPaymentMethod(trx, tenant, errors, body.payment_method_id, account.customer_id, now);
       throwIfAny(errors);
       const plans = planRepo(trx, tenant);
@@ -81,6 +83,7 @@ async function create({ db, events, clock }: PlanDeps, tenant: Tenant, body: Sch
       });
       if (enrolled) plan = await plans.update(plan.id, await scheduleFrom(trx, tenant, plan, account!, body.start_date, now));
       await events.record(trx, tenant, [{ name: 'payment-plan.create', ids: [account!.id] }]);
+      await context.within?.(trx);
       return (await load(trx, tenant, [plan]))[0]!;
     });
   } catch (error) {
@@ -119,14 +122,16 @@ async function lockOpenPlan(trx: Knex, tenant: Tenant, id: string): Promise<{ pl
   return { plan, account };
 }
 
-async function update({ db, events, clock }: PlanDeps, tenant: Tenant, id: string, body: Schemas['PaymentPlanUpdate']): Promise<Plan> {
+async function update({ db, events, clock }: PlanDeps, tenant: Tenant, id: string, body: Schemas['PaymentPlanUpdate'], context: PlanContext = {}): Promise<Plan> {
   const now = nowFor(clock, tenant);
   const today = todayUtc(now);
+  const at = { channel: context.channel ?? 'api', today } as const;
   return db.transaction(async (trx) => {
     const { plan, account } = await lockOpenPlan(trx, tenant, id);
+    const accountTerms = termsOf(account);
     const errors: FieldErrors = {};
-    if (body.start_date !== undefined) checkStartDate(errors, body.start_date, today);
-    if (body.amount !== undefined) checkAmount(errors, body.amount, account);
+    if (body.start_date !== undefined) planStartErrors(body.start_date, at, errors);
+    if (body.amount !== undefined) planAmountErrors(accountTerms, body.amount, body.frequency ?? plan.frequency, at, errors);
     if (body.payment_method_id !== undefined) await checkPaymentMethod(trx, tenant, errors, body.payment_method_id, account.customer_id, now);
     throwIfAny(errors);
 
@@ -145,12 +150,7 @@ async function update({ db, events, clock }: PlanDeps, tenant: Tenant, id: strin
       changes.status = 'pending_configuration';
     } else if (plan.status !== 'active' && methodId) {
       // Enrolment: the schedule starts at the plan's start date, which must not have passed.
-      const enrolErrors: FieldErrors = {};
-      checkStartDate(enrolErrors, terms.start_date!, today);
-      const problem = accountProblem(account);
-      if (problem) enrolErrors.payment_method_id = [`cannot enroll the plan: its debt account ${problem}`];
-      else checkAmount(enrolErrors, terms.amount!, account);
-      throwIfAny(enrolErrors);
+      throwIfAny(planErrors(account, accountTerms, { start_date: terms.start_date!, amount: terms.amount!, frequency: terms.frequency }, at, 'payment_method_id'));
       Object.assign(changes, { status: 'active', enrolled_at: now, balance_at_enrollment: Number(account.current_balance) });
       Object.assign(changes, await scheduleFrom(trx, tenant, planNow, account, terms.start_date!, now));
     } else if (plan.status !== 'active') {
@@ -163,6 +163,7 @@ async function update({ db, events, clock }: PlanDeps, tenant: Tenant, id: strin
     }
     const row = await planRepo(trx, tenant).update(plan.id, changes);
     await events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [account.id] }]);
+    await context.within?.(trx);
     return (await load(trx, tenant, [row]))[0]!;
   });
 }
@@ -179,10 +180,10 @@ async function cancel({ db, events, clock }: PlanDeps, tenant: Tenant, id: strin
 
 export function planService(deps: PlanDeps) {
   return {
-    create: (tenant: Tenant, body: Schemas['PaymentPlanEnrollment']) => create(deps, tenant, body),
+    create: (tenant: Tenant, body: Schemas['PaymentPlanEnrollment'], context?: PlanContext) => create(deps, tenant, body, context),
     list: (tenant: Tenant, page: PageRequest, filter: { debt_account_id?: string; status?: Schemas['PaymentPlanStatus'] }) => list(deps, tenant, page, filter),
     find: (tenant: Tenant, id: string) => find(deps, tenant, id),
-    update: (tenant: Tenant, id: string, body: Schemas['PaymentPlanUpdate']) => update(deps, tenant, id, body),
+    update: (tenant: Tenant, id: string, body: Schemas['PaymentPlanUpdate'], context?: PlanContext) => update(deps, tenant, id, body, context),
     cancel: (tenant: Tenant, id: string) => cancel(deps, tenant, id),
   };
 }

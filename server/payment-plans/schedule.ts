@@ -3,6 +3,9 @@
  * calendar dates (`YYYY-MM-DD`) computed in UTC, never in the machine's zone, so a server in
  * any zone computes the same schedule.
  */
+import { addDays } from '../dates';
+import { instalmentCount } from '../payment-terms/payment-terms';
+
 export type Frequency = 'weekly' | 'every_other_week' | 'monthly' | 'last_of_month';
 
 export interface Instalment {
@@ -12,23 +15,16 @@ export interface Instalment {
   amount: number;
 }
 
-/** The most instalments a plan may have (the document's bound). */
-export const MAX_INSTALMENTS = 120;
-
 /**
  * The hour (UTC) at which the work of a date is carried out: 14:00 UTC is 09:00 in New York
  * in winter and 04:00 in Honolulu, so every US zone is already on that calendar date.
  */
 export const RUN_HOUR_UTC = 14;
 
-const DAY_MS = 86_400_000;
-
 const parse = (date: string): Date => new Date(`${date}T00:00:00.000Z`);
 const format = (date: Date): string => date.toISOString().slice(0, 10);
 
-export function addDays(date: string, days: number): string {
-  return format(new Date(parse(date).getTime() + days * DAY_MS));
-}
+export { addDays };
 
 /** The last day of the month `months` after the month of `date`. */
 function lastDayOfMonth(year: number, month: number): number {
@@ -59,11 +55,7 @@ export function chargeDate(frequency: Frequency, start: string, n: number): stri
   }
 }
 
-/** How many instalments of `amount` cover `total`: the last one is the remainder. */
-export function instalmentCount(total: number, amount: number): number {
-  if (total <= 0) return 0;
-  return Math.ceil(total / amount);
-}
+export { instalmentCount };
 
 /**
  * Equal instalments of `amount`, the last one the remainder, until `total` is covered, on the

@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
+import { ApiError } from '../http/errors';
 import { isUniqueViolation } from '../db/tenant';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { bankAccount, cardToken } from '../masking';
@@ -23,8 +23,11 @@ import type { GatewayOn } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { paymentMethodSaved } from './payment-events';
 import { recordCharge, type AnsweredValues, type ChargeOutcome } from './charge-outcome';
-import { laterDay, scheduleCharge } from './scheduled-charges';
+import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../sandbox/sandbox-clock';
+import { todayUtc } from '../dates';
+import { termsOf, type Channel } from '../payment-terms/payment-terms';
+import { amountErrors, intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
 
@@ -33,24 +36,6 @@ type ChargeCreate = components['schemas']['ChargeCreate'];
 function referenceNumber(): string {
   const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
   return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
-}
-
-function checkWayToPay(body: ChargeCreate): void {
-  const given = (['payment_method_id', 'card', 'ach'] as const).filter((field) => body[field] !== undefined);
-  const errors: FieldErrors = {};
-  if (given.length === 0) errors.payment_method_id = ['one of payment_method_id, card or ach is required'];
-  for (const field of given.slice(1)) errors[field] = [`cannot be given with ${given[0]}: exactly one way to pay`];
-  if (body.save_payment_method && given.length === 1 && body.payment_method_id) {
-    errors.save_payment_method = ['applies only to an inline card or ach'];
-  }
-  if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
-}
-
-function checkAmount(amount: number, balance: number, minimum: number | undefined): void {
-  if (amount > balance) throw ApiError.field('amount', `must not exceed the account's current balance (${balance})`);
-  if (minimum !== undefined && amount < minimum && amount !== balance) {
-    throw ApiError.field('amount', `must be at least the minimum payment (${minimum}) unless it pays the whole current balance`);
-  }
 }
 
 async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
@@ -65,6 +50,16 @@ async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: st
 
 export type { ChargeOutcome };
 
+/** Who asks for the charge beyond the API's caller, and what must commit with it. */
+export interface ChargeContext {
+  /** Whose windows of time apply (payment-terms.ts); the API's by default. */
+  channel?: Channel;
+  /** A guest of the Portal: pays once, today, with a new card or bank account. */
+  guest?: boolean;
+  /** Runs in the charge's transaction once it is recorded (also a declined one): what must commit with it. */
+  within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+}
+
 export async function createCharge(
   deps: PaymentDeps,
   gatewayOn: GatewayOn,
@@ -73,10 +68,13 @@ export async function createCharge(
   idempotencyKey: string | undefined,
   /** Who made the charge when not the API's caller: a plan's instalment. */
   origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
+  context: ChargeContext = {},
 ): Promise<ChargeOutcome> {
-  checkWayToPay(body);
   const now = nowFor(deps.clock, tenant);
-  const later = laterDay(body, now);
+  const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
+  const intent = { ...body, instalment: origin?.source === 'payment_plan', guest: context.guest };
+  throwIfAny(intentErrors(intent, at));
+  const later = laterDayOf(body, at.today);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
   const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
   const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
@@ -91,8 +89,7 @@ export async function createCharge(
       const family = await lockAccount(trx, tenant, body.debt_account_id);
       if (!family) throw ApiError.field('debt_account_id', 'does not exist');
       const { account } = family;
-      if (account.status !== 'active') throw ApiError.field('debt_account_id', `the account is ${account.status}, not active`);
-      checkAmount(body.amount, Number(account.current_balance), account.rules.min_payment_amount);
+      throwIfAny(amountErrors(termsOf(account), intent));
 
       let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
       if (inlineValues && body.save_payment_method) {
@@ -123,17 +120,18 @@ export async function createCharge(
         idempotency_key: idempotencyKey ?? null,
         ...origin,
       };
-      if (later) return { charge: await scheduleCharge(deps, trx, tenant, values, later) };
-
-      const answer = await gateway.charge(token, body.amount);
-      return recordCharge(deps, trx, tenant, {
-        family,
-        amount: body.amount,
-        answer,
-        now,
-        ofPlan: origin?.source === 'payment_plan',
-        write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
-      });
+      const outcome = later
+        ? { charge: await scheduleCharge(deps, trx, tenant, values, later) }
+        : await recordCharge(deps, trx, tenant, {
+            family,
+            amount: body.amount,
+            answer: await gateway.charge(token, body.amount),
+            now,
+            ofPlan: origin?.source === 'payment_plan',
+            write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
+          });
+      await context.within?.(trx, outcome);
+      return outcome;
     });
   } catch (error) {
     // Two requests with one key that both got past the key's record (it expired or was lost):

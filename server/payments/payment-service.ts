@@ -15,7 +15,7 @@ import { scoped } from '../db/tenant';
 import { CHARGE_COLUMNS, CHARGES, chargeRepo, TRANSACTION_COLUMNS, TRANSACTIONS, type ChargeRow, type TransactionRow } from './charge-repo';
 import { chargeToApi, transactionToApi } from './charge-mapper';
 import { refundCharge, voidCharge } from './charge-changes';
-import { createCharge, type ChargeOutcome } from './charge-service';
+import { createCharge, type ChargeContext, type ChargeOutcome } from './charge-service';
 import { dateRange, type DateRange } from './date-ranges';
 import { cancelScheduledCharge } from './scheduled-charges';
 import { requireGateway } from '../gateway/gateways';
@@ -59,8 +59,8 @@ function days(filters: TransactionFilters, now: Date): { first?: string; last?: 
 export function chargeService(deps: PaymentDeps) {
   const { db } = deps;
   return {
-    create: (tenant: Tenant, body: S['ChargeCreate'], idempotencyKey: string | undefined): Promise<ChargeOutcome> =>
-      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotencyKey),
+    create: (tenant: Tenant, body: S['ChargeCreate'], idempotencyKey: string | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
+      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotencyKey, undefined, context),
 
     /** Newest first; a charge on a parent is listed under the parent's id only. */
     async list(tenant: Tenant, filters: ChargeFilters, page: PageRequest): Promise<Listed<S['Charge']>> {

@@ -8,11 +8,10 @@
  * again. A failed scheduled charge is not retried (documented in the Charges tag).
  */
 import type { Knex } from 'knex';
-import type { components } from '../../generated/schema';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { scoped, tenantColumns } from '../db/tenant';
-import { todayUtc } from '../dates';
+import { termsOf } from '../payment-terms/payment-terms';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import { dueAt } from '../payment-plans/schedule';
@@ -24,19 +23,6 @@ import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
 
 export const SCHEDULED_CHARGE_RUNS = 'scheduled_charge_runs';
-
-/** The later day of a charge to schedule; undefined to charge at once (omitted or today). */
-export function laterDay(body: components['schemas']['ChargeCreate'], now: Date): string | undefined {
-  const day = body.scheduled_at;
-  if (day === undefined) return undefined;
-  const today = todayUtc(now);
-  if (day < today) throw ApiError.field('scheduled_at', `must be today (${today}) or later`);
-  if (day === today) return undefined;
-  if (!body.payment_method_id && !body.save_payment_method) {
-    throw ApiError.field('scheduled_at', 'a scheduled charge needs a saved payment method: give payment_method_id, or save_payment_method with the card or ach');
-  }
-  return day;
-}
 
 /** Stores the charge `scheduled` for `day` (the caller checked the request and holds the account's lock). */
 export async function scheduleCharge(
@@ -132,8 +118,9 @@ export async function runScheduledCharge(deps: PaymentDeps, gatewayOn: GatewayOn
     const { charge, family } = locked;
     if (charge.status !== 'scheduled' || !charge.due_at || charge.due_at.getTime() > now.getTime()) return false;
     const charges = chargeRepo(trx, tenant);
-    const balance = Number(family?.account.current_balance ?? 0);
-    const collectible = family && family.account.status === 'active' && balance > 0;
+    const terms = family && termsOf(family.account);
+    const collectible = terms?.payable === true;
+    const balance = terms?.balance ?? 0;
     // The key of exactly once: a second process recording this run fails here.
     await trx(SCHEDULED_CHARGE_RUNS).insert({ charge_id: charge.id, outcome: collectible ? 'charged' : 'canceled', ...tenantColumns(tenant) });
 

@@ -9,15 +9,18 @@ import { ApiError } from '../http/errors';
 import { chargeService } from '../payments/payment-service';
 import { todayUtc } from '../dates';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
-import { PAY_LATER_WITHIN_DAYS, pay, PLAN_START_WITHIN_DAYS, setUpPlan, suggestedPlan } from './checkout';
+import { pay, setUpPlan, suggestedPlan } from './checkout';
 import { PortalStop } from './page-error';
-import { centsOf, formErrorsOf, wayToPay, type Form, type FormErrors } from './payment-form';
+import { centsOf, formErrorsOf, sentence, waysToPay, type Form, type FormErrors } from './payment-form';
 import { portalAccounts, type AccountView } from './portal-accounts';
 import { renderPage } from './render';
 import { track } from './tracking';
-import { offered, verify } from './verification';
+import { lockMessage, offered, verify } from './verification';
 import type { Frequency } from '../payment-plans/schedule';
-import { addDays } from '../payment-plans/schedule';
+import { addDays, isCalendarDate } from '../dates';
+import { WINDOWS } from '../payment-terms/payment-terms';
+import { paymentErrors } from '../payment-terms/payment-intent';
+import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -45,7 +48,15 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
       return;
     }
-    await handler(req, res, visit);
+    try {
+      await handler(req, res, visit);
+    } catch (error) {
+      // A page of theirs that is not found still leads back to what they have.
+      if (error instanceof PortalStop && error.status === 404 && !error.link) {
+        throw new PortalStop(error.status, error.errorCode, error.title, error.message, error.redirect, { href: `${base}/accounts`, text: 'My accounts' });
+      }
+      throw error;
+    }
   };
 
   const customerId = (visit: Visit) => visit.browser.customer_id!;
@@ -54,6 +65,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   // ---- verification
   router.get('/verify', page(async (req, res, visit) => {
     if (!needsVerification(visit)) return res.redirect(303, `${base}/accounts`);
+    const { lockedUntil } = await offered(deps, visit);
+    if (lockedUntil) return renderLocked(res, visit, lockedUntil);
     renderVerify(res, visit, 200, {}, String(req.query.next ?? ''));
   }, { verifying: true }));
 
@@ -67,15 +80,19 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       return renderVerify(res, visit, 422, { form: 'Those details do not match what we have on file. Please try again.' }, next);
     } catch (error) {
       if (error instanceof ApiError && error.errorCode === 'rate_limited') {
-        res.set(error.headers);
-        return renderPage(res, 429, 'message', 'Too many tries', context(visit), {
-          message: `For your security, this link is locked for 15 minutes after five wrong answers. Try again later.`,
-        });
+        const { lockedUntil } = await offered(deps, visit);
+        if (lockedUntil) return renderLocked(res, visit, lockedUntil);
       }
       if (error instanceof ApiError && error.status === 422) return renderVerify(res, visit, 422, formErrorsOf(error.fieldErrors), next);
       throw error;
     }
   }, { verifying: true }));
+
+  /** While verification is locked: said at once, with when to try again and whom to ask. */
+  async function renderLocked(res: Response, visit: Visit, until: Date) {
+    res.set('Retry-After', String(Math.max(1, Math.ceil((until.getTime() - visit.now.getTime()) / 1000))));
+    renderPage(res, 429, 'message', 'Too many tries', context(visit), { message: await lockMessage(deps, visit, until) });
+  }
 
   async function renderVerify(res: Response, visit: Visit, status: number, errors: FormErrors, next: string) {
     const { facts } = await offered(deps, visit);
@@ -131,19 +148,21 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   // ---- checkout
   async function renderCheckout(res: Response, visit: Visit, view: AccountView, status: number, form: Form, errors: FormErrors) {
-    const methods = visit.session ? await accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
+    const methods = await savedMethods(visit);
     const payable = view.options.filter((option) => option !== 'payment-plan');
     renderPage(res, status, 'checkout', 'Make a payment', context(visit), {
       view,
       payable,
       offersPlan: Boolean(visit.session) && view.options.includes('payment-plan'),
       methods,
+      methodLabel,
       form,
       errors,
       guest: !visit.session,
       paymentKey: randomBytes(16).toString('hex'),
       today: todayUtc(visit.now),
-      latestPayOn: addDays(todayUtc(visit.now), PAY_LATER_WITHIN_DAYS),
+      latestPayOn: addDays(todayUtc(visit.now), WINDOWS.portal.laterDayWithinDays),
+      payLaterDays: WINDOWS.portal.laterDayWithinDays,
     });
   }
 
@@ -160,24 +179,26 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     if (!view.payable) throw notPayable(view);
     const form = req.body as Form;
     const errors: FormErrors = {};
-    const allowsPartial = view.options.includes('partial-payment');
-    const allowsFull = view.options.includes('full-amount-payment');
     let amount: number | undefined;
-    if (form.choice === 'full' && allowsFull) amount = view.balance;
-    else if (form.choice === 'partial' && allowsPartial) {
+    if (form.choice === 'full') amount = view.balance;
+    else if (form.choice === 'partial') {
       amount = centsOf(form.amount);
-      if (amount === undefined || amount <= 0) errors.amount = 'Enter an amount in dollars and cents, for example 25.00.';
-      else if (amount > view.balance) errors.amount = `Enter at most the balance, ${dollars(view.balance)}.`;
-      else if (amount < view.minimum) errors.amount = `Enter at least ${dollars(view.minimum)}.`;
+      if (amount === undefined) errors.amount = 'Enter an amount in dollars and cents, for example 25.00.';
     } else errors.choice = 'Choose how much to pay.';
-    const methods = visit.session ? await accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
-    const way = wayToPay(form, errors, methods.map((method) => method.id));
+    const methods = await savedMethods(visit);
+    const way = waysToPay(form, errors, methods.map((method) => ({ id: method.id, label: `your ${methodLabel(method)}` })));
+    const save = (form.method === 'card' && form.save_card === 'yes') || (form.method === 'ach' && form.save_ach === 'yes');
     const payOn = (form.pay_on ?? '').trim();
-    if (payOn && (!/^\d{4}-\d{2}-\d{2}$/.test(payOn) || Number.isNaN(Date.parse(payOn)) || payOn < todayUtc(visit.now))) errors.pay_on = 'Enter today or a later date.';
+    if (payOn && !isCalendarDate(payOn)) errors.pay_on = 'Enter the date as YYYY-MM-DD.';
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
+    if (way && amount !== undefined) {
+      // The account's terms, as the payment itself will check them: every message at once.
+      const intent = { amount, ...way, save_payment_method: save || undefined, scheduled_at: payOn || undefined, guest: !visit.session };
+      for (const [field, message] of Object.entries(formErrorsOf(paymentErrors(view, intent, { channel: 'portal', today: todayUtc(visit.now) })))) errors[field] ??= message;
+    }
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
     try {
-      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
+      const paid = await pay(deps, visit, view, { amount, way, save, scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
       if (paid.declined) {
         return renderCheckout(res, visit, view, 400, safe(form), {
           form: `Your payment was declined: ${paid.declined.message} Nothing was charged. Try another card or bank account.`,
@@ -205,17 +226,18 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   // ---- payment plan
   async function renderPlan(res: Response, visit: Visit, view: AccountView, status: number, form: Form, errors: FormErrors) {
-    const methods = await accounts.methods(visit.tenant, customerId(visit), visit.now);
+    const methods = await savedMethods(visit);
     const today = todayUtc(visit.now);
     const suggestion = suggestedPlan(view, today);
     renderPage(res, status, 'plan', 'Set up a payment plan', context(visit), {
       view,
       methods,
+      methodLabel,
       frequencies: FREQUENCIES,
       suggestion,
       form: { frequency: suggestion.frequency, start_date: suggestion.start_date, plan_amount: (suggestion.amount / 100).toFixed(2), ...form },
       errors,
-      latestStart: addDays(today, PLAN_START_WITHIN_DAYS),
+      latestStart: addDays(today, WINDOWS.portal.planStartWithinDays),
       today,
     });
   }
@@ -237,11 +259,11 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     const frequency = FREQUENCIES.find((f) => f.value === form.frequency)?.value;
     if (!frequency) errors.frequency = 'Choose how often to pay.';
     const start = (form.start_date ?? '').trim();
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(start) || Number.isNaN(Date.parse(start))) errors.start_date = 'Enter the date of the first payment.';
+    if (!isCalendarDate(start)) errors.start_date = 'Enter the date of the first payment.';
     const amount = centsOf(form.plan_amount);
     if (amount === undefined || amount <= 0) errors.plan_amount = 'Enter the amount of each payment in dollars and cents.';
-    const methods = await accounts.methods(visit.tenant, customerId(visit), visit.now);
-    const way = wayToPay(form, errors, methods.map((method) => method.id));
+    const methods = await savedMethods(visit);
+    const way = waysToPay(form, errors, methods.map((method) => ({ id: method.id, label: `your ${methodLabel(method)}` })));
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
     if (Object.keys(errors).length > 0 || !way) return renderPlan(res, visit, view, 422, safe(form), errors);
     const suggestion = suggestedPlan(view, todayUtc(visit.now));
@@ -259,6 +281,11 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     }
   }));
 
+  /** The customer's saved methods that can be charged today (a guest has none). */
+  async function savedMethods(visit: Visit): Promise<PaymentMethodRow[]> {
+    return visit.session ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
+  }
+
   // The pages the spec names but this Portal does not have yet: documents and disputes.
   router.get(['/accounts/:accountId/documents', '/disputes/:disputeId'], page(async (_req, res, visit) => {
     renderPage(res, 200, 'message', 'Coming soon', context(visit), {
@@ -270,13 +297,13 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   return router;
 }
 
-function dollars(cents: number): string {
-  return `$${(cents / 100).toFixed(2)}`;
+/** How a saved method is named to its owner: "Visa card ending 4242". */
+export function methodLabel(method: PaymentMethodRow): string {
+  return method.type === 'card' ? `${method.card_brand ? `${method.card_brand.charAt(0).toUpperCase()}${method.card_brand.slice(1)} card` : 'card'} ending ${method.card_last4}` : `bank account ${method.account_number_masked}`;
 }
 
 function notPayable(view: AccountView): PortalStop {
-  const why = view.account.status === 'paid_off' || view.balance <= 0 ? 'This account is paid off.' : `This account is ${view.account.status} and does not take payments.`;
-  return new PortalStop(409, 'conflict', 'Nothing to pay', why);
+  return new PortalStop(409, 'conflict', 'Nothing to pay', sentence(view.refusal?.message ?? 'the account takes no payments'));
 }
 
 /** The form as it is shown again: never the card number or security code, nor the bank account number. */

@@ -1,10 +1,12 @@
 /**
- * The checkout's form as the customer filled it in: an amount in dollars and cents, and a way
- * to pay (a saved method, a new card or a new bank account). Form posts are not checked by
- * the document's validator, so the schema's rules (CardInput, AchInput) are checked here, each
- * as a message beside its field.
+ * The checkout's form as the customer filled it in: an amount in dollars and cents, and the
+ * ways to pay it names (the method chosen, and a new card or bank account whose number was
+ * typed). Whether that is exactly one way is payment-terms' rule; the form words it for a person.
+ * Form posts are not checked by the document's validator, so the schema's shapes (CardInput,
+ * AchInput) are checked here, each as a message beside its field.
  */
 import type { components } from '../../generated/schema';
+import { wayErrors, type WayToPay } from '../payment-terms/payment-intent';
 
 type S = components['schemas'];
 export type FormErrors = Record<string, string>;
@@ -18,54 +20,77 @@ export function centsOf(text: string | undefined): number | undefined {
   return Number(whole) * 100 + Number(fraction.padEnd(2, '0'));
 }
 
-export type WayToPay = { payment_method_id: string } | { card: S['CardInput'] } | { ach: S['AchInput'] };
-
 const text = (form: Form, name: string) => (form[name] ?? '').trim();
 
-/** The way to pay the form names, or the fields' errors. `allowSaved`: a guest has no saved methods. */
-export function wayToPay(form: Form, errors: FormErrors, savedIds: string[]): WayToPay | undefined {
+/** A sentence of a rule's message: "must be …" -> "Must be ….". */
+export function sentence(message: string): string {
+  return `${message.charAt(0).toUpperCase()}${message.slice(1)}${message.endsWith('.') ? '' : '.'}`;
+}
+
+/**
+ * Every way to pay the form names, or the fields' errors: the method chosen, and a new card or
+ * bank account whose number was typed although another method was chosen (the fields of a
+ * method not chosen are hidden, not emptied, so a browser without our stylesheet, or a crafted
+ * post, can send both). More than one is refused, charging nothing.
+ */
+export function waysToPay(form: Form, errors: FormErrors, saved: { id: string; label: string }[]): WayToPay | undefined {
   const method = text(form, 'method');
+  const way: WayToPay = {};
   if (method.startsWith('saved:')) {
     const id = method.slice('saved:'.length);
-    if (!savedIds.includes(id)) errors.method = 'Choose one of your saved payment methods, or enter a new one.';
-    return { payment_method_id: id };
+    if (!saved.some((s) => s.id === id)) errors.method = 'Choose one of your saved payment methods, or enter a new one.';
+    way.payment_method_id = id;
+  } else if (method === 'card') way.card = newCard(form, errors);
+  else if (method === 'ach') way.ach = newBankAccount(form, errors);
+  else {
+    errors.method = 'Choose how to pay.';
+    return undefined;
   }
-  if (method === 'card') {
-    const card = {
-      card_holder: text(form, 'card_holder'),
-      card_number: text(form, 'card_number').replace(/[\s-]/g, ''),
-      card_expiration_month: text(form, 'card_exp_month'),
-      card_expiration_year: text(form, 'card_exp_year'),
-      card_security_code: text(form, 'card_cvc') || undefined,
-      card_postal_code: text(form, 'card_zip') || undefined,
-    };
-    if (!card.card_holder || card.card_holder.length > 255) errors.card_holder = 'Enter the name on the card.';
-    if (!/^\d{12,19}$/.test(card.card_number)) errors.card_number = 'Enter the card number (12 to 19 digits).';
-    if (!/^(0?[1-9]|1[0-2])$/.test(card.card_expiration_month)) errors.card_exp_month = 'Enter the expiry month (1 to 12).';
-    if (!/^\d{2}$/.test(card.card_expiration_year)) errors.card_exp_year = 'Enter the expiry year as two digits.';
-    if (card.card_security_code !== undefined && !/^\d{3,4}$/.test(card.card_security_code)) errors.card_cvc = 'The security code has 3 or 4 digits.';
-    if (card.card_postal_code !== undefined && !/^\d{5}$/.test(card.card_postal_code)) errors.card_zip = 'The ZIP code has 5 digits.';
-    return { card: { ...card, card_expiration_month: Number(card.card_expiration_month), card_expiration_year: Number(card.card_expiration_year) } as S['CardInput'] };
+  if (method !== 'card' && text(form, 'card_number')) way.card = {};
+  if (method !== 'ach' && text(form, 'ach_account')) way.ach = {};
+  if (Object.keys(wayErrors(way)).length > 0) {
+    const chosen = saved.find((s) => `saved:${s.id}` === method)?.label ?? (method === 'card' ? 'a new card' : 'a new bank account');
+    const typed = way.card && method !== 'card' ? "a new card's number" : "a new bank account's number";
+    errors.method = `You chose to pay with ${chosen}, but ${typed} was also entered. Nothing was charged. Choose one way to pay and press Pay again.`;
+    return undefined;
   }
-  if (method === 'ach') {
-    const ach = {
-      account_holder: text(form, 'ach_holder'),
-      account_type: text(form, 'ach_type') as S['AchInput']['account_type'],
-      routing_number: text(form, 'ach_routing'),
-      account_number: text(form, 'ach_account'),
-      account_zip: text(form, 'ach_zip'),
-      account_state: text(form, 'ach_state').toUpperCase(),
-    };
-    if (!ach.account_holder || ach.account_holder.length > 255) errors.ach_holder = 'Enter the name on the account.';
-    if (!['checking', 'savings'].includes(ach.account_type)) errors.ach_type = 'Choose checking or savings.';
-    if (!/^\d{9}$/.test(ach.routing_number)) errors.ach_routing = 'The routing number has 9 digits.';
-    if (!/^\d{4,17}$/.test(ach.account_number)) errors.ach_account = 'The account number has 4 to 17 digits.';
-    if (!/^\d{5}$/.test(ach.account_zip)) errors.ach_zip = 'The ZIP code has 5 digits.';
-    if (!/^[A-Z]{2}$/.test(ach.account_state)) errors.ach_state = 'Enter the state as two letters, for example TX.';
-    return { ach };
-  }
-  errors.method = 'Choose how to pay.';
-  return undefined;
+  return way;
+}
+
+function newCard(form: Form, errors: FormErrors): S['CardInput'] {
+  const card = {
+    card_holder: text(form, 'card_holder'),
+    card_number: text(form, 'card_number').replace(/[\s-]/g, ''),
+    card_expiration_month: text(form, 'card_exp_month'),
+    card_expiration_year: text(form, 'card_exp_year'),
+    card_security_code: text(form, 'card_cvc') || undefined,
+    card_postal_code: text(form, 'card_zip') || undefined,
+  };
+  if (!card.card_holder || card.card_holder.length > 255) errors.card_holder = 'Enter the name on the card.';
+  if (!/^\d{12,19}$/.test(card.card_number)) errors.card_number = 'Enter the card number (12 to 19 digits).';
+  if (!/^(0?[1-9]|1[0-2])$/.test(card.card_expiration_month)) errors.card_exp_month = 'Enter the expiry month (1 to 12).';
+  if (!/^\d{2}$/.test(card.card_expiration_year)) errors.card_exp_year = 'Enter the expiry year as two digits.';
+  if (card.card_security_code !== undefined && !/^\d{3,4}$/.test(card.card_security_code)) errors.card_cvc = 'The security code has 3 or 4 digits.';
+  if (card.card_postal_code !== undefined && !/^\d{5}$/.test(card.card_postal_code)) errors.card_zip = 'The ZIP code has 5 digits.';
+  return { ...card, card_expiration_month: Number(card.card_expiration_month), card_expiration_year: Number(card.card_expiration_year) } as S['CardInput'];
+}
+
+function newBankAccount(form: Form, errors: FormErrors): S['AchInput'] {
+  const ach = {
+    account_holder: text(form, 'ach_holder'),
+    account_type: text(form, 'ach_type') as S['AchInput']['account_type'],
+    routing_number: text(form, 'ach_routing'),
+    account_number: text(form, 'ach_account'),
+    account_zip: text(form, 'ach_zip'),
+    account_state: text(form, 'ach_state').toUpperCase(),
+  };
+  if (!ach.account_holder || ach.account_holder.length > 255) errors.ach_holder = 'Enter the name on the account.';
+  if (!['checking', 'savings'].includes(ach.account_type)) errors.ach_type = 'Choose checking or savings.';
+  if (!/^\d{9}$/.test(ach.routing_number)) errors.ach_routing = 'The routing number has 9 digits.';
+  if (!/^\d{4,17}$/.test(ach.account_number)) errors.ach_account = 'The account number has 4 to 17 digits.';
+  if (!/^\d{5}$/.test(ach.account_zip)) errors.ach_zip = 'The ZIP code has 5 digits.';
+  if (!/^[A-Z]{2}$/.test(ach.account_state)) errors.ach_state = 'Enter the state as two letters, for example TX.';
+  return ach;
 }
 
 /** The messages of the API's field errors (`card.card_number`, `amount`, …) beside the form's fields. */
@@ -76,6 +101,9 @@ export function formErrorsOf(fieldErrors: Record<string, string[]> | undefined):
     'ach.routing_number': 'ach_routing',
     'ach.account_state': 'ach_state',
     payment_method_id: 'method',
+    card: 'method',
+    ach: 'method',
+    save_payment_method: 'method',
     start_date: 'start_date',
     amount: 'amount',
     frequency: 'frequency',
@@ -85,7 +113,7 @@ export function formErrorsOf(fieldErrors: Record<string, string[]> | undefined):
   const errors: FormErrors = {};
   for (const [field, messages] of Object.entries(fieldErrors ?? {})) {
     const name = names[field] ?? (/^[a-z_]+$/.test(field) ? field : 'form');
-    const sentences = messages.map((m) => `${m.charAt(0).toUpperCase()}${m.slice(1)}${m.endsWith('.') ? '' : '.'}`);
+    const sentences = messages.map(sentence);
     errors[name] = [errors[name], ...sentences].filter(Boolean).join(' ');
   }
   return errors;

@@ -13,18 +13,13 @@ import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { chargeService, transactionService } from '../payments/payment-service';
 import { planService } from '../payment-plans/plan-service';
 import { PortalStop } from './page-error';
+import { termsOf, type AccountTerms } from '../payment-terms/payment-terms';
 
 type S = components['schemas'];
-export type BillingOption = 'partial-payment' | 'full-amount-payment' | 'payment-plan';
-const ALL_OPTIONS: BillingOption[] = ['partial-payment', 'full-amount-payment', 'payment-plan'];
 
-export interface AccountView {
+/** An account with its terms (payment-terms.ts): what it may be paid. */
+export interface AccountView extends AccountTerms {
   account: DebtAccountRow;
-  balance: number;
-  payable: boolean;
-  /** The options billing_type allows (all when it is not set), when the account is payable. */
-  options: BillingOption[];
-  minimum: number;
 }
 
 export interface AccountDetail extends AccountView {
@@ -40,16 +35,7 @@ const OPEN = ['pending_configuration', 'pending_enrollment', 'active'];
 const notFound = () => new PortalStop(404, 'not_found', 'Account not found', 'We could not find this account among yours.');
 
 export function viewOf(account: DebtAccountRow): AccountView {
-  const balance = Number(account.current_balance);
-  const payable = account.status === 'active' && balance > 0;
-  return {
-    account,
-    balance,
-    payable,
-    options: payable ? ALL_OPTIONS.filter((option) => !account.billing_type || account.billing_type.includes(option)) : [],
-    // Spec 8: the minimum payment rule is at least 100 cents; without a rule, a dollar.
-    minimum: Math.min(balance, account.rules?.min_payment_amount ?? 100),
-  };
+  return { account, ...termsOf(account) };
 }
 
 export function portalAccounts(deps: AppDeps) {

@@ -14,8 +14,8 @@ import { todayUtc } from '../dates';
 import { chargeService } from '../payments/payment-service';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { pay, setUpPlan, suggestedPlan } from './checkout';
-import { portalAccounts, type AccountDetail, type AccountView } from './portal-accounts';
-import type { WayToPay } from './payment-form';
+import { portalAccounts, viewOf, type AccountDetail, type AccountView } from './portal-accounts';
+import { sentence } from './payment-form';
 import { verify } from './verification';
 
 type S = components['schemas'];
@@ -38,18 +38,12 @@ function accountToApi(view: AccountView): S['PortalAccount'] {
 function detailToApi(detail: AccountDetail): S['PortalAccountDetail'] {
   return {
     ...accountToApi(detail),
-    children: detail.children.map((child) => accountToApi({ account: child, balance: Number(child.current_balance), payable: false, options: [], minimum: 0 })),
+    // The customer pays the parent: a child is shown, never offered for payment.
+    children: detail.children.map((child) => accountToApi({ ...viewOf(child), payable: false, options: [], minimum: 0 })),
     charges: detail.charges,
     transactions: detail.transactions,
     payment_plan: detail.plan ?? null,
   };
-}
-
-function wayOf(body: { payment_method_id?: string; card?: S['CardInput']; ach?: S['AchInput'] }): WayToPay {
-  const given = (['payment_method_id', 'card', 'ach'] as const).filter((field) => body[field] !== undefined);
-  if (given.length !== 1) throw ApiError.field(given[1] ?? 'payment_method_id', 'give exactly one of payment_method_id, card or ach');
-  if (body.payment_method_id) return { payment_method_id: body.payment_method_id };
-  return body.card ? { card: body.card } : { ach: body.ach! };
 }
 
 export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
@@ -92,14 +86,11 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     const visit = await signedIn(req, res);
     const body = req.body as S['PortalPaymentCreate'];
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
-    if (!view.payable) throw ApiError.conflict(`The account is ${view.account.status} and takes no payment.`);
-    const full = body.amount === view.balance;
-    if (!full && !view.options.includes('partial-payment')) throw ApiError.field('amount', `must be the whole balance (${view.balance}): this account takes no partial payment`);
-    if (full && !view.options.includes('full-amount-payment') && !view.options.includes('partial-payment')) throw ApiError.field('amount', 'this account takes no one-time payment');
-    const way = wayOf(body);
-    if (!visit.session && 'payment_method_id' in way) throw ApiError.field('payment_method_id', 'a guest pays with a new card or bank account');
-    if (!visit.session && body.scheduled_at !== undefined) throw ApiError.field('scheduled_at', 'a guest pays today');
-    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, scheduledAt: body.scheduled_at, paymentKey: req.get('idempotency-key') ?? undefined });
+    // The account is the path's, not a field: an account that takes no payment is a 409 here.
+    if (view.refusal) throw ApiError.conflict(sentence(view.refusal.message));
+    const { amount, scheduled_at: scheduledAt, save_payment_method: save, payment_method_id, card, ach } = body;
+    const way = { payment_method_id, card, ach };
+    const paid = await pay(deps, visit, view, { amount, way, save: save ?? false, scheduledAt, paymentKey: req.get('idempotency-key') ?? undefined });
     if (paid.declined) {
       const error = paid.declined;
       res.status(error.status).json({ ...error.body(), charge_id: paid.charge.id });
@@ -118,7 +109,8 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     if (!view.options.includes('payment-plan')) throw ApiError.conflict('This account offers no payment plan.');
     const suggestion = suggestedPlan(view, todayUtc(visit.now));
     const suggested = body.frequency === suggestion.frequency && body.start_date === suggestion.start_date && body.amount === suggestion.amount;
-    const plan = await setUpPlan(deps, visit, view, { frequency: body.frequency, start_date: body.start_date, amount: body.amount, way: wayOf(body), suggested });
+    const way = { payment_method_id: body.payment_method_id, card: body.card, ach: body.ach };
+    const plan = await setUpPlan(deps, visit, view, { frequency: body.frequency, start_date: body.start_date, amount: body.amount, way, suggested });
     res.status(201).json({ data: plan });
   });
 

@@ -51,6 +51,18 @@ const lockedError = (until: Date, now: Date) =>
     'Retry-After': String(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000))),
   });
 
+/**
+ * What a locked person reads: until when (UTC, and in minutes), and whom to ask meanwhile (the
+ * organization that sent the link, by name).
+ */
+export async function lockMessage(deps: AppDeps, visit: Visit, until: Date): Promise<string> {
+  const organization = await deps.db('organizations').where({ id: visit.tenant.organizationId }).first('name');
+  const minutes = Math.max(1, Math.ceil((until.getTime() - visit.now.getTime()) / 60_000));
+  const time = until.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
+  const who = organization?.name ? `${organization.name}, who sent you this link` : 'the organization that sent you this link';
+  return `For your security, this link is locked after ${MAX_VERIFICATION_FAILURES} wrong answers. Try again after ${time} UTC (in ${minutes} minute${minutes === 1 ? '' : 's'}), or contact ${who}.`;
+}
+
 /** True when verified; false for a wrong answer; throws while locked (429) or for no answer (422). */
 export async function verify(deps: AppDeps, visit: Visit, answers: Answers): Promise<boolean> {
   const { facts, lockedUntil: locked } = await offered(deps, visit);

@@ -1,0 +1,131 @@
+/**
+ * What an account may be paid, decided here once: the API (`POST /charges`, scheduled charges,
+ * payment plans and their instalments), the scheduler and the Portal (pages and API) all ask
+ * these functions, on the account row they locked, at the tenant's time. The rules:
+ *
+ * - Whether it can be paid at all: the first refusal of `PAYABILITY_RULES` (not active, paid
+ *   off). A new reason (an account on hold while in dispute, a settled one) is one more rule.
+ * - Which options it offers: its `billing_type` (spec 2.1; all three when not set), in the API
+ *   as in the Portal. A one-time payment below the whole balance needs `partial-payment`; the
+ *   whole balance needs `full-amount-payment` or `partial-payment`; a plan needs `payment-plan`.
+ * - The minimum: `rules.min_payment_amount`, else $1.00 (spec 8: the rule is at least 100 cents,
+ *   so no account asks less), never above the balance: the whole balance is always a valid
+ *   amount. The maximum: the current balance.
+ * - The windows of time (`WINDOWS`): how far ahead a later-day charge and a plan's start may be,
+ *   and how many instalments a plan may have, for an organization (the API) and for a debtor
+ *   paying by themselves (the Portal).
+ *
+ * Intents (a payment, a plan) become field errors in payment-intent.ts.
+ */
+import type { components } from '../../generated/schema';
+import { BILLING_TYPES } from '../billing-types';
+
+export type BillingOption = components['schemas']['BillingType'];
+type Frequency = components['schemas']['PaymentPlanFrequency'];
+
+/** What the terms read of an account: a debt account row fits. */
+export interface TermsAccount {
+  status: string;
+  /** bigint from pg (a string) or a number. */
+  current_balance: string | number;
+  billing_type: BillingOption[] | null;
+  rules: { min_payment_amount?: number } | null;
+  parent_id?: string | null;
+}
+
+/** Why an account takes no payment; `reason` is what callers branch on, `message` what people read. */
+export interface Refusal {
+  reason: 'not_active' | 'paid_off';
+  message: string;
+}
+
+type PayabilityRule = (account: TermsAccount, balance: number) => Refusal | undefined;
+
+/** In order: the first that refuses is the answer. */
+const PAYABILITY_RULES: PayabilityRule[] = [
+  (account) =>
+    account.status === 'paid_off' ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined,
+  (account) =>
+    account.status !== 'active' ? { reason: 'not_active', message: `the account is ${account.status.replace('_', ' ')} and takes no payments` } : undefined,
+  (_account, balance) => (balance <= 0 ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined),
+];
+
+/** Without `rules.min_payment_amount`, the least one payment may be (spec 8's floor of the rule). */
+export const DEFAULT_MIN_PAYMENT = 100;
+
+export interface AccountTerms {
+  balance: number;
+  /** Why it takes no payment; undefined when it takes one. */
+  refusal: Refusal | undefined;
+  payable: boolean;
+  /** What `billing_type` offers (all when unset); none when the account takes no payment. */
+  options: BillingOption[];
+  /** The least amount of one payment or instalment, at most the balance. */
+  minimum: number;
+  /** The most: the current balance. */
+  maximum: number;
+}
+
+export function termsOf(account: TermsAccount): AccountTerms {
+  const balance = Number(account.current_balance);
+  const refusal = PAYABILITY_RULES.map((rule) => rule(account, balance)).find(Boolean);
+  return {
+    balance,
+    refusal,
+    payable: !refusal,
+    options: refusal ? [] : BILLING_TYPES.filter((option) => !account.billing_type || account.billing_type.includes(option)),
+    minimum: Math.min(balance, account.rules?.min_payment_amount ?? DEFAULT_MIN_PAYMENT),
+    maximum: Math.max(balance, 0),
+  };
+}
+
+/** Whether a one-time payment of `amount` is one of the options: the whole balance, or part of it. */
+export function offersOneTime(terms: AccountTerms, amount: number): boolean {
+  const partial = terms.options.includes('partial-payment');
+  return amount >= terms.balance ? partial || terms.options.includes('full-amount-payment') : partial;
+}
+
+/** Who asks: an organization through the API, or a debtor paying by themselves in the Portal. */
+export type Channel = 'api' | 'portal';
+
+export interface Windows {
+  /** A charge may be scheduled up to this many days after today. */
+  laterDayWithinDays: number;
+  /** A plan's first payment may be up to this many days after today. */
+  planStartWithinDays: number;
+  /** The most payments of a plan, by frequency. */
+  planPayments: Record<Frequency, number>;
+  /** Said with the instalment bound: "within 24 months" or "in at most 120 instalments". */
+  planBound: string;
+}
+
+/** The most instalments any plan may have (the document's bound). */
+export const MAX_INSTALMENTS = 120;
+/** The Portal's plans end within this many months. */
+export const PORTAL_PLAN_MONTHS = 24;
+
+export const WINDOWS: Record<Channel, Windows> = {
+  api: {
+    laterDayWithinDays: 365,
+    planStartWithinDays: 365,
+    planPayments: { weekly: MAX_INSTALMENTS, every_other_week: MAX_INSTALMENTS, monthly: MAX_INSTALMENTS, last_of_month: MAX_INSTALMENTS },
+    planBound: `in at most ${MAX_INSTALMENTS} instalments`,
+  },
+  portal: {
+    laterDayWithinDays: 30,
+    planStartWithinDays: 30,
+    planPayments: { weekly: 104, every_other_week: 52, monthly: PORTAL_PLAN_MONTHS, last_of_month: PORTAL_PLAN_MONTHS },
+    planBound: `within ${PORTAL_PLAN_MONTHS} months`,
+  },
+};
+
+/** How many instalments of `amount` cover `total`: the last one is the remainder. */
+export function instalmentCount(total: number, amount: number): number {
+  if (total <= 0) return 0;
+  return Math.ceil(total / amount);
+}
+
+/** Cents as people read them: $1,234.50. */
+export function money(cents: number): string {
+  return `$${(cents / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
