@@ -87,12 +87,13 @@ describe('POST /charges with a card', () => {
 });
 
 describe('POST /charges rules', () => {
-  test('amount 0 is a 422; 1 is accepted; the balance is accepted and pays off; balance + 1 is a 422', async () => {
+  test('without a minimum rule: 99 is a 422, $1.00 is accepted; the balance is accepted and pays off; balance + 1 is a 422', async () => {
     const { account: acct } = await accountWithCard(5000);
     expectFieldError((await charge({ amount: 0, debt_account_id: acct.id, card: card() })).error, 'amount');
-    expect((await charge({ amount: 1, debt_account_id: acct.id, card: card() })).response.status).toBe(201);
-    expectFieldError((await charge({ amount: 5000, debt_account_id: acct.id, card: card() })).error, 'amount');
-    const all = await charge({ amount: 4999, debt_account_id: acct.id, card: card() });
+    expectFieldError((await charge({ amount: 99, debt_account_id: acct.id, card: card() })).error, 'amount');
+    expect((await charge({ amount: 100, debt_account_id: acct.id, card: card() })).response.status).toBe(201);
+    expectFieldError((await charge({ amount: 4901, debt_account_id: acct.id, card: card() })).error, 'amount');
+    const all = await charge({ amount: 4900, debt_account_id: acct.id, card: card() });
     expect(all.response.status).toBe(201);
     expect(await account(acct.id)).toMatchObject({ current_balance: 0, status: 'paid_off' });
     expectFieldError((await charge({ amount: 1, debt_account_id: acct.id, card: card() })).error, 'debt_account_id');
