@@ -19,7 +19,7 @@ import { lockMessage, offered, verify } from './verification';
 import type { Frequency } from '../payment-plans/schedule';
 import { addDays, isCalendarDate } from '../dates';
 import { WINDOWS } from '../payment-terms/payment-terms';
-import { paymentErrors } from '../payment-terms/payment-intent';
+import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
@@ -244,7 +244,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   const planAllowed = async (req: Request, visit: Visit): Promise<AccountView> => {
     const view = await accountOf(req, visit);
-    if (!visit.session || !view.options.includes('payment-plan')) throw new PortalStop(404, 'not_found', 'No payment plan here', 'A payment plan is not offered for this account.');
+    const refusal = visit.session ? planRefusal(view.account, view) : 'a payment plan needs the link your creditor sent you';
+    if (refusal) throw new PortalStop(404, 'not_found', 'No payment plan here', sentence(refusal));
     return view;
   };
 

@@ -16,6 +16,7 @@ import { needsVerification, visitOf, type PortalScope, type Visit } from './brow
 import { pay, setUpPlan, suggestedPlan } from './checkout';
 import { portalAccounts, viewOf, type AccountDetail, type AccountView } from './portal-accounts';
 import { sentence } from './payment-form';
+import { planRefusal } from '../payment-terms/payment-intent';
 import { verify } from './verification';
 
 type S = components['schemas'];
@@ -106,7 +107,8 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     if (!visit.session) throw new ApiError('forbidden', 'A guest makes one-time payments only.');
     const body = req.body as S['PortalPlanCreate'];
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
-    if (!view.options.includes('payment-plan')) throw ApiError.conflict('This account offers no payment plan.');
+    const refusal = planRefusal(view.account, view);
+    if (refusal) throw ApiError.conflict(sentence(refusal));
     const suggestion = suggestedPlan(view, todayUtc(visit.now));
     const suggested = body.frequency === suggestion.frequency && body.start_date === suggestion.start_date && body.amount === suggestion.amount;
     const way = { payment_method_id: body.payment_method_id, card: body.card, ach: body.ach };

@@ -146,3 +146,68 @@ describe.each(CASES)('$name', (given) => {
     }
   });
 });
+
+interface PlanCase {
+  name: string;
+  account: Partial<Schemas['DebtAccountCreate']> & { balance: number };
+  amount: number;
+  frequency: Schemas['PaymentPlanFrequency'];
+  /** Days after today of the first payment; 'beyond' is the day after the door's window. */
+  start: number | 'beyond';
+  refused?: RegExp;
+}
+
+const PLAN_CASES: PlanCase[] = [
+  { name: 'a plan on an account that offers one', account: { balance: 40_000 }, amount: 10_000, frequency: 'monthly', start: 0 },
+  { name: 'a plan when billing_type leaves out payment-plan', account: { balance: 40_000, billing_type: ['full-amount-payment', 'partial-payment'] }, amount: 10_000, frequency: 'monthly', start: 0, refused: /does not offer payment-plan/i },
+  { name: 'a plan on a closed account', account: { balance: 40_000, status: 'closed' }, amount: 10_000, frequency: 'monthly', start: 0, refused: /the account is closed and takes no payments/i },
+  { name: 'a plan below the minimum rule', account: { balance: 40_000, rules: { min_payment_amount: 5_000 } }, amount: 4_999, frequency: 'weekly', start: 0, refused: /at least the minimum payment \(\$50\.00\)/i },
+  { name: 'a plan starting beyond the window', account: { balance: 40_000 }, amount: 10_000, frequency: 'monthly', start: 'beyond', refused: /must be within \d+ days from today/i },
+];
+
+async function attemptPlan(door: Door, given: PlanCase): Promise<{ verdict: Verdict; accountId: string }> {
+  const { customer, account } = await customerWithAccount(app.sandbox, {}, { external_account_number: unique('AN'), ...given.account });
+  const saved = await app.sandbox.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: testCard('5555555555554444') } });
+  const methodId = saved.data!.data.id;
+  const today = app.clock.now().toISOString().slice(0, 10);
+  const start = addDays(today, given.start === 'beyond' ? WINDOWS[channelOf(door)].planStartWithinDays + 1 : given.start);
+  const terms = { frequency: given.frequency, start_date: start, amount: given.amount, payment_method_id: methodId };
+  if (door === 'api') {
+    const { response, error } = await app.sandbox.POST('/payment-plans', { body: { debt_account_id: account.id, ...terms } });
+    const errors = (error as { errors?: Record<string, string[]> } | undefined)?.errors ?? {};
+    return { verdict: { made: response.status === 201, message: Object.values(errors).flat().join(' ') }, accountId: account.id };
+  }
+  const visit = await signIn((await newSession(app.sandbox, { customer_id: customer.id, debt_account_id: account.id })).portal_url);
+  if (door === 'portal api') {
+    const response = await fetch(`${app.config.portalUrl}/api/accounts/${account.id}/payment-plan`, {
+      method: 'POST',
+      headers: { cookie: visit.cookie, 'x-csrf-token': visit.csrf, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...terms, accept_policy: true }),
+    });
+    const body = (await response.json()) as { error?: string; errors?: Record<string, string[]> };
+    return { verdict: { made: response.status === 201, message: [body.error ?? '', ...Object.values(body.errors ?? {}).flat()].join(' ') }, accountId: account.id };
+  }
+  const fields = { _csrf: visit.csrf, frequency: given.frequency, start_date: start, plan_amount: (given.amount / 100).toFixed(2), method: `saved:${methodId}`, policy: 'accepted' };
+  const response = await fetch(`${app.config.portalUrl}/accounts/${account.id}/plan`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { cookie: visit.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  });
+  const made = response.status === 303 && (response.headers.get('location') ?? '').endsWith('?plan=created');
+  return { verdict: { made, message: made ? '' : text(await response.text()) }, accountId: account.id };
+}
+
+describe.each(PLAN_CASES)('$name', (given) => {
+  test.each(DOORS)(`through the %s: ${given.refused ? 'refused, no plan' : 'the plan is set up'}`, async (door) => {
+    const { verdict, accountId } = await attemptPlan(door, given);
+    const plans = await app.sandbox.GET('/payment-plans', { params: { query: { debt_account_id: accountId } } });
+    if (given.refused) {
+      expect(verdict).toEqual({ made: false, message: expect.stringMatching(given.refused) });
+      expect(plans.data!.data).toEqual([]);
+    } else {
+      expect(verdict).toEqual({ made: true, message: '' });
+      expect(plans.data!.data).toEqual([expect.objectContaining({ status: 'active', amount: given.amount, frequency: given.frequency })]);
+    }
+  });
+});

@@ -219,9 +219,9 @@ describe('a customer session link', () => {
     await context.close();
   });
 
-  test('five wrong verification answers lock the link for 15 minutes', async () => {
+  test('five wrong verification answers lock the link for 15 minutes, and reopening it says so at once', async () => {
     const made = await debtor();
-    const session = await newSession(app.sandbox, { customer_id: made.customer.id, destination: 'accounts_list', verification: true });
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_checkout', verification: true });
     const { context, page } = await newPage();
     await page.goto(session.portal_url);
     for (let attempt = 1; attempt <= 4; attempt++) {
@@ -233,14 +233,91 @@ describe('a customer session link', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.getByRole('heading', { name: 'Too many tries' }).waitFor();
     await check(page, 'locked');
-    // Even the right answer waits out the lock.
-    await page.goto(`${app.origin}/portal/verify`);
+    // Reopening the checkout link: the lock is said at once, with when to try again and whom to ask; no form to answer.
+    const again = await page.goto(session.portal_url);
+    expect(again!.status()).toBe(429);
+    await page.getByRole('heading', { name: 'Too many tries' }).waitFor();
+    const said = await page.locator('main').innerText();
+    const until = new Date(app.clock.now().getTime() + 15 * 60_000).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
+    expect(said).toContain(`Try again after ${until} UTC (in 15 minutes)`);
+    expect(said).toContain('contact Acme Recovery LLC, who sent you this link');
+    expect(await page.getByLabel('Last 4 of SSN').count()).toBe(0);
+    await check(page, 'locked-reopened');
+    // Once the 15 minutes have passed, the questions are back and the right answer opens the checkout.
+    app.clock.advance(15 * 60_000);
+    await page.goto(session.portal_url);
     await page.getByLabel('Last 4 of SSN').fill('4417');
-    const locked = page.waitForResponse((r) => r.url().endsWith('/portal/verify') && r.request().method() === 'POST');
     await page.getByRole('button', { name: 'Continue' }).click();
-    expect((await locked).status()).toBe(429);
+    await page.getByRole('heading', { name: 'Make a payment' }).waitFor();
     await context.close();
     expect((await trackingEvents('customer.session.verification.failed')).length).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe('the checkout with a saved card', () => {
+  test('shows a new card\'s fields only when chosen, and refuses a saved card with a new card typed, charging nothing', async () => {
+    const made = await debtor({ balance: 30000 });
+    await app.sandbox.POST('/customers/{id}/payment-methods', {
+      params: { path: { id: made.customer.id } },
+      body: { card: { card_holder: 'Maria Gonzalez', card_number: '5555555555554444', card_expiration_month: 8, card_expiration_year: 39 } },
+    });
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_checkout' });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    await page.getByRole('heading', { name: 'Make a payment' }).waitFor();
+    const saved = page.getByLabel('Your Mastercard card ending 4444');
+    expect(await saved.isChecked()).toBe(true);
+    expect(await page.getByLabel('Card number').isVisible()).toBe(false);
+    expect(await page.getByLabel('Routing number').isVisible()).toBe(false);
+    await check(page, 'checkout-saved');
+
+    await page.getByLabel('Another amount').check();
+    await page.getByLabel('Amount', { exact: true }).fill('50.00');
+    await page.getByLabel('A new card').check();
+    expect(await page.getByLabel('Card number').isVisible()).toBe(true);
+    expect(await page.getByLabel('Routing number').isVisible()).toBe(false);
+    await page.getByLabel('Card number').fill('4242424242424242');
+    // Back to the saved card: the new card's fields hide, with the number still typed in them.
+    await saved.check();
+    expect(await page.getByLabel('Card number').isVisible()).toBe(false);
+    await page.getByRole('checkbox', { name: /payment policy/ }).check();
+    const refused = page.waitForResponse((r) => r.url().endsWith('/pay') && r.request().method() === 'POST');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    expect((await refused).status()).toBe(422);
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').innerText()).toBe(
+      "You chose to pay with your Mastercard card ending 4444, but a new card's number was also entered. Nothing was charged. Choose one way to pay and press Pay again.",
+    );
+    await check(page, 'checkout-two-ways');
+    expect(await balanceOf(made.account.id)).toBe(30000);
+    expect((await app.sandbox.GET('/charges', { params: { query: { debt_account_id: made.account.id } } })).data!.data).toEqual([]);
+
+    // Choosing the new card pays with it, as the receipt says.
+    await page.getByLabel('Amount', { exact: true }).fill('50.00');
+    await payWithNewCard(page, '4242424242424242');
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('heading', { name: 'Thank you' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('Card ending 4242');
+    expect(await balanceOf(made.account.id)).toBe(25000);
+    await context.close();
+  });
+});
+
+describe('a page that is not found', () => {
+  test('"Account not found" leads a signed-in person back to their accounts', async () => {
+    const made = await debtor();
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, destination: 'accounts_list' });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    const missing = await page.goto(`${app.origin}/portal/accounts/00000000-0000-4000-8000-000000000000`);
+    expect(missing!.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Account not found' }).waitFor();
+    await check(page, 'account-not-found');
+    await page.getByRole('link', { name: 'My accounts' }).click();
+    await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain(made.account.external_account_number!);
+    await context.close();
   });
 });
 
