@@ -117,7 +117,9 @@ export interface paths {
          *     A plan through the payment-plans service, within the Portal's bounds (see
          *     `PortalPlanCreate`); an open plan the organization left unconfigured is completed instead
          *     (and reported as `customer.payment-plan.updated`). 409 when the account already has an
-         *     active plan. Reported as `customer.checkout.payment-plan.success` and `.custom.success` or
+         *     active plan, or takes no plan (not payable, or `payment-plan` not in its `billing_type`:
+         *     the payment terms of the Portal entry tag). The tracking events of a plan set up commit
+         *     with the plan. Reported as `customer.checkout.payment-plan.success` and `.custom.success` or
          *     `.suggested.success` (the suggestion: monthly from today over six months), or `.failed`.
          */
         post: operations["createPortalPaymentPlan"];
@@ -149,12 +151,16 @@ export interface paths {
          *     or from the guest's "Find my account"); every POST carries `X-CSRF-Token` (from
          *     `GET /api/session`).
          *
-         *     A one-time payment through the payments service: the full balance, or (when the account's
+         *     A one-time payment through the payments service, under the payment terms of the Portal
+         *     entry tag (the same as `POST /charges`): the full balance, or (when the account's
          *     `billing_type` offers `partial-payment`) at least `min_payment_amount`; today, or on a
          *     later day (`scheduled_at`, within 30 days: a `scheduled` charge, reported as
-         *     `.scheduled.success`). A declined card answers 400 and moves nothing. Reported as the tracking events
+         *     `.scheduled.success`); exactly one way to pay. An account that takes no payment (not
+         *     active, paid off) is a 409; a rule broken by the request is a 422 on its field. A declined
+         *     card answers 400 and moves nothing. Reported as the tracking events
          *     `customer.checkout.policy.accepted` and `customer.checkout.one-time-payment.amount.*` or
-         *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest).
+         *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest), recorded in the
+         *     payment's own transaction.
          */
         post: operations["createPortalPayment"];
         delete?: never;
@@ -1195,12 +1201,12 @@ export interface components {
              */
             accept_policy: true;
             /**
-             * @description Cents; the whole current balance, or (when `partial-payment` is offered) at least `min_payment_amount` and at most the balance.
+             * @description Cents; the whole current balance, or (when `partial-payment` is offered) at least `min_payment_amount` (else 100) and at most the balance.
              * @example 5000
              */
             amount: number;
             /**
-             * @description Keep a new card or bank account for next time (not for guests).
+             * @description Keep a new card or bank account for next time (not for guests; with `payment_method_id`, a 422).
              * @example false
              */
             save_payment_method?: boolean;

@@ -182,10 +182,13 @@ export interface paths {
          * Charge a debt account
          * @description Collects `amount` cents on a debt account (after Tratta's `POST /charges`), from a saved
          *     payment method of the account's customer or from an inline card or bank account. Each rule
-         *     broken is a 422 on its field: exactly one way to pay (`payment_method_id`, `card`, `ach`);
-         *     the account exists and is `active` (`debt_account_id`); `amount` ≤ the account's
-         *     `current_balance`; `amount` ≥ `rules.min_payment_amount` unless it pays the whole current
-         *     balance; a saved method belongs to the account's customer and has a gateway token.
+         *     broken is a 422 on its field (the payment terms of the Charges tag): exactly one way to pay
+         *     (`payment_method_id`, `card`, `ach`); the account exists, is `active` and has a balance
+         *     (`debt_account_id`); `amount` ≤ the account's `current_balance`; `amount` ≥ the minimum
+         *     (`rules.min_payment_amount`, else 100) unless it pays the whole current balance; an amount
+         *     below the balance only when `billing_type` offers `partial-payment`, and none when it offers
+         *     only `payment-plan`; `scheduled_at` within 365 days; a saved method belongs to the
+         *     account's customer and has a gateway token.
          *
          *     - A **card** is decided at once: `201` with status `succeeded`, or `400` with errorCode the
          *       decline code and the stored failed charge's `charge_id` (see the Charges tag for the
@@ -3462,10 +3465,10 @@ export interface components {
         };
         /**
          * BillingType
-         * @description A payment option the Portal offers for a debt account (spec 2.1). Each value is also the
-         *     Portal page the customer lands on (`{portal_url}/<value>`):
+         * @description A payment option a debt account takes (spec 2.1), in the Portal and through the API alike.
+         *     Each value is also the Portal page the customer lands on (`{portal_url}/<value>`):
          *     - `partial-payment`: the customer pays part of the outstanding amount, at least the
-         *       account's `rules.min_payment_amount` when that rule is set.
+         *       account's `rules.min_payment_amount` (else $1.00).
          *     - `full-amount-payment`: the customer pays the whole outstanding amount (`current_balance`) at once.
          *     - `payment-plan`: the customer pays in recurring instalments.
          * @example full-amount-payment
@@ -4142,9 +4145,10 @@ export interface components {
             /** @description A bank account given with the charge. */
             ach?: components["schemas"]["AchInput"];
             /**
-             * @description Cents to collect, at least 1 and at most the account's `current_balance` (422 on `amount`
-             *     beyond it), and at least the account's `rules.min_payment_amount` unless it pays the whole
-             *     current balance.
+             * @description Cents to collect, at most the account's `current_balance` (422 on `amount` beyond it), and
+             *     at least the account's minimum (`rules.min_payment_amount`, else 100) unless it pays the
+             *     whole current balance; below the balance only when `billing_type` offers
+             *     `partial-payment`.
              * @example 5000
              */
             amount: number;
@@ -4177,8 +4181,9 @@ export interface components {
             save_payment_method?: boolean;
             /**
              * Format: date
-             * @description The day to charge (after Tratta's `scheduled_at`), today or later on the organization's
-             *     clock (UTC; in the sandbox, the sandbox clock); a past day is a 422. Omitted or today: the
+             * @description The day to charge (after Tratta's `scheduled_at`), today to 365 days ahead on the
+             *     organization's clock (UTC; in the sandbox, the sandbox clock); a past day or a later one is
+             *     a 422. Omitted or today: the
              *     charge is made at once. A later day: the charge is stored `scheduled` (no money moves and
              *     the balance is unchanged until then) and carried out on that day at 14:00 UTC, the hour
              *     plan instalments run. A scheduled charge needs a saved payment method:
@@ -5029,7 +5034,7 @@ export interface components {
              */
             balance: number;
             /**
-             * @description The payment options the Portal offers, in the order partial-payment,
+             * @description The payment options the account takes (Portal and API alike), in the order partial-payment,
              *     full-amount-payment, payment-plan. An account created without `billing_type` reads
              *     back with all three.
              * @example [
@@ -5147,8 +5152,9 @@ export interface components {
              */
             balance: number;
             /**
-             * @description The payment options the Portal offers for this account. Omitted means all three, and
-             *     the account then reads back with all three values.
+             * @description The payment options this account takes, in the Portal and through `POST /charges` and
+             *     `POST /payment-plans` alike (the payment terms of the Charges tag). Omitted means all
+             *     three, and the account then reads back with all three values.
              * @example [
              *       "full-amount-payment",
              *       "payment-plan"
@@ -5289,8 +5295,10 @@ export interface components {
          */
         DebtAccountRules: {
             /**
-             * @description The smallest amount, in cents, the customer may pay at once on a partial payment; at
-             *     least 100 (one dollar). It is not compared with the account's balance.
+             * @description The smallest amount, in cents, of one payment or plan instalment below the whole balance,
+             *     in the API and the Portal alike; at least 100 (one dollar), which is also the minimum of
+             *     an account without this rule. It is not compared with the account's balance: a payment of
+             *     the whole balance is always allowed.
              * @example 2500
              */
             min_payment_amount?: number;
@@ -5356,7 +5364,7 @@ export interface components {
              */
             balance: number;
             /**
-             * @description Replaces the payment options the Portal offers. To offer all three again, list all three.
+             * @description Replaces the payment options the account takes (Portal and API alike). To offer all three again, list all three.
              * @example [
              *       "partial-payment",
              *       "full-amount-payment",
