@@ -2,11 +2,13 @@
  * The checkout's form as the customer filled it in: an amount in dollars and cents, and the
  * ways to pay it names (the method chosen, and a new card or bank account whose number was
  * typed). Whether that is exactly one way is payment-terms' rule; the form words it for a person.
- * Form posts are not checked by the document's validator, so the schema's shapes (CardInput,
- * AchInput) are checked here, each as a message beside its field.
+ * Form posts are not checked by the document's validator: a new card's or bank account's
+ * fields are checked against the document's schemas (form-shapes.ts), each broken one worded
+ * beside its field.
  */
 import type { components } from '../../generated/schema';
 import { wayErrors, type WayToPay } from '../payment-terms/payment-intent';
+import { brokenFields } from './form-shapes';
 
 type S = components['schemas'];
 export type FormErrors = Record<string, string>;
@@ -57,22 +59,42 @@ export function waysToPay(form: Form, errors: FormErrors, saved: { id: string; l
   return way;
 }
 
+/** What the form says beside a field of a new card or bank account that breaks the document's shape. */
+const CARD_MESSAGES: Record<string, [string, string]> = {
+  card_holder: ['card_holder', 'Enter the name on the card.'],
+  card_number: ['card_number', 'Enter the card number (12 to 19 digits).'],
+  card_expiration_month: ['card_exp_month', 'Enter the expiry month (1 to 12).'],
+  card_expiration_year: ['card_exp_year', 'Enter the expiry year as two digits.'],
+  card_security_code: ['card_cvc', 'The security code has 3 or 4 digits.'],
+  card_postal_code: ['card_zip', 'The ZIP code has 5 digits.'],
+};
+const ACH_MESSAGES: Record<string, [string, string]> = {
+  account_holder: ['ach_holder', 'Enter the name on the account.'],
+  account_type: ['ach_type', 'Choose checking or savings.'],
+  routing_number: ['ach_routing', 'The routing number has 9 digits.'],
+  account_number: ['ach_account', 'The account number has 4 to 17 digits.'],
+  account_zip: ['ach_zip', 'The ZIP code has 5 digits.'],
+  account_state: ['ach_state', 'Enter the state as two letters, for example TX.'],
+};
+
+function report(broken: string[], messages: Record<string, [string, string]>, errors: FormErrors): void {
+  for (const property of broken) {
+    const [field, message] = messages[property] ?? ['form', 'Check the details of the card or bank account.'];
+    errors[field] = message;
+  }
+}
+
 function newCard(form: Form, errors: FormErrors): S['CardInput'] {
   const card = {
     card_holder: text(form, 'card_holder'),
     card_number: text(form, 'card_number').replace(/[\s-]/g, ''),
     card_expiration_month: text(form, 'card_exp_month'),
     card_expiration_year: text(form, 'card_exp_year'),
-    card_security_code: text(form, 'card_cvc') || undefined,
-    card_postal_code: text(form, 'card_zip') || undefined,
+    ...(text(form, 'card_cvc') ? { card_security_code: text(form, 'card_cvc') } : {}),
+    ...(text(form, 'card_zip') ? { card_postal_code: text(form, 'card_zip') } : {}),
   };
-  if (!card.card_holder || card.card_holder.length > 255) errors.card_holder = 'Enter the name on the card.';
-  if (!/^\d{12,19}$/.test(card.card_number)) errors.card_number = 'Enter the card number (12 to 19 digits).';
-  if (!/^(0?[1-9]|1[0-2])$/.test(card.card_expiration_month)) errors.card_exp_month = 'Enter the expiry month (1 to 12).';
-  if (!/^\d{2}$/.test(card.card_expiration_year)) errors.card_exp_year = 'Enter the expiry year as two digits.';
-  if (card.card_security_code !== undefined && !/^\d{3,4}$/.test(card.card_security_code)) errors.card_cvc = 'The security code has 3 or 4 digits.';
-  if (card.card_postal_code !== undefined && !/^\d{5}$/.test(card.card_postal_code)) errors.card_zip = 'The ZIP code has 5 digits.';
-  return { ...card, card_expiration_month: Number(card.card_expiration_month), card_expiration_year: Number(card.card_expiration_year) } as S['CardInput'];
+  report(brokenFields('CardInput', card), CARD_MESSAGES, errors);
+  return { ...card, card_expiration_month: Number(card.card_expiration_month), card_expiration_year: Number(card.card_expiration_year) };
 }
 
 function newBankAccount(form: Form, errors: FormErrors): S['AchInput'] {
@@ -84,12 +106,7 @@ function newBankAccount(form: Form, errors: FormErrors): S['AchInput'] {
     account_zip: text(form, 'ach_zip'),
     account_state: text(form, 'ach_state').toUpperCase(),
   };
-  if (!ach.account_holder || ach.account_holder.length > 255) errors.ach_holder = 'Enter the name on the account.';
-  if (!['checking', 'savings'].includes(ach.account_type)) errors.ach_type = 'Choose checking or savings.';
-  if (!/^\d{9}$/.test(ach.routing_number)) errors.ach_routing = 'The routing number has 9 digits.';
-  if (!/^\d{4,17}$/.test(ach.account_number)) errors.ach_account = 'The account number has 4 to 17 digits.';
-  if (!/^\d{5}$/.test(ach.account_zip)) errors.ach_zip = 'The ZIP code has 5 digits.';
-  if (!/^[A-Z]{2}$/.test(ach.account_state)) errors.ach_state = 'Enter the state as two letters, for example TX.';
+  report(brokenFields('AchInput', ach), ACH_MESSAGES, errors);
   return ach;
 }
 

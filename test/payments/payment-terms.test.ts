@@ -30,6 +30,8 @@ interface Case {
   way: 'card' | 'saved' | 'saved and card';
   /** Days after today for a later-day payment; 'beyond' is the day after the door's window, 'edge' its last day. */
   later?: 'beyond' | 'edge';
+  /** A new card's number other than 4242…. */
+  cardNumber?: string;
   /** undefined: the payment is made; else the reason it is refused. */
   refused?: RegExp;
 }
@@ -52,6 +54,8 @@ const CASES: Case[] = [
   { name: 'billing_type payment-plan only', account: { balance: 10_000, billing_type: ['payment-plan'] }, amount: (balance) => balance, way: 'card', refused: /offers only a payment plan/i },
   { name: 'a saved card', account: { balance: 10_000 }, amount: 2_500, way: 'saved' },
   { name: 'a saved card and a new card: two ways to pay', account: { balance: 10_000 }, amount: 2_500, way: 'saved and card', refused: /one way to pay/i },
+  // The document's CardInput (12 to 19 digits), read by the validator and, for the form, by the Portal.
+  { name: 'a new card number of 11 digits', account: { balance: 10_000 }, amount: 2_500, way: 'card', cardNumber: '42424242424', refused: /12,19|12 to 19 digits/ },
   { name: 'a later day on the last day of the window', account: { balance: 10_000 }, amount: 2_500, way: 'saved', later: 'edge' },
   { name: 'a later day beyond the window', account: { balance: 10_000 }, amount: 2_500, way: 'saved', later: 'beyond', refused: /must be within \d+ days from today/i },
 ];
@@ -90,7 +94,7 @@ async function attempt(door: Door, test: Case): Promise<{ verdict: Verdict; acco
   const today = app.clock.now().toISOString().slice(0, 10);
   const window = WINDOWS[channelOf(door)].laterDayWithinDays;
   const day = test.later === 'edge' ? addDays(today, window) : test.later === 'beyond' ? addDays(today, window + 1) : undefined;
-  const card = testCard();
+  const card = testCard(test.cardNumber);
   const way = test.way === 'card' ? { card } : test.way === 'saved' ? { payment_method_id: methodId } : { payment_method_id: methodId, card };
 
   if (door === 'api') {
