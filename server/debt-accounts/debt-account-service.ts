@@ -16,6 +16,8 @@ import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
+import { offeredOptions } from '../payment-terms/payment-terms';
+import { planStartErrors } from '../payment-terms/payment-intent';
 import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
@@ -26,17 +28,23 @@ function planStatus(plan: NonNullable<Schemas['PaymentPlanCreate']>): Schemas['P
   return plan.frequency && plan.start_date && plan.amount ? 'pending_enrollment' : 'pending_configuration';
 }
 
-/** Rules of a proposed plan that the schema cannot state. */
+/**
+ * Rules of a proposed plan that the schema cannot state, asked of the payment terms: the
+ * account's billing_type must offer a plan, a child's plan is its parent's, and the start is
+ * within the API's window. (Its amount is checked when a payment method enrolls the plan.)
+ */
 function checkPlan(body: Schemas['DebtAccountCreate'], now: Date): void {
   const plan = body.payment_plan;
   if (!plan) return;
   const errors: FieldErrors = {};
-  if (body.billing_type && !body.billing_type.includes('payment-plan')) {
+  if (!offeredOptions(body.billing_type).includes('payment-plan')) {
     errors.payment_plan = ['is only accepted when billing_type offers payment-plan'];
   } else if (body.parent_external_id) {
     errors.payment_plan = ['is not accepted on a child account: the customer deals with the parent'];
   }
-  if (plan.start_date && plan.start_date < todayUtc(now)) errors['payment_plan.start_date'] = ['must be today or later'];
+  if (plan.start_date) {
+    for (const [, messages] of Object.entries(planStartErrors(plan.start_date, { channel: 'api', today: todayUtc(now) }))) errors['payment_plan.start_date'] = messages;
+  }
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 

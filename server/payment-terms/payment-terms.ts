@@ -73,10 +73,15 @@ export function termsOf(account: TermsAccount): AccountTerms {
     balance,
     refusal,
     payable: !refusal,
-    options: refusal ? [] : BILLING_TYPES.filter((option) => !account.billing_type || account.billing_type.includes(option)),
+    options: refusal ? [] : offeredOptions(account.billing_type),
     minimum: Math.min(balance, account.rules?.min_payment_amount ?? DEFAULT_MIN_PAYMENT),
     maximum: Math.max(balance, 0),
   };
+}
+
+/** The options a `billing_type` offers: all three when it is not set. */
+export function offeredOptions(billingType: BillingOption[] | null | undefined): BillingOption[] {
+  return BILLING_TYPES.filter((option) => !billingType || billingType.includes(option));
 }
 
 /** Whether a one-time payment of `amount` is one of the options: the whole balance, or part of it. */

@@ -262,7 +262,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     const start = (form.start_date ?? '').trim();
     if (!isCalendarDate(start)) errors.start_date = 'Enter the date of the first payment.';
     const amount = centsOf(form.plan_amount);
-    if (amount === undefined || amount <= 0) errors.plan_amount = 'Enter the amount of each payment in dollars and cents.';
+    if (amount === undefined) errors.plan_amount = 'Enter the amount of each payment in dollars and cents.';
     const methods = await savedMethods(visit);
     const way = waysToPay(form, errors, methods.map((method) => ({ id: method.id, label: `your ${methodLabel(method)}` })));
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
