@@ -7579,7 +7579,7 @@ export interface components {
             frequency?: components["schemas"]["PaymentPlanFrequency"] | null;
             /**
              * Format: date
-             * @description Date (`YYYY-MM-DD`) of the first charge; today to 365 days ahead, in UTC (the plans' window). `null` or omitted lets the customer choose.
+             * @description Date (`YYYY-MM-DD`) of the first charge; today or later, in UTC. `null` or omitted lets the customer choose.
              * @example 2026-12-01
              */
             start_date?: string | null;

@@ -17,7 +17,6 @@ import type { PageRequest } from '../http/pagination';
 import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
 import { offeredOptions } from '../payment-terms/payment-terms';
-import { planStartErrors } from '../payment-terms/payment-intent';
 import { nowFor } from '../sandbox/sandbox-clock';
 
 type Schemas = components['schemas'];
@@ -29,9 +28,9 @@ function planStatus(plan: NonNullable<Schemas['PaymentPlanCreate']>): Schemas['P
 }
 
 /**
- * Rules of a proposed plan that the schema cannot state, asked of the payment terms: the
- * account's billing_type must offer a plan, a child's plan is its parent's, and the start is
- * within the API's window. (Its amount is checked when a payment method enrolls the plan.)
+ * Rules of a proposed plan that the schema cannot state: the account's billing_type must offer
+ * a plan (as the payment terms read it), a child's plan is its parent's, and the start has not
+ * passed. Its window and amount are the payment terms' when a payment method enrolls the plan.
  */
 function checkPlan(body: Schemas['DebtAccountCreate'], now: Date): void {
   const plan = body.payment_plan;
@@ -42,9 +41,7 @@ function checkPlan(body: Schemas['DebtAccountCreate'], now: Date): void {
   } else if (body.parent_external_id) {
     errors.payment_plan = ['is not accepted on a child account: the customer deals with the parent'];
   }
-  if (plan.start_date) {
-    for (const [, messages] of Object.entries(planStartErrors(plan.start_date, { channel: 'api', today: todayUtc(now) }))) errors['payment_plan.start_date'] = messages;
-  }
+  if (plan.start_date && plan.start_date < todayUtc(now)) errors['payment_plan.start_date'] = ['must be today or later'];
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }
 

@@ -24,6 +24,7 @@ import { track, type Activity } from './tracking';
 
 type S = components['schemas'];
 type PaymentMethodCreate = S['PaymentMethodCreate'];
+
 /** The plan we suggest: monthly, from today, over this many months (fewer when a payment would fall below the minimum). */
 export const SUGGESTED_MONTHS = 6;
 
