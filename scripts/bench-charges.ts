@@ -5,7 +5,7 @@
  * is loaded in turn by autocannon in a separate process; rounds alternate A B A B and medians
  * are printed, with the ratio against POST /customers.
  *
- * All charges go to one account (amount 1 cent on a very large balance), so they queue on that
+ * All charges go to one account (amount $1.00, the minimum, on a very large balance), so they queue on that
  * account's row lock as two payments of one debtor would; the figure is a floor.
  *
  *   npm run bench:charges [-- --seconds 5 --rounds 3 --connections 10]
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
 
     const targets = [
       { label: 'POST /customers', url: `${base}/customers`, body: { name: 'Dana Whitfield', email: 'dana.whitfield@debt-collection.example' }, results: [] as Result[] },
-      { label: 'POST /charges (card)', url: `${base}/charges`, body: { amount: 1, debt_account_id: account.id, payment_method_id: method.id }, results: [] as Result[] },
+      { label: 'POST /charges (card)', url: `${base}/charges`, body: { amount: 100, debt_account_id: account.id, payment_method_id: method.id }, results: [] as Result[] },
     ];
     for (const target of targets) await load(target.url, token, target.body); // warm-up
     for (let round = 0; round < Number(options.rounds); round++) {
