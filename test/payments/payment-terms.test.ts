@@ -137,11 +137,15 @@ describe.each(CASES)('$name', (given) => {
     const { verdict, accountId, balance } = await attempt(door, given);
     const charges = await app.sandbox.GET('/charges', { params: { query: { debt_account_id: accountId } } });
     const account = await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id: accountId } } });
+    // A payment's tracking events commit with it: none for a payment refused.
+    const tracked: string[] = await app.db('portal_activity').where({ debt_account_id: accountId }).whereLike('event', '%checkout.%').pluck('event');
     if (given.refused) {
       expect(verdict).toEqual({ made: false, message: expect.stringMatching(given.refused) });
       expect(charges.data!.data).toEqual([]);
       expect(account.data!.data.current_balance).toBe(balance);
+      expect(tracked).toEqual([]);
     } else {
+      if (door !== 'api') expect(tracked).toEqual(expect.arrayContaining(['customer.checkout.policy.accepted', expect.stringMatching(/^customer\.checkout\.one-time-payment\..*success$/)]));
       expect(verdict).toEqual({ made: true, message: '' });
       expect(charges.data!.data).toHaveLength(1);
       expect(charges.data!.data[0]!.status).toBe(given.later ? 'scheduled' : 'succeeded');
