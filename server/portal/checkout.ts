@@ -20,6 +20,7 @@ import type { Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';
 import type { WayToPay } from './payment-form';
 import { track, type Activity } from './tracking';
+import { paymentScope, type PaymentKey } from './payment-key';
 
 type S = components['schemas'];
 
@@ -50,7 +51,7 @@ export interface PayInput {
   way: WayToPay;
   save: boolean;
   /** One per checkout form shown: a second submission of the same form answers the first charge. */
-  paymentKey?: string;
+  paymentKey?: PaymentKey;
   /** A later day (YYYY-MM-DD) to charge on; the way to pay is then saved, as a scheduled charge needs. */
   scheduledAt?: string;
 }
@@ -85,7 +86,7 @@ export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input:
     ...('payment_method_id' in input.way ? {} : { save_payment_method: later || (input.save && !guest) }),
     ...(later ? { scheduled_at: input.scheduledAt } : {}),
   };
-  const outcome = await chargeService(deps).create(visit.tenant, body, input.paymentKey);
+  const outcome = await chargeService(deps).create(visit.tenant, body, input.paymentKey && paymentScope(deps.secrets, visit, input.paymentKey, body));
   const full = input.amount === view.balance;
   await track(deps.db, deps.events, visit.tenant, [activity(visit, view, paymentEvent(guest, full, !outcome.declined, later))]);
   return outcome;

@@ -18,6 +18,7 @@ import { track } from './tracking';
 import { offered, verify } from './verification';
 import type { Frequency } from '../payment-plans/schedule';
 import { addDays } from '../payment-plans/schedule';
+import { paymentKeyOf } from './payment-key';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -177,7 +178,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
     try {
-      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
+      const paid = await pay(deps, visit, view, { amount, way, save: form.save === 'yes', scheduledAt: payOn || undefined, paymentKey: paymentKeyOf(/^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined, `/accounts/${view.account.id}/pay`) });
       if (paid.declined) {
         return renderCheckout(res, visit, view, 400, safe(form), {
           form: `Your payment was declined: ${paid.declined.message} Nothing was charged. Try another card or bank account.`,

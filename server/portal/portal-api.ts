@@ -17,6 +17,7 @@ import { pay, setUpPlan, suggestedPlan } from './checkout';
 import { portalAccounts, type AccountDetail, type AccountView } from './portal-accounts';
 import type { WayToPay } from './payment-form';
 import { verify } from './verification';
+import { paymentKeyOf } from './payment-key';
 
 type S = components['schemas'];
 
@@ -99,7 +100,7 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     const way = wayOf(body);
     if (!visit.session && 'payment_method_id' in way) throw ApiError.field('payment_method_id', 'a guest pays with a new card or bank account');
     if (!visit.session && body.scheduled_at !== undefined) throw ApiError.field('scheduled_at', 'a guest pays today');
-    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, scheduledAt: body.scheduled_at, paymentKey: req.get('idempotency-key') ?? undefined });
+    const paid = await pay(deps, visit, view, { amount: body.amount, way, save: body.save_payment_method ?? false, scheduledAt: body.scheduled_at, paymentKey: paymentKeyOf(req.get('idempotency-key'), `/api/accounts/${view.account.id}/payments`) });
     if (paid.declined) {
       const error = paid.declined;
       res.status(error.status).json({ ...error.body(), charge_id: paid.charge.id });
