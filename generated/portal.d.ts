@@ -161,6 +161,11 @@ export interface paths {
          *     `customer.checkout.policy.accepted` and `customer.checkout.one-time-payment.amount.*` or
          *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest), recorded in the
          *     payment's own transaction.
+         *
+         *     An `Idempotency-Key` makes the payment safe to retry; the key is the customer's and this
+         *     browser session's own (see the parameter): a retry answers the same charge, the same key
+         *     with another payment is a `422` `idempotency_key_reused`, and while the first is still
+         *     being made a `409` `idempotency_key_in_use`.
          */
         post: operations["createPortalPayment"];
         delete?: never;
@@ -1756,6 +1761,24 @@ export interface components {
          */
         PortalDisputeId: string;
         /**
+         * @description Makes a payment safe to retry: any string of 1 to 255 characters chosen by the page (a
+         *     UUID v4 per payment shown is a good choice).
+         *
+         *     A key belongs to whoever sent it: the customer and the browser session (the cookie), and this
+         *     operation of this account. The key makes at most one charge, and the charge keeps it:
+         *
+         *     - A retry with the same key and the same payment (amount, way to pay, `scheduled_at`;
+         *       the card's security code is not compared) answers that charge again (a declined one as
+         *       its `400` again) and charges nothing.
+         *     - The same key with another payment is a `422` `idempotency_key_reused`.
+         *     - The same key while the first payment is still being made is a `409`
+         *       `idempotency_key_in_use`: retry a moment later.
+         *     - A key that another customer, another browser session or an integrator's `POST /charges`
+         *       used is not theirs here: it is a new key, and the payment is this customer's own.
+         * @example 3b9e7c1a-5d2f-4e8b-a6c0-9f1d2e3c4b5a
+         */
+        PortalIdempotencyKey: string;
+        /**
          * @description The session token of a `portal_url` (43 characters of base64url). An unknown token answers 404.
          * @example Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko
          */
@@ -2005,7 +2028,26 @@ export interface operations {
     createPortalPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a payment safe to retry: any string of 1 to 255 characters chosen by the page (a
+                 *     UUID v4 per payment shown is a good choice).
+                 *
+                 *     A key belongs to whoever sent it: the customer and the browser session (the cookie), and this
+                 *     operation of this account. The key makes at most one charge, and the charge keeps it:
+                 *
+                 *     - A retry with the same key and the same payment (amount, way to pay, `scheduled_at`;
+                 *       the card's security code is not compared) answers that charge again (a declined one as
+                 *       its `400` again) and charges nothing.
+                 *     - The same key with another payment is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first payment is still being made is a `409`
+                 *       `idempotency_key_in_use`: retry a moment later.
+                 *     - A key that another customer, another browser session or an integrator's `POST /charges`
+                 *       used is not theirs here: it is a new key, and the payment is this customer's own.
+                 * @example 3b9e7c1a-5d2f-4e8b-a6c0-9f1d2e3c4b5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["PortalIdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The UUID of one of the customer's accounts.
@@ -2049,7 +2091,18 @@ export interface operations {
             401: components["responses"]["PortalSignedOut"];
             403: components["responses"]["PortalForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /**
+             * @description The account takes no payment now (`conflict`), or the first payment with this
+             *     `Idempotency-Key` is still being made (`idempotency_key_in_use`; retry a moment later).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             410: components["responses"]["PortalExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -8559,21 +8559,27 @@ export interface components {
          * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
          *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
          *
+         *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+         *       request's method and path. The same key sent with another token (or by the Portal), or to
+         *       another path, is a key of its own there: that request runs as a new one.
          *     - The first request with a key runs normally; its status and body are kept for 24 hours
-         *       per organization, environment and key (in the database, so every server process sees them).
-         *     - A retry with the same key and the same request (method, path and body) within those 24
-         *       hours does nothing again and gets the same status and body, with the response header
-         *       `Idempotent-Replayed: true`.
-         *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+         *       (in the database, so every server process sees them; the body sealed, the request only
+         *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+         *       fingerprints and the security code left out).
+         *     - A retry with the same key and the same request (method, path and body; a card's security
+         *       code is not compared) within those 24 hours does nothing again and gets the same status
+         *       and body, with the response header `Idempotent-Replayed: true`.
+         *     - The same key with another body is a `422` `idempotency_key_reused`.
          *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
          *       retry a moment later. A first request still marked running after 5 minutes is taken to
          *       have died with its server process, and the key may be used again (a charge is still made
          *       at most once per key).
          *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
          *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-         *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-         *
-         *     Keys are separate per organization and environment: two organizations may use the same key.
+         *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+         *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+         *       that key answers that charge (`201`, a declined one its `400`), and another request with
+         *       it is a `422` `idempotency_key_reused`.
          * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
          */
         IdempotencyKey: string;
@@ -8684,21 +8690,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9102,21 +9114,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9354,21 +9372,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9448,21 +9472,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9545,21 +9575,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9654,21 +9690,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -9752,21 +9794,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10050,21 +10098,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10500,21 +10554,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -10849,21 +10909,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11016,21 +11082,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -11559,21 +11631,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12196,21 +12274,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12436,21 +12520,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -12773,21 +12863,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13176,21 +13272,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13278,21 +13380,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -13379,21 +13487,27 @@ export interface operations {
                  * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
                  *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
                  *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
                  *     - The first request with a key runs normally; its status and body are kept for 24 hours
-                 *       per organization, environment and key (in the database, so every server process sees them).
-                 *     - A retry with the same key and the same request (method, path and body) within those 24
-                 *       hours does nothing again and gets the same status and body, with the response header
-                 *       `Idempotent-Replayed: true`.
-                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
                  *       at most once per key).
                  *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
                  *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
-                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
-                 *
-                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
                  * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

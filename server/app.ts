@@ -70,7 +70,7 @@ export function createApp(deps: AppDeps): Express {
     ]),
   );
   api.post('/bulk/customer-sessions', bulkSessionThrottle(deps));
-  api.use(chain([...openApiValidator(), refuseUnstorableText, idempotency(db)]));
+  api.use(chain([...openApiValidator(), refuseUnstorableText, idempotency(db, deps.secrets)]));
   // Every resource's operations in one table, answered by the operation the validator matched.
   const { routes, dispatch } = operationRoutes(API_BASE);
   for (const resource of [

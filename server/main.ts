@@ -19,6 +19,8 @@ import { createLogger } from './logging';
 import { superviseServers } from './cluster';
 import { portIsFree } from './net';
 import { webhookEvents } from './webhooks/outbox';
+import { closeServer } from './http/close-server';
+import { within } from './within';
 
 class StartInterrupted extends Error {}
 
@@ -29,19 +31,27 @@ interface Running {
   server?: Server;
 }
 
-/** Everything started so far, stopped in the reverse order. */
+/**
+ * A stop ends within 15 s, requests, jobs and deliveries in flight or not: this much for the
+ * server and the jobs, a bounded wait for the pool, and the rest for PostgreSQL's fast shutdown.
+ */
+const STOP_WITHIN_MS = 10_000;
+const POOL_WITHIN_MS = 2_000;
+/** Requests in flight get this long to be answered; a connection still open then is cut. */
+const REQUESTS_WITHIN_MS = 5_000;
+
+/**
+ * Everything started so far, stopped in the reverse order, within STOP_WITHIN_MS: the server
+ * and the webhook deliveries in hand first (side by side), then the queue's other jobs (those
+ * still running when the time is up are failed, to be retried), then the pool and the embedded
+ * PostgreSQL.
+ */
 async function shutdown(running: Running, graceful: boolean): Promise<void> {
-  if (running.server) {
-    const server = running.server;
-    await new Promise<void>((done) => {
-      server.close(() => done());
-      server.closeIdleConnections();
-    });
-  }
-  // Jobs in hand are finished (or left to be retried by another process), then the pool closes.
-  await running.workers?.stop();
-  await running.boss?.stop({ graceful, wait: true, timeout: 30_000 });
-  await running.database?.close();
+  const deadline = Date.now() + STOP_WITHIN_MS;
+  const left = () => Math.max(0, deadline - Date.now());
+  await Promise.all([running.server && closeServer(running.server, REQUESTS_WITHIN_MS), within(left(), running.workers?.stop())]);
+  await running.boss?.stop({ graceful, wait: true, timeout: left() });
+  await running.database?.close(POOL_WITHIN_MS);
 }
 
 async function main(): Promise<void> {

@@ -11,7 +11,7 @@ import { ADDRESSES } from '../customers/address-repo';
 import { CUSTOMERS } from '../customers/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { sortBillingTypes } from '../billing-types';
-import { LOCATIONS } from '../locations/location-repo';
+import { insertOrGetLocations, LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';
 import { copyRows } from '../db/copy-rows';
 import { parentIds, type BulkItem, type PendingRow, type RowErrors } from './bulk-rows';
@@ -110,7 +110,9 @@ export async function writeRows(
     }
   }
 
-  await copyRows(trx, LOCATIONS, locations);
+  // A location another request made meanwhile is used, not made twice (its unique key decides).
+  const placed = await insertOrGetLocations(trx, tenant, locations as { id: string; external_id: string | null; name: string }[]);
+  for (const account of accounts) account.location_id = placed.idOf.get(account.location_id as string) ?? account.location_id;
   await copyRows(trx, CUSTOMERS, customers);
   await copyRows(trx, ADDRESSES, addresses);
   // Parents precede their children in `accounts`, and one COPY checks its foreign keys at its end.
@@ -130,6 +132,6 @@ export async function writeRows(
   return {
     customerIds: customers.map((c) => c.id as string),
     accounts: accounts.map((a) => ({ id: a.id as string, customer_id: a.customer_id as string })),
-    locationIds: locations.map((l) => l.id as string),
+    locationIds: placed.created,
   };
 }

@@ -20,11 +20,13 @@ export function newToken(environment: 'production' | 'sandbox'): string {
 export class SecretBox {
   private readonly encryptionKey: Buffer;
   private readonly fingerprintKey: Buffer;
+  private readonly requestKey: Buffer;
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('The data encryption key must be 32 bytes');
     this.encryptionKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'encryption', 32));
     this.fingerprintKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'fingerprint', 32));
+    this.requestKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'request-fingerprint', 32));
   }
 
   /** `v1.<base64 iv>.<base64 tag>.<base64 ciphertext>` */
@@ -46,6 +48,14 @@ export class SecretBox {
   /** Same input, same fingerprint, under this key only: finds a card again without keeping its number. */
   fingerprint(value: string): string {
     return createHmac('sha256', this.fingerprintKey).update(value, 'utf8').digest('hex');
+  }
+
+  /**
+   * A request's fingerprint (idempotency): under its own key, so that nothing stored lets
+   * anyone test a guess of what the request held without the key.
+   */
+  requestDigest(value: string): string {
+    return createHmac('sha256', this.requestKey).update(value, 'utf8').digest('hex');
   }
 }
 

@@ -3,12 +3,16 @@ import pg from 'pg';
 import type { Config } from '../config';
 import { startEmbedded } from './embedded';
 import { migrationSource } from './migrations';
+import { within } from '../within';
 
 export interface Database {
   knex: Knex;
   url: string;
-  /** Closes the pool, then stops the embedded PostgreSQL if this process started it. */
-  close(): Promise<void>;
+  /**
+   * Closes the pool (waiting for the connections in use at most `poolWithinMs`), then stops the
+   * embedded PostgreSQL if this process started it.
+   */
+  close(poolWithinMs?: number): Promise<void>;
 }
 
 // DATE columns stay 'YYYY-MM-DD' strings: a JS Date would shift them by the time zone.
@@ -25,8 +29,8 @@ export async function openDatabase(config: Config, log: (line: string) => void =
   return {
     knex: db,
     url,
-    close: async () => {
-      await db.destroy();
+    close: async (poolWithinMs = Infinity) => {
+      await within(poolWithinMs, db.destroy());
       await embedded?.stop();
     },
   };

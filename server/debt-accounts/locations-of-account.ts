@@ -23,9 +23,10 @@ export async function resolveLocation(
   const existing = await locations.find(locationId);
   if (existing) return existing;
   if (!name) throw ApiError.field('location_name', 'is required when location_id matches no location');
-  const row = await locations.insert({ external_id: locationId, name, type: type ?? 'original_creditor' });
-  created(row);
-  return row;
+  // Another request may be making it right now: insert-or-get, never a duplicate key.
+  const made = await locations.insertOrGet({ external_id: locationId, name, type: type ?? 'original_creditor' });
+  if (made.created) created(made.row);
+  return made.row;
 }
 
 /** The ids of the additional locations, in the order given, without the primary one or repeats. */
@@ -39,12 +40,10 @@ export async function resolveAdditionalLocations(
   const locations = locationRepo(db, tenant);
   const ids: string[] = [];
   for (const item of items) {
-    const existing = item.external_id ? await locations.find(item.external_id) : undefined;
-    let location = existing && existing.external_id === item.external_id ? existing : undefined;
-    if (!location) {
-      location = await locations.insert({ external_id: item.external_id ?? null, name: item.name, type: item.type ?? 'original_creditor' });
-      created(location);
-    }
+    const values = { name: item.name, type: item.type ?? 'original_creditor' } as const;
+    const made = item.external_id ? await locations.insertOrGet({ ...values, external_id: item.external_id }) : { row: await locations.insert({ ...values, external_id: null }), created: true };
+    if (made.created) created(made.row);
+    const location = made.row;
     if (location.id !== primaryId && !ids.includes(location.id)) ids.push(location.id);
   }
   return ids;

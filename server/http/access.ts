@@ -20,6 +20,7 @@ import { ApiError } from './errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
 
 interface Row {
+  token_id: string;
   token_hash: string;
   organization_id: string;
   environment: Tenant['environment'];
@@ -42,7 +43,7 @@ const SQL = `
   ), asked AS (
     SELECT token_hash, count(*) AS n FROM unnest(CAST($1 AS text[])) AS asked(token_hash) GROUP BY token_hash
   ), token AS (
-    SELECT asked.token_hash, asked.n, CAST($2 AS text) || asked.token_hash AS key, t.organization_id, t.environment, sc.offset_ms
+    SELECT t.id AS token_id, asked.token_hash, asked.n, CAST($2 AS text) || asked.token_hash AS key, t.organization_id, t.environment, sc.offset_ms
       FROM asked JOIN api_tokens t ON t.token_hash = asked.token_hash AND t.revoked_at IS NULL
       LEFT JOIN sandbox_clocks sc ON sc.organization_id = t.organization_id AND t.environment = 'sandbox'
   ), clock AS (
@@ -55,7 +56,7 @@ const SQL = `
       expire = CASE WHEN counts.expire <= EXCLUDED.expire - CAST($3 AS bigint) THEN EXCLUDED.expire ELSE counts.expire END
     RETURNING key, points, expire
   )
-  SELECT token.token_hash, token.organization_id, token.environment, token.offset_ms, counted.points, counted.expire - clock.now AS ms_before_next
+  SELECT token.token_id, token.token_hash, token.organization_id, token.environment, token.offset_ms, counted.points, counted.expire - clock.now AS ms_before_next
     FROM token JOIN counted ON counted.key = token.key CROSS JOIN clock`;
 
 interface PgConnection {
@@ -105,7 +106,7 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number): (tokenHa
         const points = row.points - asked.get(waiting.tokenHash)! + before + 1;
         waiting.settle({
           // The sandbox clock comes with the token: every rule of time of the request reads it.
-          tenant: { organizationId: row.organization_id, environment: row.environment, tokenHash: waiting.tokenHash, clockOffsetMs: Number(row.offset_ms ?? 0) },
+          tenant: { organizationId: row.organization_id, environment: row.environment, tokenHash: waiting.tokenHash, tokenId: row.token_id, clockOffsetMs: Number(row.offset_ms ?? 0) },
           points,
           msBeforeNext: Math.max(0, Number(row.ms_before_next)),
         });

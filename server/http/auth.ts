@@ -6,6 +6,8 @@ export interface Tenant {
   environment: Environment;
   /** Hash of the token used; the rate limit counts per token. */
   tokenHash: string;
+  /** The API token's row (`api_tokens.id`): the caller an Idempotency-Key belongs to. Unset off the API. */
+  tokenId?: string;
   /**
    * How far the sandbox clock of the organization is ahead of real time (0 in production,
    * and where it was not loaded): read with `nowFor` (server/sandbox/sandbox-clock.ts).

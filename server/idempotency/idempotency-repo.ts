@@ -1,10 +1,15 @@
 /**
- * Idempotency records in PostgreSQL, one per tenant and key: every server process sees the
- * same ones. Claiming a key is one statement, so two requests racing for it cannot both win.
+ * Idempotency records in PostgreSQL, one per tenant, caller, method, path and key: every server
+ * process sees the same ones. Claiming a key is one statement, so two requests racing for it
+ * cannot both win. The request is kept only as its keyed fingerprint, and the answer only
+ * sealed (AES-256-GCM under the data key): an answer may hold a credential (a customer
+ * session's `portal_url`), and the database is not where it may lie in the clear.
  */
 import type { Knex } from 'knex';
+import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { tenantColumns } from '../db/tenant';
+import type { IdempotencyScope } from './request-fingerprint';
 
 export const IDEMPOTENCY_KEYS = 'idempotency_keys';
 /** How long a first answer is kept. */
@@ -24,41 +29,44 @@ export interface IdempotencyRecord {
   response_body: unknown;
 }
 
-export function idempotencyRepo(db: Knex, tenant: Tenant) {
-  const where = (key: string) => ({ ...tenantColumns(tenant), key });
+export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, scope: Omit<IdempotencyScope, 'fingerprint'>) {
+  const where = { ...tenantColumns(tenant), caller: scope.caller, method: scope.method, path: scope.path, key: scope.key };
   return {
     /**
-     * Claims `key` for a new request: true when it was free (never used, expired, or abandoned
+     * Claims the key for a new request: true when it was free (never used, expired, or abandoned
      * while running), false when a live record holds it. Such a record is taken over in place.
      */
-    async claim(key: string, method: string, path: string, requestHash: string): Promise<boolean> {
+    async claim(fingerprint: string): Promise<boolean> {
       const { rows } = await db.raw(
-        `INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, key, method, path, request_hash, status, locked_at, created_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'running', now(), now(), now() + interval '${KEEP_HOURS} hours')
-         ON CONFLICT (organization_id, environment, key) DO UPDATE
-           SET method = EXCLUDED.method, path = EXCLUDED.path, request_hash = EXCLUDED.request_hash, status = 'running',
-               response_status = NULL, response_body = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
+        `INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, caller, key, method, path, request_hash, status, locked_at, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'running', now(), now(), now() + interval '${KEEP_HOURS} hours')
+         ON CONFLICT (organization_id, environment, caller, method, path, key) DO UPDATE
+           SET request_hash = EXCLUDED.request_hash, status = 'running',
+               response_status = NULL, response_sealed = NULL, locked_at = now(), created_at = now(), expires_at = EXCLUDED.expires_at
            WHERE ${IDEMPOTENCY_KEYS}.expires_at <= now()
               OR (${IDEMPOTENCY_KEYS}.status = 'running' AND ${IDEMPOTENCY_KEYS}.locked_at < now() - interval '${ABANDONED_AFTER_MINUTES} minutes')
          RETURNING key`,
-        [tenant.organizationId, tenant.environment, key, method, path, requestHash],
+        [tenant.organizationId, tenant.environment, scope.caller, scope.key, scope.method, scope.path, fingerprint],
       );
       return rows.length === 1;
     },
 
-    async find(key: string): Promise<IdempotencyRecord | undefined> {
-      return db(IDEMPOTENCY_KEYS).where(where(key)).first('request_hash', 'status', 'response_status', 'response_body');
+    async find(): Promise<IdempotencyRecord | undefined> {
+      const row = await db(IDEMPOTENCY_KEYS).where(where).first('request_hash', 'status', 'response_status', 'response_sealed');
+      if (!row) return undefined;
+      const { response_sealed: sealed, ...record } = row as Omit<IdempotencyRecord, 'response_body'> & { response_sealed: string | null };
+      return { ...record, response_body: sealed === null ? null : JSON.parse(secrets.decrypt(sealed)) };
     },
 
-    async complete(key: string, status: number, body: unknown): Promise<void> {
+    async complete(status: number, body: unknown): Promise<void> {
       await db(IDEMPOTENCY_KEYS)
-        .where(where(key))
-        .update({ status: 'done', response_status: status, response_body: JSON.stringify(body ?? null), locked_at: null });
+        .where(where)
+        .update({ status: 'done', response_status: status, response_sealed: secrets.encrypt(JSON.stringify(body ?? null)), locked_at: null });
     },
 
     /** Forgets a claim whose request kept nothing (a 500, or an answer that was not JSON): a retry runs again. */
-    async release(key: string): Promise<void> {
-      await db(IDEMPOTENCY_KEYS).where(where(key)).andWhere({ status: 'running' }).delete();
+    async release(): Promise<void> {
+      await db(IDEMPOTENCY_KEYS).where(where).andWhere({ status: 'running' }).delete();
     },
   };
 }
@@ -67,8 +75,8 @@ export function idempotencyRepo(db: Knex, tenant: Tenant) {
 export async function pruneExpiredKeys(db: Knex, limit = PRUNE_BATCH): Promise<number> {
   return db(IDEMPOTENCY_KEYS)
     .whereIn(
-      ['organization_id', 'environment', 'key'],
-      db(IDEMPOTENCY_KEYS).select('organization_id', 'environment', 'key').where('expires_at', '<=', db.fn.now()).limit(limit),
+      ['organization_id', 'environment', 'caller', 'method', 'path', 'key'],
+      db(IDEMPOTENCY_KEYS).select('organization_id', 'environment', 'caller', 'method', 'path', 'key').where('expires_at', '<=', db.fn.now()).limit(limit),
     )
     .delete();
 }

@@ -1,45 +1,34 @@
 /**
  * Idempotency-Key on every POST, as Stripe does it. Placed after authentication and the
- * document's validation (a refused request keeps nothing), before the routers:
+ * document's validation (a refused request keeps nothing), before the routers. A key belongs to
+ * its caller (the API token), method and path: another token's key, or the same key on another
+ * path, is a key of its own.
  * - a new key is claimed, the request runs, and its status and JSON body are stored before
  *   they are sent, so a retry arriving right after the answer finds them;
  * - the same key and the same request: the stored answer again, `Idempotent-Replayed: true`;
- * - the same key and another request: 422 `idempotency_key_reused`;
+ * - the same key and another body: 422 `idempotency_key_reused`;
  * - the same key while the first still runs: 409 `idempotency_key_in_use`.
  * A 5XX answer is not kept: the claim is released and a retry runs again.
- * The key is left in `res.locals.idempotencyKey`, so that a service can also bind its own
- * record to it (one charge per key, enforced by a unique index).
+ * The scope is left in `res.locals.idempotency`, so that a service can also bind its own
+ * record to it (one charge per scope and key, enforced by a unique index).
  */
-import { createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
+import type { SecretBox } from '../crypto/secrets';
 import { tenantOf } from '../http/auth';
 import { ApiError } from '../http/errors';
 import { idempotencyRepo, pruneExpiredKeys } from './idempotency-repo';
+import { apiCaller, requestFingerprint, type IdempotencyScope } from './request-fingerprint';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/** Same method, path and body, whatever the order of the body's keys. */
-export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonical(body)}`).digest('hex');
+export function idempotencyOf(res: Response): IdempotencyScope | undefined {
+  return res.locals.idempotency as IdempotencyScope | undefined;
 }
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
-
-export function idempotencyKeyOf(res: Response): string | undefined {
-  return res.locals.idempotencyKey as string | undefined;
-}
-
-export function idempotency(db: Knex): RequestHandler {
-  const keyed = keyedRequest(db);
+export function idempotency(db: Knex, secrets: SecretBox): RequestHandler {
+  const keyed = keyedRequest(db, secrets);
   // A request without a key (every GET, PUT and DELETE) goes on at once, with no promise made.
   return (req, res, next) => {
     const key = req.method === 'POST' ? req.get(IDEMPOTENCY_HEADER) : undefined;
@@ -49,15 +38,22 @@ export function idempotency(db: Knex): RequestHandler {
 }
 
 /** A POST with a key: claimed, replayed, or refused. */
-function keyedRequest(db: Knex) {
+function keyedRequest(db: Knex, secrets: SecretBox) {
   const run = async (req: Request, res: Response, next: NextFunction, key: string): Promise<void> => {
     try {
       const tenant = tenantOf(res);
-      const records = idempotencyRepo(db, tenant);
-      const hash = requestHash(req.method, req.originalUrl, req.body);
+      const scope: IdempotencyScope = {
+        caller: apiCaller(tenant.tokenId!),
+        method: req.method,
+        path: req.originalUrl,
+        key,
+        fingerprint: requestFingerprint(secrets, req.method, req.originalUrl, req.body),
+      };
+      const records = idempotencyRepo(db, tenant, secrets, scope);
+      const hash = scope.fingerprint;
       await pruneExpiredKeys(db);
-      if (!(await records.claim(key, req.method, req.originalUrl, hash))) {
-        const record = await records.find(key);
+      if (!(await records.claim(hash))) {
+        const record = await records.find();
         // Gone between the two statements (released, or pruned): this request is a new one.
         if (!record) return run(req, res, next, key);
         if (record.request_hash !== hash) {
@@ -71,8 +67,8 @@ function keyedRequest(db: Knex) {
         res.set(REPLAYED_HEADER, 'true').status(record.response_status!).json(record.response_body);
         return;
       }
-      res.locals.idempotencyKey = key;
-      keepAnswer(res, records, key);
+      res.locals.idempotency = scope;
+      keepAnswer(res, records);
       next();
     } catch (error) {
       next(error);
@@ -82,26 +78,26 @@ function keyedRequest(db: Knex) {
 }
 
 /** Stores the answer before it leaves; releases the key when nothing worth keeping is sent. */
-function keepAnswer(res: Response, records: ReturnType<typeof idempotencyRepo>, key: string): void {
+function keepAnswer(res: Response, records: ReturnType<typeof idempotencyRepo>): void {
   const send = res.json.bind(res);
   let settled = false;
   res.json = (body: unknown) => {
     if (settled) return send(body);
     settled = true;
     const status = res.statusCode;
-    const kept = status >= 500 ? records.release(key) : records.complete(key, status, body);
+    const kept = status >= 500 ? records.release() : records.complete(status, body);
     kept.then(
       () => send(body),
       // The answer could not be kept: forget the claim, so that a retry runs again instead of
       // meeting 409 idempotency_key_in_use for 24 hours.
-      () => records.release(key).catch(() => undefined).then(() => send(body)),
+      () => records.release().catch(() => undefined).then(() => send(body)),
     );
     return res;
   };
   res.on('close', () => {
     if (!settled) {
       settled = true;
-      void records.release(key).catch(() => undefined);
+      void records.release().catch(() => undefined);
     }
   });
 }

@@ -13,7 +13,7 @@ export const TRANSACTIONS = 'transactions';
 export const CHARGE_COLUMNS = [
   'id', 'reference_number', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account',
   'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source', 'payment_plan_id', 'payment_plan_charge_id',
-  'scheduled_at', 'due_at', 'charged_at', 'settles_at', 'email', 'send_email', 'metadata', 'idempotency_key', 'settled_at', 'created_at', 'updated_at',
+  'scheduled_at', 'due_at', 'charged_at', 'settles_at', 'email', 'send_email', 'metadata', 'idempotency_key', 'idempotency_scope', 'idempotency_fingerprint', 'settled_at', 'created_at', 'updated_at',
 ].map((column) => `${CHARGES}.${column}`);
 
 export type ChargeStatus = S['ChargeStatus'];
@@ -52,6 +52,10 @@ export interface ChargeRow {
   send_email: boolean;
   metadata: Record<string, string>;
   idempotency_key: string | null;
+  /** Whose key it is: caller, method and path (charge-idempotency.ts). */
+  idempotency_scope: string | null;
+  /** The keyed fingerprint of the request that made the charge; NULL on charges made before it was kept. */
+  idempotency_fingerprint: string | null;
   settled_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -105,8 +109,8 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return (forUpdate ? query.forUpdate() : query) as Promise<ChargeRow | undefined>;
     },
 
-    async findByIdempotencyKey(key: string): Promise<ChargeRow | undefined> {
-      return charges().where({ idempotency_key: key }).first(CHARGE_COLUMNS);
+    async findByIdempotencyKey(scope: string, key: string): Promise<ChargeRow | undefined> {
+      return charges().where({ idempotency_scope: scope, idempotency_key: key }).first(CHARGE_COLUMNS);
     },
 
     async findByGatewayReference(reference: string, { forUpdate = false } = {}): Promise<ChargeRow | undefined> {

@@ -3,7 +3,7 @@ import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
-import { idempotencyKeyOf } from '../idempotency/idempotency';
+import { idempotencyOf } from '../idempotency/idempotency';
 import { chargeToApi } from './charge-mapper';
 import { chargeService, transactionService } from './payment-service';
 
@@ -12,7 +12,7 @@ export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const transactions = transactionService(deps);
 
   routes.post('/charges', async (req, res) => {
-    const { charge, declined } = await charges.create(tenantOf(res), req.body, idempotencyKeyOf(res));
+    const { charge, declined } = await charges.create(tenantOf(res), req.body, idempotencyOf(res));
     if (declined) {
       // The document's ChargeDeclined (a 400 naming the stored failed charge), not a success.
       (res as Response).status(declined.status).json({ ...declined.body(), charge_id: charge.id });

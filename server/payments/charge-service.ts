@@ -10,7 +10,6 @@ import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../http/auth';
 import { ApiError } from '../http/errors';
-import { isUniqueViolation } from '../db/tenant';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { bankAccount, cardToken } from '../masking';
 import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
@@ -28,6 +27,8 @@ import { nowFor } from '../sandbox/sandbox-clock';
 import { todayUtc } from '../dates';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
 import { amountErrors, intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
+import type { IdempotencyScope } from '../idempotency/request-fingerprint';
+import { chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
 
@@ -65,7 +66,7 @@ export async function createCharge(
   gatewayOn: GatewayOn,
   tenant: Tenant,
   body: ChargeCreate,
-  idempotencyKey: string | undefined,
+  idempotency: IdempotencyScope | undefined,
   /** Who made the charge when not the API's caller: a plan's instalment. */
   origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
   context: ChargeContext = {},
@@ -74,6 +75,8 @@ export async function createCharge(
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
   const intent = { ...body, instalment: origin?.source === 'payment_plan', guest: context.guest };
   throwIfAny(intentErrors(intent, at));
+  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency));
+  if (earlier) return earlier;
   const later = laterDayOf(body, at.today);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
   const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
@@ -117,7 +120,7 @@ export async function createCharge(
         email: body.email ?? customer!.email,
         send_email: body.send_email ?? false,
         metadata: body.metadata ?? {},
-        idempotency_key: idempotencyKey ?? null,
+        ...keyColumns(idempotency),
         ...origin,
       };
       const outcome = later
@@ -134,12 +137,8 @@ export async function createCharge(
       return outcome;
     });
   } catch (error) {
-    // Two requests with one key that both got past the key's record (it expired or was lost):
-    // the database lets one charge through; the other answers that charge.
-    if (idempotencyKey && isUniqueViolation(error, 'charges_organization_id_environment_idempotency_key_unique')) {
-      const charge = await chargeRepo(deps.db, tenant).findByIdempotencyKey(idempotencyKey);
-      if (charge) return { charge };
-    }
-    throw error;
+    // Two requests of one caller with one key that both got past the checks before: the
+    // database lets one charge through; the other answers it only if it is the same request.
+    return chargeOfRace(deps.db, tenant, idempotency, error);
   }
 }

@@ -21,6 +21,7 @@ import { cancelScheduledCharge } from './scheduled-charges';
 import { requireGateway } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { nowFor } from '../sandbox/sandbox-clock';
+import type { IdempotencyScope } from '../idempotency/request-fingerprint';
 
 type S = components['schemas'];
 
@@ -59,8 +60,8 @@ function days(filters: TransactionFilters, now: Date): { first?: string; last?: 
 export function chargeService(deps: PaymentDeps) {
   const { db } = deps;
   return {
-    create: (tenant: Tenant, body: S['ChargeCreate'], idempotencyKey: string | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
-      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotencyKey, undefined, context),
+    create: (tenant: Tenant, body: S['ChargeCreate'], idempotency: IdempotencyScope | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
+      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotency, undefined, context),
 
     /** Newest first; a charge on a parent is listed under the parent's id only. */
     async list(tenant: Tenant, filters: ChargeFilters, page: PageRequest): Promise<Listed<S['Charge']>> {

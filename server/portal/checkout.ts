@@ -21,6 +21,7 @@ import { planErrors, throwIfAny, wayErrors, type WayToPay } from '../payment-ter
 import type { Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';
 import { track, type Activity } from './tracking';
+import { paymentScope, type PaymentKey } from './payment-key';
 
 type S = components['schemas'];
 type PaymentMethodCreate = S['PaymentMethodCreate'];
@@ -49,7 +50,7 @@ export interface PayInput {
   way: WayToPay;
   save: boolean;
   /** One per checkout form shown: a second submission of the same form answers the first charge. */
-  paymentKey?: string;
+  paymentKey?: PaymentKey;
   /** A later day (YYYY-MM-DD) to charge on; the way to pay is then saved, as a scheduled charge needs. */
   scheduledAt?: string;
 }
@@ -80,7 +81,7 @@ export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input:
     ...(input.scheduledAt !== undefined ? { scheduled_at: input.scheduledAt } : {}),
   };
   const full = input.amount === view.balance;
-  return chargeService(deps).create(visit.tenant, body, input.paymentKey, {
+  return chargeService(deps).create(visit.tenant, body, input.paymentKey && paymentScope(deps.secrets, visit, input.paymentKey, body), {
     channel: 'portal',
     guest,
     within: (trx, outcome) =>

@@ -21,6 +21,7 @@ import { addDays, isCalendarDate } from '../dates';
 import { WINDOWS } from '../payment-terms/payment-terms';
 import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
+import { paymentKeyOf } from './payment-key';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -198,7 +199,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     }
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
     try {
-      const paid = await pay(deps, visit, view, { amount, way, save, scheduledAt: payOn || undefined, paymentKey: /^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined });
+      const paid = await pay(deps, visit, view, { amount, way, save, scheduledAt: payOn || undefined, paymentKey: paymentKeyOf(/^[0-9a-f]{32}$/.test(form.payment_key ?? '') ? `portal-${visit.browser.id}-${form.payment_key}` : undefined, `/accounts/${view.account.id}/pay`) });
       if (paid.declined) {
         return renderCheckout(res, visit, view, 400, safe(form), {
           form: `Your payment was declined: ${paid.declined.message} Nothing was charged. Try another card or bank account.`,

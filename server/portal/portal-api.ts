@@ -18,6 +18,7 @@ import { portalAccounts, viewOf, type AccountDetail, type AccountView } from './
 import { sentence } from './payment-form';
 import { planRefusal } from '../payment-terms/payment-intent';
 import { verify } from './verification';
+import { paymentKeyOf } from './payment-key';
 
 type S = components['schemas'];
 
@@ -91,7 +92,7 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     if (view.refusal) throw ApiError.conflict(sentence(view.refusal.message));
     const { amount, scheduled_at: scheduledAt, save_payment_method: save, payment_method_id, card, ach } = body;
     const way = { payment_method_id, card, ach };
-    const paid = await pay(deps, visit, view, { amount, way, save: save ?? false, scheduledAt, paymentKey: req.get('idempotency-key') ?? undefined });
+    const paid = await pay(deps, visit, view, { amount, way, save: save ?? false, scheduledAt, paymentKey: paymentKeyOf(req.get('idempotency-key'), `/api/accounts/${view.account.id}/payments`) });
     if (paid.declined) {
       const error = paid.declined;
       res.status(error.status).json({ ...error.body(), charge_id: paid.charge.id });

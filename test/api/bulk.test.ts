@@ -320,4 +320,32 @@ describe('bulk import after a crash', () => {
       expect((await client.GET('/debt-accounts/{id}', { params: { path: { id: 'U-P-1' } } })).response.status).toBe(404);
       expect((await client.GET('/customers/{id}', { params: { path: { id: 'U-CUST-1' } } })).data!.data.name).toBe('Through the API');
     }));
+
+  test('a location created through the API after the check is the one the rows use: made once, no row fails', () =>
+    workersOff(async () => {
+      const { client, job } = await pendingAction(3, 'V');
+      // An account naming V-LOC is being created and has not committed: the import's check
+      // cannot see its location, and the import's insert of V-LOC waits for it.
+      const other = await app.db.transaction();
+      try {
+        await other('locations').insert({ organization_id: job.organizationId, environment: 'production', name: 'Through the API', external_id: 'V-LOC' });
+        // One row per transaction (BULK_CHUNK_ROWS=1): no smaller chunk to fall back on.
+        const run = runBulkImport({ ...app.deps, config: { ...app.deps.config, bulkChunkRows: 1 } }, job);
+        let waiting = false;
+        for (let attempt = 0; attempt < 300 && !waiting; attempt++) {
+          const { rows } = await app.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+          waiting = rows[0].n > 0;
+          if (!waiting) await new Promise((done) => setTimeout(done, 20));
+        }
+        expect(waiting).toBe(true);
+        await other.commit();
+        await run;
+      } finally {
+        if (!other.isCompleted()) await other.rollback();
+      }
+      expect(await completed(client, job.bulkActionId)).toMatchObject({ processed: 3, failed: 0 });
+      const location = (await client.GET('/locations/{id}', { params: { path: { id: 'V-LOC' } } })).data!.data;
+      expect(location).toMatchObject({ name: 'Through the API', debt_accounts_count: 9 });
+      expect(await app.db('locations').where({ organization_id: job.organizationId })).toHaveLength(1);
+    }));
 });
