@@ -19,7 +19,7 @@ const root = resolve(__dirname, '../..');
 const PLANS = 20;
 
 function serve(databaseUrl: string, port: number, key: string): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: key };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: key, RATE_LIMIT_PER_MINUTE: '100000' };
   return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
 }
 
