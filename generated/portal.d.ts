@@ -1719,6 +1719,16 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description The body is not a form (`application/x-www-form-urlencoded`); nothing changed, and the Portal's page says so. */
+        PortalPageUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>Something is not right · Payment Portal</title></head><body><main><h1>Something is not right</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
         /** @description No Portal browser session (no `portal_session` cookie, or one that is not known); open the session link again. */
         PortalSignedOut: {
             headers: {
@@ -2250,6 +2260,7 @@ export interface operations {
         responses: {
             200: components["responses"]["OptOutPage"];
             400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2285,6 +2296,8 @@ export interface operations {
         responses: {
             200: components["responses"]["OptOutPage"];
             400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
+            415: components["responses"]["PortalPageUnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -347,8 +347,9 @@ export interface paths {
         };
         /**
          * List messages sent to debtors
-         * @description The communications log of the organization in this environment, newest first (then by
-         *     `id`), a page at a time: `page` from 1, `limit` 1 to 500 (default 10). Filters, all
+         * @description The communications log of the organization in this environment (12 CFR 1006.100: what was
+         *     sent, to whom and when, kept at least three years and after the customer's deletion; the
+         *     rules each message obeys are in the tag `Communications`), newest first (then by `id`), a page at a time: `page` from 1, `limit` 1 to 500 (default 10). Filters, all
          *     optional and combined: `customer_id` (the customer's UUID, which the log keeps after the
          *     customer is deleted, so no `external_id` here), `debt_account_id` (UUID), `kind` and
          *     `status`. A value outside a filter's list (an unknown `kind`) or a malformed UUID is a 422 on
@@ -378,7 +379,7 @@ export interface paths {
         };
         /**
          * Get a message sent to a debtor
-         * @description One message of the communications log by its UUID, also after its customer was deleted; another tenant's answers 404.
+         * @description One message of the communications log by its UUID (12 CFR 1006.100), also after its customer was deleted; another tenant's answers 404.
          */
         get: operations["getCommunication"];
         put?: never;

@@ -40,7 +40,15 @@ const DEFAULT_DAYS = SETTING_KEYS.reminder_days_before.default({ notification_em
 
 const keyOf = (item: Item, id: string) => `payment_reminder:${item}:${id}`;
 
-/** Every item that may be reminded, with its reminder time; `now` is SQL for the tenant's time of each row. */
+/** The document's maximum of `reminder_days_before`: no item further away than this is looked at. */
+const MAX_DAYS_BEFORE = 30;
+
+/**
+ * Every item that may be reminded, with its reminder time; `now` is SQL for the tenant's time
+ * of each row. Its first two bindings bound the items' due times (`after`, and `before` plus
+ * the reminder window and the furthest sandbox clock), so the scheduler's pass reads the due
+ * index's range instead of every pending item.
+ */
 function remindable(now: string): string {
   const days = `coalesce((st.settings->>'reminder_days_before')::int, ${Number(DEFAULT_DAYS)})`;
   const common = (alias: string, accountId: string) => `
@@ -49,6 +57,8 @@ function remindable(now: string): string {
        LEFT JOIN sandbox_clocks c ON ${alias}.environment = 'sandbox' AND c.organization_id = ${alias}.organization_id
        LEFT JOIN payment_methods pm ON pm.id = ${alias}.payment_method_id`;
   return `
+    WITH w AS (SELECT ?::timestamptz AS after,
+                      ?::timestamptz + (SELECT coalesce(max(offset_ms), 0) FROM sandbox_clocks) * interval '1 millisecond' + interval '${MAX_DAYS_BEFORE} days' AS before)
     SELECT * FROM (
       SELECT 'instalment' AS item, i.id, i.organization_id, i.environment, i.due_at AS charge_due_at, ${days} AS days,
              i.due_at - ${days} * interval '1 day' AS due_at, p.debt_account_id, a.customer_id, i.amount,
@@ -56,14 +66,14 @@ function remindable(now: string): string {
         FROM payment_plan_charges i
         JOIN payment_plans p ON p.id = i.payment_plan_id AND p.status = 'active'
         ${common('p', 'p.debt_account_id')}
-       WHERE i.status = 'pending' AND i.attempts = 0 AND i.due_at IS NOT NULL
+       WHERE i.status = 'pending' AND i.attempts = 0 AND i.due_at > (SELECT after FROM w) AND i.due_at <= (SELECT before FROM w)
       UNION ALL
       SELECT 'scheduled_charge', ch.id, ch.organization_id, ch.environment, ch.due_at, ${days},
              ch.due_at - ${days} * interval '1 day', ch.debt_account_id, a.customer_id, ch.amount,
              pm.card_last4, pm.account_number_masked, ${now}
         FROM charges ch
         ${common('ch', 'ch.debt_account_id')}
-       WHERE ch.status = 'scheduled' AND ch.due_at IS NOT NULL
+       WHERE ch.status = 'scheduled' AND ch.due_at > (SELECT after FROM w) AND ch.due_at <= (SELECT before FROM w)
     ) r
     WHERE r.days > 0 AND r.charge_due_at > r.due_at
       AND NOT EXISTS (SELECT 1 FROM ${COMMUNICATIONS} m WHERE m.organization_id = r.organization_id AND m.environment = r.environment
@@ -76,7 +86,8 @@ const TENANT_NOW = `?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 mill
 export async function dueReminders(db: Knex, realNow: Date, limit = 200): Promise<{ id: string; organization_id: string; environment: Tenant['environment']; due_at: Date }[]> {
   const { rows } = await db.raw<{ rows: ReminderRow[] }>(
     `${remindable(TENANT_NOW)} AND r.due_at <= r.tenant_now AND r.charge_due_at > r.tenant_now ORDER BY r.due_at, r.id LIMIT ?`,
-    [realNow, realNow, limit],
+    // A sandbox clock is never behind real time: an item due before real time is due on every clock.
+    [realNow, realNow, realNow, realNow, limit],
   );
   return rows.map((row) => ({ id: `${row.item}:${row.id}`, organization_id: row.organization_id, environment: row.environment, due_at: row.due_at }));
 }
@@ -85,7 +96,7 @@ export async function dueReminders(db: Knex, realNow: Date, limit = 200): Promis
 export async function dueRemindersOf(db: Knex, tenant: Tenant, upTo: Date, limit = 1): Promise<{ id: string; organization_id: string; environment: Tenant['environment']; due_at: Date }[]> {
   const { rows } = await db.raw<{ rows: ReminderRow[] }>(
     `${remindable('?::timestamptz')} AND r.organization_id = ? AND r.environment = ? AND r.due_at <= ? ORDER BY r.due_at, r.id LIMIT ?`,
-    [upTo, upTo, tenant.organizationId, tenant.environment, upTo, limit],
+    ['-infinity', upTo, upTo, upTo, tenant.organizationId, tenant.environment, upTo, limit],
   );
   return rows.map((row) => ({ id: `${row.item}:${row.id}`, organization_id: row.organization_id, environment: row.environment, due_at: row.due_at }));
 }
@@ -108,7 +119,7 @@ export async function runReminder(deps: ReminderDeps, tenant: Tenant, ref: strin
   return deps.db.transaction(async (trx) => {
     const { rows } = await trx.raw<{ rows: ReminderRow[] }>(
       `${remindable('?::timestamptz')} AND r.item = ? AND r.id = ? AND r.organization_id = ? AND r.environment = ? AND r.due_at <= r.tenant_now AND r.charge_due_at > r.tenant_now`,
-      [now, now, item, id, tenant.organizationId, tenant.environment],
+      [now, now, now, now, item, id, tenant.organizationId, tenant.environment],
     );
     const row = rows[0];
     if (!row) {
