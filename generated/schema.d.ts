@@ -10112,7 +10112,7 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05",
+                     *           "id": "8f3b1d2e-6c4a-4e9b-a7d5-1b2c3d4e5f60",
                      *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
                      *           "channel": "email",
