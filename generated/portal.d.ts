@@ -228,6 +228,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/opt-out/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Open the opt-out page of an e-mail
+         * @description The opt-out link printed in every e-mail to a debtor and given as its `List-Unsubscribe`
+         *     header (12 CFR 1006.6(e); RFC 8058). Opening it needs no sign-in: the page names the
+         *     organization and has one button, "Stop e-mails", which posts to the same address. Opening
+         *     alone changes nothing (RFC 8058 §3.2: mail scanners open links to look at them). A link
+         *     whose signature does not match answers 400 and changes nothing.
+         */
+        get: operations["openOptOut"];
+        put?: never;
+        /**
+         * Opt out of e-mail (one click)
+         * @description Opts the link's customer out of agency-initiated e-mail (`communication_preferences.email`
+         *     `opted_out`, `changed_by` `link`) and answers the confirmation page. It is both the page's
+         *     button and RFC 8058's one-click request, which a mail client sends with the body
+         *     `List-Unsubscribe=One-Click` and no cookie; the signed link is the credential, so neither
+         *     a browser session nor a CSRF token is asked for. Opting out again is harmless (the
+         *     same page). A customer deleted since answers the confirmation too: there is nothing left
+         *     to e-mail. A link whose signature does not match answers 400 and changes nothing.
+         */
+        post: operations["optOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/s/{token}/accounts": {
         parameters: {
             query?: never;
@@ -1571,6 +1611,26 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description The link's signature does not match (a changed or forged link, or another customer's signature); nothing changed, and the page says so. */
+        OptOutLinkInvalid: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>This link is not valid · Payment Portal</title></head><body><main><h1>This link is not valid</h1><p>Nothing was changed.</p></main></body></html> */
+                "text/html": string;
+            };
+        };
+        /** @description The Portal's opt-out page (HTML). */
+        OptOutPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>Stop e-mails · Payment Portal</title></head><body><main><h1>Stop e-mails from Acme Recovery</h1><form method="post"><button>Stop e-mails</button></form></main></body></html> */
+                "text/html": string;
+            };
+        };
         /** @description The body is larger than 10 MB (our decision; spec 8 leaves the limit open). */
         PayloadTooLarge: {
             headers: {
@@ -1670,6 +1730,16 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description The body is not a form (`application/x-www-form-urlencoded`); nothing changed, and the Portal's page says so. */
+        PortalPageUnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /** @example <!doctype html><html lang="en"><head><title>Something is not right · Payment Portal</title></head><body><main><h1>Something is not right</h1></main></body></html> */
+                "text/html": string;
+            };
+        };
         /** @description No Portal browser session (no `portal_session` cookie, or one that is not known); open the session link again. */
         PortalSignedOut: {
             headers: {
@@ -1745,6 +1815,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+         * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+         */
+        OptOutLink: string;
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
          * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
@@ -2224,6 +2299,64 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    openOptOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["OptOutPage"];
+            400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    optOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description Sent by a mail client's one-click unsubscribe (RFC 8058).
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["OptOutPage"];
+            400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
+            415: components["responses"]["PortalPageUnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -341,6 +341,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/communications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List messages sent to debtors
+         * @description The communications log of the organization in this environment (12 CFR 1006.100: what was
+         *     sent, to whom and when, kept at least three years and after the customer's deletion; the
+         *     rules each message obeys are in the tag `Communications`), newest first (then by `id`), a page at a time: `page` from 1, `limit` 1 to 500 (default 10). Filters, all
+         *     optional and combined: `customer_id` (the customer's UUID, which the log keeps after the
+         *     customer is deleted, so no `external_id` here), `debt_account_id` (UUID), `kind` and
+         *     `status`. A value outside a filter's list (an unknown `kind`) or a malformed UUID is a 422 on
+         *     that parameter.
+         */
+        get: operations["listCommunications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/communications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The message's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05
+                 */
+                id: components["parameters"]["CommunicationId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a message sent to a debtor
+         * @description One message of the communications log by its UUID (12 CFR 1006.100), also after its customer was deleted; another tenant's answers 404.
+         */
+        get: operations["getCommunication"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customer-sessions": {
         parameters: {
             query?: never;
@@ -1147,6 +1199,34 @@ export interface paths {
          *     - A production token gets `404`.
          */
         post: operations["advanceSandboxClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the organization's settings
+         * @description The settings of the token's organization in the token's environment (production and sandbox are set apart); a key never set answers its default.
+         */
+        get: operations["getSettings"];
+        /**
+         * Change the organization's settings
+         * @description Changes the settings of the token's organization and environment and answers all of them.
+         *     Only the keys sent change; the others keep their values (`{}` changes nothing). Every
+         *     invalid key is a 422 on that key and changes nothing: `time_zone` must be a known IANA
+         *     name, `reminder_days_before` 0 to 30, `debt_collector_disclosure` must contain "debt
+         *     collector" (FDCPA §807(11)).
+         */
+        put: operations["updateSettings"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4245,6 +4325,158 @@ export interface components {
          */
         ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
+         * Communication
+         * @description One message to a debtor, as sent (or held, or suppressed). Records are kept at least three
+         *     years (12 CFR 1006.100; the service deletes none) and outlive the customer's deletion: they
+         *     keep the customer's id and the address as sent.
+         */
+        Communication: {
+            /**
+             * @description How it was sent; `email` today (`sms` may join).
+             * @example email
+             * @enum {string}
+             */
+            channel: "email";
+            /**
+             * Format: date-time
+             * @description When the message was written (the tenant's clock).
+             * @example 2026-12-13T14:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The customer's UUID, kept after the customer is deleted.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The debt account the message is about; null when none applies.
+             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             */
+            debt_account_id: string | null;
+            /**
+             * Format: date-time
+             * @description When a message held by quiet hours may leave (08:00 in the customer's time zone); null when it was never held.
+             * @example 2026-12-13T15:00:00.000Z
+             */
+            held_until: string | null;
+            /**
+             * Format: uuid
+             * @description The message's UUID.
+             * @example 3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05
+             */
+            id: string;
+            /** @description What the message is. */
+            kind: components["schemas"]["CommunicationKind"];
+            /**
+             * @description `opted_out` (suppressed), `customer_deleted` (held, then suppressed: the customer was deleted meanwhile), `quiet_hours` (held, and kept once sent), `delivery_failed` (failed); null otherwise.
+             * @example quiet_hours
+             * @enum {string|null}
+             */
+            reason: "opted_out" | "customer_deleted" | "quiet_hours" | "delivery_failed" | null;
+            /**
+             * Format: date-time
+             * @description When it was sent (the tenant's clock); null until then.
+             * @example 2026-12-13T15:00:02.000Z
+             */
+            sent_at: string | null;
+            /** @description Where the message is. */
+            status: components["schemas"]["CommunicationStatus"];
+            /**
+             * @description The subject as sent.
+             * @example Payment reminder: $250.00 on Dec 16, 2026
+             */
+            subject: string;
+            /**
+             * @description The text as sent, with the organization's name and contact, the debt-collector disclosure and the opt-out link.
+             * @example Your next payment of $250.00 is due on Dec 16, 2026 ...
+             */
+            text: string;
+            /**
+             * @description The address as sent.
+             * @example maria.gonzalez@debt-collection.example
+             */
+            to: string;
+            /**
+             * Format: date-time
+             * @description When its status last changed.
+             * @example 2026-12-13T15:00:02.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * CommunicationKind
+         * @description What a message to a debtor is. `receipt` and `account_security` are messages the debtor asked
+         *     for at that moment (the receipt of a payment, whoever made it; a password or sign-in link they
+         *     requested): they are sent at once and also after an opt-out. Every other kind is
+         *     agency-initiated: suppressed after an opt-out and held during quiet hours.
+         * @example payment_reminder
+         * @enum {string}
+         */
+        CommunicationKind: "receipt" | "payment_reminder" | "ticket_reply" | "autopay_failed" | "portal_link" | "account_security";
+        /**
+         * CommunicationPreferences
+         * @description How the customer agreed to be reached (12 CFR 1006.6(e)): `email` `allowed` until the
+         *     customer opts out, by the opt-out link of any e-mail (`changed_by` `link`), in the Portal
+         *     (`portal`) or through the agency (`api`, with `PUT /customers/{id}`). After an opt-out every
+         *     agency-initiated e-mail is logged `suppressed` with the reason `opted_out` (see the tag
+         *     `Communications` for the kinds still sent).
+         * @example {
+         *       "email": "opted_out",
+         *       "changed_at": "2026-11-24T18:02:11.000Z",
+         *       "changed_by": "link"
+         *     }
+         */
+        CommunicationPreferences: {
+            /**
+             * Format: date-time
+             * @description When `email` last changed (the tenant's clock); null while it never changed.
+             * @example 2026-11-24T18:02:11.000Z
+             */
+            changed_at: string | null;
+            /**
+             * @description Who changed it last; null while it never changed.
+             * @example link
+             * @enum {string|null}
+             */
+            changed_by: "api" | "link" | "portal" | null;
+            /**
+             * @description Whether the agency may e-mail the customer.
+             * @example opted_out
+             * @enum {string}
+             */
+            email: "allowed" | "opted_out";
+        };
+        /**
+         * CommunicationPreferencesUpdate
+         * @description A change of the customer's preferences by the agency (recorded with `changed_by` `api`).
+         *     Writing the value the customer already has changes nothing (`changed_at` stays).
+         * @example {
+         *       "email": "opted_out"
+         *     }
+         */
+        CommunicationPreferencesUpdate: {
+            /**
+             * @description `opted_out` stops every agency-initiated e-mail; `allowed` takes an opt-out back (do so
+             *     only when the customer asked for it: 12 CFR 1006.6(e) lets a consumer opt out, and an
+             *     agency that e-mails them again must be able to show they agreed).
+             * @example opted_out
+             * @enum {string}
+             */
+            email: "allowed" | "opted_out";
+        };
+        /**
+         * CommunicationStatus
+         * @description `queued`: handed to the mail job; `held`: waiting for the end of quiet hours (`held_until`),
+         *     then sent by the same job, the row itself becoming `sent`; `sent`: accepted by the mail server
+         *     (with no mail server configured, written to the service's log, which counts as sent);
+         *     `suppressed`: not sent (see `reason`); `failed`: the mail server refused it after every retry.
+         * @example sent
+         * @enum {string}
+         */
+        CommunicationStatus: "queued" | "held" | "sent" | "suppressed" | "failed";
+        /**
          * Customer
          * @description A customer (debtor) as read by get, list and update (spec 2.2). The fields in `required` are
          *     always present. The relations `metadata`, `addresses`, `rules`, `debt_accounts` and
@@ -4287,6 +4519,8 @@ export interface components {
              *     ]
              */
             addresses?: components["schemas"]["Address"][];
+            /** @description Whether the customer may be e-mailed, and who changed it last. */
+            communication_preferences: components["schemas"]["CommunicationPreferences"];
             /**
              * Format: date-time
              * @description When the customer was created (ISO 8601, UTC).
@@ -4353,6 +4587,11 @@ export interface components {
              * @example 0427
              */
             ssn: string | null;
+            /**
+             * @description The customer's own time zone for quiet hours (see the tag `Communications`); null when not set, and then the ZIP code of the primary address or the organization's `time_zone` decides.
+             * @example America/Chicago
+             */
+            time_zone: components["schemas"]["TimeZone"] | null;
             /**
              * Format: date-time
              * @description When the customer last changed (ISO 8601, UTC).
@@ -4572,6 +4811,11 @@ export interface components {
              * @example 0427
              */
             ssn_last4?: number | string;
+            /**
+             * @description The customer's time zone (IANA) for quiet hours; `null` clears it. Unknown names are a 422.
+             * @example America/Chicago
+             */
+            time_zone?: components["schemas"]["TimeZone"] | null;
         };
         /**
          * CustomerCreated
@@ -4588,6 +4832,8 @@ export interface components {
              *     for the create response.
              */
             address?: components["schemas"]["Address"][];
+            /** @description Whether the customer may be e-mailed, and who changed it last. */
+            communication_preferences: components["schemas"]["CommunicationPreferences"];
             /**
              * Format: date-time
              * @description When the customer was created (ISO 8601, UTC).
@@ -4654,6 +4900,11 @@ export interface components {
              * @example 0427
              */
             ssn: string | null;
+            /**
+             * @description The customer's own time zone for quiet hours (see the tag `Communications`); null when not set, and then the ZIP code of the primary address or the organization's `time_zone` decides.
+             * @example America/Chicago
+             */
+            time_zone: components["schemas"]["TimeZone"] | null;
             /**
              * Format: date-time
              * @description When the customer last changed (ISO 8601, UTC).
@@ -4917,6 +5168,8 @@ export interface components {
              *     `address.id`). Without `id`: adds a new address, and `postal_code` is then required.
              */
             address?: components["schemas"]["CustomerAddressUpdateInput"];
+            /** @description `{"email": "opted_out"}` opts the customer out of agency-initiated e-mail (12 CFR 1006.6(e)); `{"email": "allowed"}` takes it back. */
+            communication_preferences?: components["schemas"]["CommunicationPreferencesUpdate"];
             /**
              * Format: date
              * @description Date of birth, `YYYY-MM-DD`; must not be in the future (a server rule). `null` clears it.
@@ -4960,6 +5213,11 @@ export interface components {
              * @example 0427
              */
             ssn_last4?: number | string | null;
+            /**
+             * @description The customer's time zone (IANA) for quiet hours; `null` clears it. Unknown names are a 422.
+             * @example America/Chicago
+             */
+            time_zone?: components["schemas"]["TimeZone"] | null;
         };
         /**
          * DebtAccount
@@ -7863,6 +8121,72 @@ export interface components {
             value: string;
         };
         /**
+         * Settings
+         * @description The organization's settings in this environment; a key never set reads as its default.
+         */
+        Settings: {
+            /**
+             * Format: email
+             * @description How debtors reach the organization, printed in every e-mail; default the organization's notification e-mail.
+             * @example help@acme-recovery.example
+             */
+            contact_email: string | null;
+            /**
+             * @description The organization's phone number for debtors, printed in every e-mail; default null.
+             * @example (800) 555-0100
+             */
+            contact_phone: string | null;
+            /**
+             * @description The disclosure printed in every e-mail (FDCPA §807(11)). The organization may word it its
+             *     own way, but it must say the message is from a debt collector: it must contain the words
+             *     "debt collector" (422 otherwise). Default: "This communication is from a debt collector.
+             *     This is an attempt to collect a debt, and any information obtained will be used for that
+             *     purpose."
+             * @example This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.
+             */
+            debt_collector_disclosure: string;
+            /**
+             * @description Days before each plan instalment and scheduled charge that the customer gets a payment reminder; default 3; 0 turns reminders off.
+             * @example 3
+             */
+            reminder_days_before: number;
+            /** @description The time zone of a customer with none of their own and no known ZIP code (quiet hours); default `America/New_York`. */
+            time_zone: components["schemas"]["TimeZone"];
+        };
+        /**
+         * SettingsUpdate
+         * @description A change of settings; only the keys given change, the others keep their values.
+         * @example {
+         *       "time_zone": "America/Chicago",
+         *       "reminder_days_before": 2
+         *     }
+         */
+        SettingsUpdate: {
+            /**
+             * Format: email
+             * @description The organization's e-mail for debtors; null prints none.
+             * @example help@acme-recovery.example
+             */
+            contact_email?: string | null;
+            /**
+             * @description The organization's phone for debtors; null prints none.
+             * @example (800) 555-0100
+             */
+            contact_phone?: string | null;
+            /**
+             * @description The disclosure's wording; must contain "debt collector" (FDCPA §807(11)).
+             * @example We are a debt collector. This is an attempt to collect a debt; any information obtained will be used for that purpose.
+             */
+            debt_collector_disclosure?: string;
+            /**
+             * @description Days before a due payment that its reminder is sent, 0 to 30; 0 turns reminders off.
+             * @example 2
+             */
+            reminder_days_before?: number;
+            /** @description The organization's time zone. */
+            time_zone?: components["schemas"]["TimeZone"];
+        };
+        /**
          * SuccessResult
          * @description The answer of a deletion.
          */
@@ -7873,6 +8197,15 @@ export interface components {
              */
             success: boolean;
         };
+        /**
+         * TimeZone
+         * @description An IANA time zone name, such as `America/Chicago` or `Pacific/Honolulu` (the names of the tz
+         *     database that every operating system ships). A name the server's time-zone database does not
+         *     know is a 422 on the field. Names are matched without regard to case and answered as the
+         *     database spells them (`america/chicago` is stored as `America/Chicago`).
+         * @example America/Chicago
+         */
+        TimeZone: string;
         /**
          * TrackingEventPayload
          * @description Body of every tracking event (spec 6.5): a customer's activity in the Portal.
@@ -8528,6 +8861,11 @@ export interface components {
          * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
          */
         ChargeId: string;
+        /**
+         * @description The message's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+         * @example 3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05
+         */
+        CommunicationId: string;
         /**
          * @description Related resources to embed, comma-separated without spaces. Allowed values: `metadata`,
          *     `addresses`, `rules`, `debt_accounts`, `debt_accounts.metadata`, `debt_accounts.location`,
@@ -9786,6 +10124,132 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listCommunications: {
+        parameters: {
+            query?: {
+                /** @description Only messages to this customer (UUID). */
+                customer_id?: string;
+                /** @description Only messages about this debt account (UUID). */
+                debt_account_id?: string;
+                /** @description Only messages of this kind. */
+                kind?: components["schemas"]["CommunicationKind"];
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Only messages in this status. */
+                status?: components["schemas"]["CommunicationStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of messages, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "8f3b1d2e-6c4a-4e9b-a7d5-1b2c3d4e5f60",
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "channel": "email",
+                     *           "kind": "receipt",
+                     *           "to": "maria.gonzalez@debt-collection.example",
+                     *           "subject": "Payment receipt CH-1042",
+                     *           "text": "Your payment of $250.00 from your card ending 4242 was received. Reference: CH-1042.\n\nAcme Recovery\nContact: help@acme-recovery.example\n\nThis communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.\n\nTo stop receiving these e-mails, open: https://pay.acme-recovery.example/portal/opt-out/<link>\n",
+                     *           "status": "sent",
+                     *           "reason": null,
+                     *           "held_until": null,
+                     *           "sent_at": "2026-12-16T14:00:03.000Z",
+                     *           "created_at": "2026-12-16T14:00:01.000Z",
+                     *           "updated_at": "2026-12-16T14:00:03.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/communications",
+                     *         "from_submitted_date": "2026-12-16T14:00:01.000Z",
+                     *         "to_submitted_date": "2026-12-16T14:00:01.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/communications?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/communications?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The messages on this page. */
+                        data: components["schemas"]["Communication"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getCommunication: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The message's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05
+                 */
+                id: components["parameters"]["CommunicationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The message. */
+                        data: components["schemas"]["Communication"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createCustomerSession: {
         parameters: {
             query?: never;
@@ -9960,6 +10424,12 @@ export interface operations {
                      *           "phone": "(512) 555-0147",
                      *           "date_of_birth": "1984-07-19",
                      *           "ssn": "0427",
+                     *           "time_zone": null,
+                     *           "communication_preferences": {
+                     *             "email": "allowed",
+                     *             "changed_at": null,
+                     *             "changed_by": null
+                     *           },
                      *           "metadata": [
                      *             {
                      *               "attribute": "portfolio",
@@ -10009,6 +10479,12 @@ export interface operations {
                      *           "phone": null,
                      *           "date_of_birth": null,
                      *           "ssn": null,
+                     *           "time_zone": "America/Chicago",
+                     *           "communication_preferences": {
+                     *             "email": "opted_out",
+                     *             "changed_at": "2026-11-20T16:45:00.000Z",
+                     *             "changed_by": "link"
+                     *           },
                      *           "metadata": [],
                      *           "addresses": [],
                      *           "created_at": "2026-11-04T08:02:55.000Z",
@@ -10148,6 +10624,12 @@ export interface operations {
                      *         "phone": "(512) 555-0147",
                      *         "date_of_birth": "1984-07-19",
                      *         "ssn": "0427",
+                     *         "time_zone": null,
+                     *         "communication_preferences": {
+                     *           "email": "allowed",
+                     *           "changed_at": null,
+                     *           "changed_by": null
+                     *         },
                      *         "metadata": [
                      *           {
                      *             "attribute": "portfolio",
@@ -10346,6 +10828,12 @@ export interface operations {
                      *         "phone": "+1 512-555-0199",
                      *         "date_of_birth": "1984-07-19",
                      *         "ssn": "0427",
+                     *         "time_zone": null,
+                     *         "communication_preferences": {
+                     *           "email": "allowed",
+                     *           "changed_at": null,
+                     *           "changed_by": null
+                     *         },
                      *         "metadata": [
                      *           {
                      *             "attribute": "branch",
@@ -12599,6 +13087,116 @@ export interface operations {
                      *       "errors": {
                      *         "advance_to": [
                      *           "must be later than the sandbox clock (2026-12-16T09:30:00.000Z)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "time_zone": "America/New_York",
+                     *         "reminder_days_before": 3,
+                     *         "contact_email": "help@acme-recovery.example",
+                     *         "contact_phone": "(800) 555-0100",
+                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The settings. */
+                        data: components["schemas"]["Settings"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "time_zone": "America/Chicago",
+                 *       "reminder_days_before": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "time_zone": "America/Chicago",
+                     *         "reminder_days_before": 2,
+                     *         "contact_email": "help@acme-recovery.example",
+                     *         "contact_phone": "(800) 555-0100",
+                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The settings after the change. */
+                        data: components["schemas"]["Settings"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A key is invalid. Every failing key is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "time_zone": [
+                     *           "is not a known IANA time zone"
                      *         ]
                      *       }
                      *     }

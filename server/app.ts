@@ -22,6 +22,8 @@ import { webhookRoutes } from './webhooks/webhook-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
+import { settingsRoutes } from './settings/settings-routes';
+import { communicationRoutes } from './communications/communication-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): Express {
     chargeRoutes,
     paymentPlanRoutes,
     sandboxRoutes,
+    settingsRoutes,
+    communicationRoutes,
   ]) {
     resource(routes, deps);
   }

@@ -5,6 +5,8 @@
 import type { AppDeps } from './deps';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from './bulk/bulk-import';
 import { createMailer, type Mail } from './mail/mailer';
+import { deliverCommunication } from './communications/mail-job';
+import type { CommunicationJob } from './communications/outgoing';
 import { startWebhookWorker } from './webhooks/delivery-worker';
 import { startOutboxRetention } from './webhooks/retention';
 import { QUEUES } from './jobs/queue';
@@ -29,8 +31,12 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   // once are safe).
   await resumePendingBulkActions(deps);
   const send = createMailer(deps.config, deps.logger);
-  await boss.work<Mail>(QUEUES.email, { pollingIntervalSeconds: 2 }, async ([job]) => {
-    await send(job!.data);
+  // One mail job: a message to a debtor names its row of the communications log (sent as
+  // written there); other mail (to the organization) carries itself.
+  await boss.work<Mail | CommunicationJob>(QUEUES.email, { pollingIntervalSeconds: 2, includeMetadata: true }, async ([job]) => {
+    const data = job!.data;
+    if ('communicationId' in data) await deliverCommunication(deps, send, data.communicationId, job!);
+    else await send(data);
   });
   await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await settleAch(deps, job!.data);

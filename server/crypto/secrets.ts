@@ -21,9 +21,12 @@ export class SecretBox {
   private readonly encryptionKey: Buffer;
   private readonly fingerprintKey: Buffer;
   private readonly requestKey: Buffer;
+  private readonly masterKey: Buffer;
+  private readonly macKeys = new Map<string, Buffer>();
 
   constructor(masterKey: Buffer) {
     if (masterKey.length !== 32) throw new Error('The data encryption key must be 32 bytes');
+    this.masterKey = Buffer.from(masterKey);
     this.encryptionKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'encryption', 32));
     this.fingerprintKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'fingerprint', 32));
     this.requestKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'request-fingerprint', 32));
@@ -43,6 +46,19 @@ export class SecretBox {
     const decipher = createDecipheriv('aes-256-gcm', this.encryptionKey, Buffer.from(iv, 'base64'));
     decipher.setAuthTag(Buffer.from(tag, 'base64'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64')), decipher.final()]).toString('utf8');
+  }
+
+  /**
+   * A signature of `value` for one `purpose` (a signed link), base64url: each purpose has its
+   * own key derived from the data key, so a signature made for one use is worthless in another.
+   */
+  mac(purpose: string, value: string): string {
+    let key = this.macKeys.get(purpose);
+    if (!key) {
+      key = Buffer.from(hkdfSync('sha256', this.masterKey, Buffer.alloc(0), `mac:${purpose}`, 32));
+      this.macKeys.set(purpose, key);
+    }
+    return createHmac('sha256', key).update(value, 'utf8').digest('base64url');
   }
 
   /** Same input, same fingerprint, under this key only: finds a card again without keeping its number. */

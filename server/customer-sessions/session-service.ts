@@ -127,6 +127,21 @@ async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): P
   );
 }
 
+/**
+ * A session the service opens itself, on the caller's transaction (a payment reminder's link to
+ * the account's page): fixed to `validUntilHours`, tagged as the messages that carry it. Answers its `portal_url`.
+ */
+export async function openSessionIn(
+  trx: Knex,
+  deps: SessionDeps,
+  tenant: Tenant,
+  request: { customer: CustomerRow; account: DebtAccountRow; validUntilHours: number; tags: Create['tags'] },
+): Promise<string> {
+  const body: Create = { customer_id: request.customer.id, debt_account_id: request.account.id, valid_until: request.validUntilHours, tags: request.tags };
+  const { row, token } = await insert(trx, deps, tenant, { body, customer: request.customer, account: request.account });
+  return sessionToApi(row, token, deps.config).portal_url;
+}
+
 export function sessionService(deps: SessionDeps) {
   return {
     create: (tenant: Tenant, body: Create) => createOne(deps, tenant, body),

@@ -44,6 +44,12 @@ export function customerToApi(row: CustomerRow, { include, addresses, paymentMet
     phone: row.phone,
     date_of_birth: row.date_of_birth,
     ssn: row.ssn_last4,
+    time_zone: row.time_zone,
+    communication_preferences: {
+      email: row.email_preference,
+      changed_at: row.email_preference_changed_at?.toISOString() ?? null,
+      changed_by: row.email_preference_changed_by,
+    },
   } as Schemas['Customer'];
   if (include.has('metadata')) customer.metadata = metadataToApi(row.metadata);
   if (include.has('addresses')) customer.addresses = addresses.map(addressToApi);

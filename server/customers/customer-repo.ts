@@ -12,6 +12,10 @@ export const CUSTOMER_COLUMNS = [
   'date_of_birth',
   'ssn_last4',
   'metadata',
+  'time_zone',
+  'email_preference',
+  'email_preference_changed_at',
+  'email_preference_changed_by',
   'created_at',
   'updated_at',
 ].map((column) => `${CUSTOMERS}.${column}`);
@@ -25,6 +29,10 @@ export interface CustomerRow {
   date_of_birth: string | null;
   ssn_last4: string | null;
   metadata: Record<string, string>;
+  time_zone: string | null;
+  email_preference: 'allowed' | 'opted_out';
+  email_preference_changed_at: Date | null;
+  email_preference_changed_by: 'api' | 'link' | 'portal' | null;
   created_at: Date;
   updated_at: Date;
 }

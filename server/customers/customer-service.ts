@@ -23,6 +23,8 @@ import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, 
 import { groupBy } from '../collections';
 import { todayUtc } from '../dates';
 import { nowFor } from '../sandbox/sandbox-clock';
+import { canonicalTimeZone } from '../time-zones';
+import { emailPreferenceChange } from './email-preference';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -81,13 +83,16 @@ function ssnLast4(value: number | string | null | undefined): string | null | un
   return typeof value === 'number' ? String(value).padStart(4, '0') : value;
 }
 
-/** Rules the document states but a schema cannot check. */
-function checkRules(body: { date_of_birth?: string | null }, now: Date): void {
+/** Rules the document states but a schema cannot check; answers the time zone as the tz database spells it. */
+function checkRules(body: { date_of_birth?: string | null; time_zone?: string | null }, now: Date): { timeZone: string | null | undefined } {
   const errors: FieldErrors = {};
   if (body.date_of_birth && body.date_of_birth > todayUtc(now)) {
     errors.date_of_birth = ['must not be in the future'];
   }
+  const timeZone = body.time_zone ? canonicalTimeZone(body.time_zone) : body.time_zone;
+  if (body.time_zone && !timeZone) errors.time_zone = ['is not a known IANA time zone'];
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+  return { timeZone };
 }
 
 export function customerService({ db, events, clock }: CustomerDeps) {
@@ -107,7 +112,7 @@ export function customerService({ db, events, clock }: CustomerDeps) {
     },
 
     async create(tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
-      checkRules(body, nowFor(clock, tenant));
+      const { timeZone } = checkRules(body, nowFor(clock, tenant));
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);
@@ -120,6 +125,7 @@ export function customerService({ db, events, clock }: CustomerDeps) {
             date_of_birth: body.date_of_birth ?? null,
             ssn_last4: ssnLast4(body.ssn_last4) ?? null,
             metadata: body.metadata ?? {},
+            time_zone: timeZone ?? null,
           });
           if (body.address) await addAddress(trx, tenant, row.id, body.address);
           await events.record(trx, tenant, [{ name: 'customer.create', ids: [row.id] }]);
@@ -129,7 +135,8 @@ export function customerService({ db, events, clock }: CustomerDeps) {
     },
 
     async update(tenant: Tenant, key: string, body: Schemas['CustomerUpdate'], include: Set<string>): Promise<Customer> {
-      checkRules(body, nowFor(clock, tenant));
+      const now = nowFor(clock, tenant);
+      const { timeZone } = checkRules(body, now);
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);
@@ -146,6 +153,10 @@ export function customerService({ db, events, clock }: CustomerDeps) {
           if (body.date_of_birth !== undefined) changes.date_of_birth = body.date_of_birth;
           if (body.ssn_last4 !== undefined) changes.ssn_last4 = ssnLast4(body.ssn_last4) ?? null;
           if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
+          if (timeZone !== undefined) changes.time_zone = timeZone;
+          const preference = body.communication_preferences?.email;
+          // 12 CFR 1006.6(e): the agency records the customer's opt-out (or its withdrawal) for them.
+          if (preference && preference !== row.email_preference) Object.assign(changes, emailPreferenceChange(preference, 'api', now));
 
           if (body.address?.id) {
             const address = await addressRepo(trx, tenant).find(row.id, body.address.id);

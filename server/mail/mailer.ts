@@ -11,6 +11,8 @@ export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** Extra headers (a debtor's e-mail: RFC 8058's List-Unsubscribe and List-Unsubscribe-Post). */
+  headers?: Record<string, string>;
 }
 
 export type SendMail = (mail: Mail) => Promise<void>;

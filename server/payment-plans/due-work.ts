@@ -24,9 +24,18 @@ export interface DueWorkPorts {
   dueScheduledCharges: (realNow: Date) => Promise<DueRef[]>;
   dueScheduledChargesOf: (tenant: Tenant, upTo: Date) => Promise<DueRef[]>;
   dueSettlementsOf: (tenant: Tenant, upTo: Date) => Promise<{ id: string; due_at: Date }[]>;
+  /** Due work beside the payments (payment reminders, messages held by quiet hours), each with its own queries and runner. */
+  others?: DueSource[];
 }
 
-type Kind = 'instalment' | 'scheduled-charge' | 'settlement';
+export interface DueSource {
+  kind: string;
+  due: (realNow: Date) => Promise<DueRef[]>;
+  dueOf: (tenant: Tenant, upTo: Date) => Promise<DueRef[]>;
+  run: DueRunner;
+}
+
+type Kind = 'instalment' | 'scheduled-charge' | 'settlement' | string;
 
 const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant => ({
   organizationId: ref.organization_id,
@@ -37,6 +46,7 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
 
 /** A pass over what is due now, every tenant; answers how many items it carried out. */
 export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<number> {
+  const others = ports.others ?? [];
   let done = 0;
   // Each batch is what is due at this moment; an item another process holds is waited for,
   // then found done (or still due, and done here).
@@ -45,6 +55,7 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
     const due = [
       ...(await dueInstalments(deps.db, realNow)).map((ref) => ({ ref, kind: 'instalment' as Kind })),
       ...(await ports.dueScheduledCharges(realNow)).map((ref) => ({ ref, kind: 'scheduled-charge' as Kind })),
+      ...(await Promise.all(others.map(async (source) => (await source.due(realNow)).map((ref) => ({ ref, kind: source.kind as Kind }))))).flat(),
     ].sort((a, b) => a.ref.due_at.getTime() - b.ref.due_at.getTime());
     if (due.length === 0) break;
     const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
@@ -55,7 +66,12 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
       const offset = offsets.get(ref.organization_id) ?? 0;
       const now = new Date(deps.clock().getTime() + (ref.environment === 'sandbox' ? offset : 0));
       const tenant = tenantOfRef(() => offset)(ref);
-      const ran = kind === 'instalment' ? await runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now) : await ports.scheduledCharge(tenant, ref.id, now);
+      const other = others.find((source) => source.kind === kind);
+      const ran = other
+        ? await other.run(tenant, ref.id, now)
+        : kind === 'instalment'
+          ? await runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now)
+          : await ports.scheduledCharge(tenant, ref.id, now);
       if (ran) progressed += 1;
     });
     done += progressed;
@@ -77,20 +93,24 @@ export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: 
     const [instalment] = await dueInstalmentsOf(deps.db, tenant, upTo, 1);
     const [scheduled] = await ports.dueScheduledChargesOf(tenant, upTo);
     const [settlement] = await ports.dueSettlementsOf(tenant, upTo);
+    const firstOthers = await Promise.all((ports.others ?? []).map(async (source) => ({ source, ref: (await source.dueOf(tenant, upTo))[0] })));
     // Earliest first; at one time, instalments, then scheduled charges, then settlements.
     const next = (
       [
         instalment && { kind: 'instalment' as Kind, id: instalment.id, due_at: instalment.due_at, ref: instalment },
         scheduled && { kind: 'scheduled-charge' as Kind, id: scheduled.id, due_at: scheduled.due_at },
         settlement && { kind: 'settlement' as Kind, id: settlement.id, due_at: settlement.due_at },
+        ...firstOthers.map(({ source, ref }) => ref && { kind: source.kind as Kind, id: ref.id, due_at: ref.due_at }),
       ].filter(Boolean) as { kind: Kind; id: string; due_at: Date; ref?: DueRef }[]
     ).reduce<{ kind: Kind; id: string; due_at: Date; ref?: DueRef } | undefined>((first, item) => (!first || item.due_at < first.due_at ? item : first), undefined);
     if (!next) break;
     const now = next.due_at;
     // The app's clock as it would read when the sandbox clock showed `now`.
     const itemDeps = { ...deps, clock: () => new Date(now.getTime() - offset) };
-    const ran =
-      next.kind === 'instalment'
+    const other = ports.others?.find((source) => source.kind === next.kind);
+    const ran = other
+      ? await other.run(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now)
+      : next.kind === 'instalment'
         ? await runInstalment(itemDeps, ports.charge, ports.lockAccount, next.ref!, self, now)
         : next.kind === 'scheduled-charge'
           ? await ports.scheduledCharge(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now)

@@ -14,6 +14,7 @@ import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../http/auth';
 import type { DueWorkPorts } from './due-work';
+import { messageDueSources } from '../communications/due-messages';
 import type { DueRef } from './plan-runner';
 
 /** The app's clock as it reads when the tenant's clock shows `now`. */
@@ -26,6 +27,7 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     dueScheduledCharges: (realNow) => dueScheduledCharges(deps.db, realNow),
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
     dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
+    others: messageDueSources(deps),
     lockAccount: async (trx, tenant, accountId) => (await lockAccount(trx, tenant, accountId))?.account,
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
       const gatewayOn = gatewayFor(deps, tenant);

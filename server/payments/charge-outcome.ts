@@ -16,6 +16,7 @@ import { chargeRepo, type ChargeRow } from './charge-repo';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
 import { settlementJob } from './ach-settlement';
+import { sendToDebtor, type Message } from '../communications/outgoing';
 
 export interface ChargeOutcome {
   charge: ChargeRow;
@@ -71,17 +72,22 @@ export async function recordCharge(
   await chargeMade(deps.events, trx, tenant, charge, moved);
   if (!request.ofPlan) await completePaidOffPlans(trx, deps.events, tenant, moved, now);
   if (answer.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: answer.checkAfterSeconds });
-  if (charge.send_email) await enqueueIn(deps.boss, trx, QUEUES.email, receipt(charge));
+  if (charge.send_email) await sendToDebtor(deps, trx, tenant, receipt(charge, now));
   return { charge };
 }
 
-function receipt(charge: ChargeRow): { to: string; subject: string; text: string } {
+/** A receipt is always a message the debtor asked for (whoever made the payment): sent at once, also after an opt-out. */
+function receipt(charge: ChargeRow, now: Date): Message {
   const amount = (Number(charge.amount) / 100).toFixed(2);
   const method = charge.card ? `card ending ${charge.card.card_number}` : `bank account ${charge.bank_account!.account_number}`;
   const state = charge.status === 'pending' ? 'is being processed' : 'was received';
   return {
+    customerId: charge.customer_id,
+    debtAccountId: charge.debt_account_id,
+    kind: 'receipt',
     to: charge.email!,
+    now,
     subject: `Payment receipt ${charge.reference_number}`,
-    text: `Your payment of $${amount} from your ${method} ${state}. Reference: ${charge.reference_number}.`,
+    body: `Your payment of $${amount} from your ${method} ${state}. Reference: ${charge.reference_number}.`,
   };
 }

@@ -18,6 +18,7 @@ import { readCookie, SESSION_COOKIE } from './cookies';
 import { csrfMatches, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { PortalStop } from './page-error';
+import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
@@ -85,6 +86,8 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }));
   router.use('/api', express.json({ limit: '64kb' }));
   router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'portal', scope.base), { forLinks: true }));
+  // Before the CSRF check: the signed link is the opt-out's credential (RFC 8058's POST has no cookie).
+  router.use(optOutRouter(deps, scope));
   router.use(csrfCheck(deps));
   router.get(ENTRY_PAGES, async (req, res) => {
     // The raw path, as the link was built: `/s/<token><page>`.

@@ -23,6 +23,8 @@ test('the Portal base holds the Portal entry pages and the Portal API, served at
     'GET /s/{token}/accounts/{accountId}/checkout',
     'GET /s/{token}/accounts/{accountId}/documents',
     'GET /s/{token}/disputes/{disputeId}',
+    'GET /opt-out/{link}',
+    'POST /opt-out/{link}',
     'GET /api/session',
     'GET /api/accounts',
     'GET /api/accounts/{accountId}',

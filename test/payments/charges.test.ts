@@ -273,9 +273,14 @@ describe('on the debt account', () => {
     const { account: acct } = await accountWithCard(10000);
     const made = (await charge({ amount: 1234, debt_account_id: acct.id, card: card(), send_email: true, email: 'receipts@mail.debt-collection.example' })).data!.data;
     expect(made.email).toBe('receipts@mail.debt-collection.example');
-    const { rows } = await app.db.raw(`SELECT data FROM pgboss.job WHERE name = 'email' AND data->>'subject' LIKE ?`, [`%${made.reference_number}%`]);
+    // Written to the communications log with the charge, and queued for the mail job by its row.
+    const { data: log } = await app.sandbox.GET('/communications', { params: { query: { debt_account_id: acct.id, kind: 'receipt' } } });
+    expect(log!.data).toHaveLength(1);
+    const receipt = log!.data[0]!;
+    expect(receipt).toMatchObject({ to: 'receipts@mail.debt-collection.example', subject: `Payment receipt ${made.reference_number}`, status: 'queued' });
+    expect(receipt.text).toContain('$12.34');
+    expect(receipt.text).toContain('ending 4242');
+    const { rows } = await app.db.raw(`SELECT data FROM pgboss.job WHERE name = 'email' AND data->>'communicationId' = ?`, [receipt.id]);
     expect(rows).toHaveLength(1);
-    expect(rows[0].data).toMatchObject({ to: 'receipts@mail.debt-collection.example', text: expect.stringContaining('$12.34') });
-    expect(rows[0].data.text).toContain('ending 4242');
   });
 });

@@ -15,6 +15,7 @@ import * as paymentPlans from './010-payment-plans';
 import * as scheduledCharges from './011-scheduled-charges';
 import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
+import * as communications from './016-communications';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -29,6 +30,7 @@ const migrations: Record<string, Knex.Migration> = {
   '011-scheduled-charges': scheduledCharges,
   '012-portal': portal,
   '013-idempotency-scope': idempotencyScope,
+  '016-communications': communications,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

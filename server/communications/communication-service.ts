@@ -1,0 +1,27 @@
+/** Reading the communications log: one tenant's messages, newest first, by filter or by id. */
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../http/auth';
+import { ApiError } from '../http/errors';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
+import { communicationToApi } from './communication-mapper';
+import { COMMUNICATION_COLUMNS, communicationRepo, COMMUNICATIONS, type CommunicationFilters, type CommunicationRow } from './communication-repo';
+
+type Communication = components['schemas']['Communication'];
+
+export function communicationService(db: Knex) {
+  return {
+    list(tenant: Tenant, filters: CommunicationFilters, page: PageRequest): Promise<Listed<Communication>> {
+      return listPage<CommunicationRow, Communication>(communicationRepo(db, tenant).query(filters), page, { columns: COMMUNICATION_COLUMNS, table: COMMUNICATIONS, order: 'desc' }, (rows) =>
+        rows.map(communicationToApi),
+      );
+    },
+
+    async find(tenant: Tenant, id: string): Promise<Communication> {
+      const row = await communicationRepo(db, tenant).find(id);
+      if (!row) throw ApiError.notFound('Communication');
+      return communicationToApi(row);
+    },
+  };
+}
