@@ -818,7 +818,8 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
-         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
+         *     - `forbidden`: a Portal API request the browser session may not make yet: before the customer has verified, before a guest has found their account, or a payment plan asked by a guest (403).
+         *     - `csrf_token_invalid`: a Portal POST without the browser session's CSRF token (`X-CSRF-Token`, or a form's `_csrf`), or with another session's (403); read the token again from `GET /api/session` and retry.
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -835,7 +836,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * FieldErrors
          * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
@@ -1264,7 +1265,7 @@ export interface components {
         /**
          * PortalSession
          * @description What the Portal needs to show the page a customer-session link opens (beyond the spec; see
-         *     the Portal entry tag). When `verification_required` is true, names and amounts are withheld
+         *     the Portal entry tag). While `verification_required` is true, names and amounts are withheld
          *     (null): the Portal must verify the customer before showing anything.
          * @example {
          *       "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
@@ -1326,7 +1327,12 @@ export interface components {
              */
             valid_till: string | null;
             /**
-             * @description True when the session was created with `verification: true`; the Portal asks the customer to verify their identity first.
+             * @description Whether this browser session must still verify the customer before anything else: true
+             *     when the customer session was created with `verification: true` and this browser has not
+             *     verified yet (names and amounts are then null, and every other Portal API call but
+             *     `POST /api/verification` is 403 `forbidden`); false once it has verified (the answer of
+             *     a successful `POST /api/verification` says false), or when the session asks for no
+             *     verification.
              * @example false
              */
             verification_required: boolean;
@@ -1624,18 +1630,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request lacks the browser session's CSRF token (`X-CSRF-Token`), or the session asks for verification and the customer has not verified yet. */
+        /**
+         * @description Two refusals, told apart by `errorCode`: `csrf_token_invalid`, a POST without the browser
+         *     session's CSRF token (`X-CSRF-Token`, from `GET /api/session`) or with another session's
+         *     (read the token again and retry); `forbidden`, what this browser session may not do yet
+         *     (the session asks for verification and the customer has not verified, a guest has not found
+         *     their account, or a guest asks for a payment plan).
+         */
         PortalForbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": "Verify the customer first (POST /api/verification).",
-                 *       "errorCode": "forbidden"
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -2118,7 +2124,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "ssn_last4": "4417"
+                 *       "ssn_last4": "0427"
                  *     }
                  */
                 "application/json": components["schemas"]["PortalVerification"];
@@ -2136,7 +2142,7 @@ export interface operations {
                      *       "data": {
                      *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
                      *         "destination": "accounts_list",
-                     *         "verification_required": true,
+                     *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "external_id": "CUST-100482",
