@@ -6464,56 +6464,10 @@ export interface components {
          */
         EventScheduledChargePayload: {
             /**
-             * @description The scheduled charge. The spec does not show this payload. We send the scheduled charge
-             *     object with the fields of EventScheduledCharge (spec 6.4, "scheduled charge fields"); they
-             *     are listed here as optional, and further fields may be present.
+             * @description The scheduled charge, every field of EventScheduledCharge (spec 6.4, "scheduled charge
+             *     fields"; the spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description The amount to apply to the account, in cents, without fees. */
-                amount?: number;
-                /** @description The charge made when the scheduled charge ran; null until it has run. */
-                charge?: components["schemas"]["EventCharge"] | null;
-                /** @description When the record was created. */
-                created_at?: components["schemas"]["EventTimestamp"];
-                /** @description The account to charge. */
-                debt_account?: components["schemas"]["EventEmbeddedDebtAccount"];
-                /** @description Fees to add to the payment; empty when none. */
-                fees?: components["schemas"]["EventFee"][];
-                /**
-                 * Format: uuid
-                 * @description The scheduled charge's UUID. Null only in test deliveries.
-                 */
-                id?: string | null;
-                /** @description The stored payment method to charge; null when it was removed. */
-                payment_method?: components["schemas"]["EventPaymentMethod"] | null;
-                /**
-                 * @description Whether the payment is by card or ACH bank account.
-                 * @enum {string}
-                 */
-                payment_method_type?: "card" | "ach";
-                /** @description When the charge is due to run. */
-                scheduled_at?: components["schemas"]["EventTimestamp"];
-                /**
-                 * @description The accepted settlement offer the charge pays; null when none, and also where this
-                 *     object is nested inside that very settlement offer.
-                 */
-                settlement_offer?: components["schemas"]["EventSettlementOffer"] | null;
-                /**
-                 * @description Where the charge was scheduled, for example `portal`. The spec shows this value only
-                 *     by example; its complete value set is not shown.
-                 */
-                source?: string;
-                /** @description A readable name of the source; null when none applies. */
-                source_name?: string | null;
-                /** @description When the charge went through; null until it has. */
-                successfully_charged_at?: components["schemas"]["EventNullableTimestamp"];
-                /** @description The amount to charge, in cents: `amount` plus the fees. */
-                total_amount?: number;
-                /** @description When the record was last changed. */
-                updated_at?: components["schemas"]["EventTimestamp"];
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventScheduledCharge"];
         };
         /**
          * EventSettlementOffer
@@ -6929,97 +6883,10 @@ export interface components {
          */
         EventTransactionPayload: {
             /**
-             * @description The ACH transaction. The spec does not show this payload. We send the transaction object
-             *     with the fields of EventTransaction (spec 6.4, "transaction fields"); they are listed here
-             *     as optional, and further fields may be present.
+             * @description The ACH transaction, every field of EventTransaction (spec 6.4, "transaction fields"; the
+             *     spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description Name of the card or bank account holder; null when unknown. */
-                account_holder?: string | null;
-                /**
-                 * @description The amount as a formatted decimal string in dollars, two decimals, no currency sign or
-                 *     separators (for example `51.50`); the same value as `amount_cents`.
-                 */
-                amount?: string;
-                /** @description The amount in cents. */
-                amount_cents?: number;
-                /** @description Authorization code from the gateway; null when none. */
-                auth_code?: string | null;
-                /** @description Address verification result from the gateway; null when none. */
-                avs_result?: string | null;
-                /** @description Card security code check result from the gateway; null when none. */
-                card_code_result?: string | null;
-                /**
-                 * @description The chargeback of the transaction; null when none. The spec names this field without
-                 *     showing its fields.
-                 */
-                chargeback?: {
-                    [key: string]: unknown;
-                } | null;
-                /** @description IP address of the payer's device; null when unknown. */
-                client_ip?: string | null;
-                /** @description The customer's internal numeric identifier. */
-                customer_id?: number;
-                /**
-                 * Format: uuid
-                 * @description The customer's UUID. Null only in test deliveries.
-                 */
-                customer_uuid?: string | null;
-                /** @description The account the transaction pays; null when it is not tied to an account. */
-                debt_account?: components["schemas"]["EventEmbeddedDebtAccount"] | null;
-                /**
-                 * @description The accepted settlement offer the transaction pays; null when none, and also where
-                 *     this object is nested inside that very settlement offer.
-                 */
-                debt_account_settlement_offer?: components["schemas"]["EventSettlementOffer"] | null;
-                /** @description The gateway's numeric status; null when none. The spec does not show the code table. */
-                epay_status_id?: number | null;
-                /** @description The gateway's result code; null when none. */
-                gateway_code?: string | null;
-                /** @description Name of the payment gateway that processed the transaction. */
-                gateway_name?: string;
-                /** @description The transaction's numeric identifier. Null only in test deliveries. */
-                id?: number | null;
-                /**
-                 * Format: uuid
-                 * @description The payment plan the transaction belongs to; null when none. Always null in test deliveries.
-                 */
-                payment_plan_uuid?: string | null;
-                /** @description The gateway's reference number; null when none. */
-                reference_number?: string | null;
-                /**
-                 * Format: uuid
-                 * @description The scheduled charge the transaction comes from; null when none. Always null in test deliveries.
-                 */
-                scheduled_charge_uuid?: string | null;
-                /** @description IP address of the server that submitted the transaction; null when unknown. */
-                server_ip?: string | null;
-                /**
-                 * @description Where the transaction was started, for example `portal`. The spec shows this value
-                 *     only by example; its complete value set is not shown.
-                 */
-                source?: string;
-                /**
-                 * @description The transaction's status, for example `settled` or `returned`. The spec shows this
-                 *     value only by example; its complete value set is not shown.
-                 */
-                status?: string;
-                /** @description The gateway's status code; null when none. */
-                status_code?: string | null;
-                /** @description When the transaction was submitted to the gateway. */
-                submitted_date?: components["schemas"]["EventTimestamp"];
-                /** @description The gateway's transaction key; null when none. */
-                transaction_key?: string | null;
-                /**
-                 * @description Numeric kind of transaction (for example sale, void, refund). The spec does not show
-                 *     the code table.
-                 */
-                type_id?: number;
-                /** @description Numeric kind of value moved. The spec does not show the code table. */
-                value_type_id?: number;
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventTransaction"];
         };
         /**
          * EventVoidRefundPayload
