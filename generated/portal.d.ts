@@ -262,7 +262,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -303,7 +303,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -344,7 +344,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -385,7 +385,7 @@ export interface paths {
             path: {
                 /**
                  * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-                 * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
                  */
                 disputeId: components["parameters"]["PortalDisputeId"];
                 /**
@@ -537,7 +537,7 @@ export interface components {
          *     sent anywhere.
          * @example {
          *       "card_holder": "Maria Gonzalez",
-         *       "card_number": "4111111111111111",
+         *       "card_number": "4242424242424242",
          *       "card_expiration_month": 8,
          *       "card_expiration_year": 29,
          *       "card_security_code": "123",
@@ -568,7 +568,7 @@ export interface components {
              *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
              *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
              *     returned) are kept.
-             * @example 4111111111111111
+             * @example 4242424242424242
              */
             card_number: string;
             /**
@@ -641,13 +641,13 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's customer.
-             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
              */
             customer_id: string;
             /**
              * Format: uuid
              * @description The account charged (a charge on a parent is spread over its children; see the tag).
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -938,7 +938,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The debt account the plan pays.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -1168,7 +1168,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's UUID (the one in `portal_url`).
-             * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             id: string;
             /** @description The account's status. */
@@ -1221,10 +1221,10 @@ export interface components {
          *     payments), each at least the account's minimum payment. A new card or bank account is saved
          *     for the plan.
          * @example {
-         *       "frequency": "weekly",
+         *       "frequency": "monthly",
          *       "start_date": "2026-12-01",
-         *       "amount": 10000,
-         *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+         *       "amount": 15000,
+         *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
          *       "accept_policy": true
          *     }
          */
@@ -1277,7 +1277,7 @@ export interface components {
          *         "name": "Maria Gonzalez"
          *       },
          *       "debt_account": {
-         *         "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
+         *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
          *         "external_id": "ACC-2026-004417",
          *         "status": "active",
          *         "balance": 184250,
@@ -1286,7 +1286,7 @@ export interface components {
          *       "debt_account_dispute_id": null,
          *       "return_url": "https://www.acme-recovery.example/payment/thank-you",
          *       "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-         *       "valid_till": "2026-11-24T16:04:54.000Z"
+         *       "valid_till": "2036-11-24T16:04:54.000Z"
          *     }
          */
         PortalSession: {
@@ -1376,7 +1376,7 @@ export interface components {
             /**
              * Format: uuid
              * @description One of the customer's saved payment methods.
-             * @example 0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
              */
             payment_method_id?: string;
         };
@@ -1425,7 +1425,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account whose balance it moved.
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -1699,7 +1699,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        /**
+         * @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are
+         *     not accepted), or is JSON the service cannot read: a charset other than UTF-8, or a
+         *     `Content-Encoding` other than gzip, deflate or br. A POST that takes no body (void, cancel,
+         *     redeliver) still reads one sent anyway, so it answers this too.
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -1742,7 +1747,7 @@ export interface components {
     parameters: {
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-         * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+         * @example 44d4da32-e353-4394-860d-3fbe1b8216be
          */
         PortalAccountId: string;
         /**
@@ -1752,7 +1757,7 @@ export interface components {
         PortalApiAccountId: string;
         /**
          * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-         * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+         * @example b3b8a351-b098-4cf3-96f0-130065d59b89
          */
         PortalDisputeId: string;
         /**
@@ -1830,7 +1835,7 @@ export interface operations {
                 headers: {
                     /**
                      * @description The session's `portal_url`, or its `expiration_return_url` once it has expired.
-                     * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email
+                     * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email
                      */
                     Location?: string;
                     [name: string]: unknown;
@@ -1913,29 +1918,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                     *         "external_id": "ACC-2026-004417",
-                     *         "external_account_number": "88120455",
-                     *         "status": "active",
-                     *         "balance": 184250,
-                     *         "current_balance": 184250,
-                     *         "payable": true,
-                     *         "billing_options": [
-                     *           "partial-payment",
-                     *           "full-amount-payment",
-                     *           "payment-plan"
-                     *         ],
-                     *         "min_payment_amount": 2500,
-                     *         "children": [],
-                     *         "charges": [],
-                     *         "transactions": [],
-                     *         "payment_plan": null
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The account. */
                         data: components["schemas"]["PortalAccountDetail"];
@@ -1967,10 +1949,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "frequency": "weekly",
+                 *       "frequency": "monthly",
                  *       "start_date": "2026-12-01",
-                 *       "amount": 10000,
-                 *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+                 *       "amount": 15000,
+                 *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                  *       "accept_policy": true
                  *     }
                  */
@@ -2095,7 +2077,7 @@ export interface operations {
                      *         "debt_account_dispute_id": null,
                      *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *         "expiration_return_url": null,
-                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *         "valid_till": "2036-11-25T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -2152,7 +2134,7 @@ export interface operations {
                      *         "debt_account_dispute_id": null,
                      *         "return_url": null,
                      *         "expiration_return_url": null,
-                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *         "valid_till": "2036-11-25T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -2203,7 +2185,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2230,7 +2212,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2257,7 +2239,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2284,7 +2266,7 @@ export interface operations {
             path: {
                 /**
                  * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-                 * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
                  */
                 disputeId: components["parameters"]["PortalDisputeId"];
                 /**

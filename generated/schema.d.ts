@@ -3531,7 +3531,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The bulk action's id, as answered by `POST /bulk`.
-             * @example 7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f
+             * @example 2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693
              */
             bulk_id: string;
             /**
@@ -3620,7 +3620,7 @@ export interface components {
             /**
              * Format: uri
              * @description The link to give the customer, as in `CustomerSession.portal_url`. Treat it as opaque.
-             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms
+             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms
              */
             portal_url: string;
             /**
@@ -3920,7 +3920,7 @@ export interface components {
          *     sent anywhere.
          * @example {
          *       "card_holder": "Maria Gonzalez",
-         *       "card_number": "4111111111111111",
+         *       "card_number": "4242424242424242",
          *       "card_expiration_month": 8,
          *       "card_expiration_year": 29,
          *       "card_security_code": "123",
@@ -3951,7 +3951,7 @@ export interface components {
              *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
              *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
              *     returned) are kept.
-             * @example 4111111111111111
+             * @example 4242424242424242
              */
             card_number: string;
             /**
@@ -4024,13 +4024,13 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's customer.
-             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
              */
             customer_id: string;
             /**
              * Format: uuid
              * @description The account charged (a charge on a parent is spread over its children; see the tag).
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -4152,7 +4152,7 @@ export interface components {
             card?: components["schemas"]["CardInput"];
             /**
              * @description The debt account to pay, by UUID or `external_id`; it must be `active` (422 otherwise, also when it does not exist).
-             * @example DA-2026-000871
+             * @example ACC-2026-004417
              */
             debt_account_id: string;
             /**
@@ -4718,7 +4718,7 @@ export interface components {
              *     Then the query: `utm_source=<organization UUID>` first, then the tags in request order,
              *     encoded as `application/x-www-form-urlencoded` (a space is `+`), so any URL parser reads
              *     back the values exactly as given. Treat it as opaque; the token is the credential.
-             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026
+             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026
              */
             portal_url: string;
             /**
@@ -4809,7 +4809,7 @@ export interface components {
              *     has no dispute resource, disputes are opened in the Portal, which checks the dispute when
              *     the link is opened (our decision). Cannot be combined with `debt_account_id` (our
              *     decision; both answer 422 on `debt_account_dispute_id`).
-             * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+             * @example b3b8a351-b098-4cf3-96f0-130065d59b89
              */
             debt_account_dispute_id?: string;
             /**
@@ -7330,7 +7330,7 @@ export interface components {
          * @example {
          *       "card": {
          *         "card_holder": "Maria Gonzalez",
-         *         "card_number": "4111111111111111",
+         *         "card_number": "4242424242424242",
          *         "card_expiration_month": 8,
          *         "card_expiration_year": 29,
          *         "card_security_code": "123",
@@ -7466,7 +7466,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The debt account the plan pays.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -7492,7 +7492,7 @@ export interface components {
          * PaymentPlanEnrollment
          * @description A new payment plan for a debt account.
          * @example {
-         *       "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+         *       "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
          *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
          *       "frequency": "monthly",
          *       "start_date": "2026-12-01",
@@ -7507,7 +7507,7 @@ export interface components {
             amount: number;
             /**
              * @description The debt account (UUID or `external_id`); an active, top-level account with a balance.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /** @description How often the plan charges. */
@@ -7804,7 +7804,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account whose balance it moved.
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -8128,7 +8128,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not valid JSON, or valid data was given but the request failed. */
+        /** @description The body is not valid JSON (also a body sent anyway to a POST that takes none), or valid data was given but the request failed. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -8308,7 +8308,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        /**
+         * @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are
+         *     not accepted), or is JSON the service cannot read: a charset other than UTF-8, or a
+         *     `Content-Encoding` other than gzip, deflate or br. A POST that takes no body (void, cancel,
+         *     redeliver) still reads one sent anyway, so it answers this too.
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -8741,7 +8746,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "bulk_id": "7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f",
+                     *         "bulk_id": "2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693",
                      *         "status": "completed",
                      *         "count": 1000,
                      *         "processed": 1000,
@@ -9008,7 +9013,7 @@ export interface operations {
                  *       },
                  *       {
                  *         "customer_id": "CUST-100235",
-                 *         "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54",
+                 *         "debt_account_dispute_id": "b3b8a351-b098-4cf3-96f0-130065d59b89",
                  *         "is_valid_forever": true,
                  *         "verification": true
                  *       }
@@ -9029,11 +9034,11 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *           "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms",
+                     *           "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms",
                      *           "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *           "expiration_return_url": null,
                      *           "short_url": "https://dcs.example/s/Xb7k2Qm9TzR4",
-                     *           "valid_till": "2026-11-22T16:04:54.000Z",
+                     *           "valid_till": "2036-11-22T16:04:54.000Z",
                      *           "customer_id": "CUST-100233",
                      *           "debt_account_id": "ACC-2026-006417",
                      *           "debt_account_dispute_id": null
@@ -9044,21 +9049,21 @@ export interface operations {
                      *           "return_url": null,
                      *           "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *           "short_url": null,
-                     *           "valid_till": "2026-11-28T16:04:54.000Z",
+                     *           "valid_till": "2036-11-28T16:04:54.000Z",
                      *           "customer_id": "CUST-100234",
                      *           "debt_account_id": null,
                      *           "debt_account_dispute_id": null
                      *         },
                      *         {
                      *           "id": "c4a8e6d2-3f1b-4e9a-8c57-b20d9f6e1a34",
-                     *           "portal_url": "https://portal.debt-collection.example/s/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0ZyE3Hu7Ii4Oo/disputes/4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54?utm_source=00000000-0000-4000-8000-000000000000",
+                     *           "portal_url": "https://portal.debt-collection.example/s/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0ZyE3Hu7Ii4Oo/disputes/b3b8a351-b098-4cf3-96f0-130065d59b89?utm_source=00000000-0000-4000-8000-000000000000",
                      *           "return_url": null,
                      *           "expiration_return_url": null,
                      *           "short_url": null,
                      *           "valid_till": null,
                      *           "customer_id": "CUST-100235",
                      *           "debt_account_id": null,
-                     *           "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54"
+                     *           "debt_account_dispute_id": "b3b8a351-b098-4cf3-96f0-130065d59b89"
                      *         }
                      *       ]
                      *     }
@@ -9146,15 +9151,15 @@ export interface operations {
                      *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *           "card": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "1111",
+                     *             "card_number": "4242",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
                      *             "card_zip": "78704"
                      *           },
                      *           "bank_account": null,
-                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *           "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "error": null,
                      *           "error_code": null,
                      *           "return_code": null,
@@ -9358,15 +9363,15 @@ export interface operations {
                      *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *         "card": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
+                     *           "card_number": "4242",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
                      *           "card_zip": "78704"
                      *         },
                      *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *         "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *         "error": null,
                      *         "error_code": null,
                      *         "return_code": null,
@@ -9388,10 +9393,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9450,44 +9457,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "payment_plan_uuid": null,
-                     *         "payment_plan_charge_uuid": null,
-                     *         "scheduled_at": null,
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The refunded charge. */
                         data: components["schemas"]["Charge"];
@@ -9550,44 +9519,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "payment_plan_uuid": null,
-                     *         "payment_plan_charge_uuid": null,
-                     *         "scheduled_at": null,
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The voided charge. */
                         data: components["schemas"]["Charge"];
@@ -9599,6 +9530,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9672,11 +9604,11 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026",
+                     *         "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026",
                      *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *         "short_url": "https://dcs.example/s/Xb7k2Qm9TzR4",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
+                     *         "valid_till": "2036-11-24T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -10651,7 +10583,7 @@ export interface operations {
                      *           "type": "card",
                      *           "card_token": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "1111",
+                     *             "card_number": "4242",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
@@ -11686,7 +11618,7 @@ export interface operations {
                      *         "type": "card",
                      *         "card_token": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
+                     *           "card_number": "4242",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
@@ -11852,7 +11784,7 @@ export interface operations {
                      *           "start_date": "2026-12-01",
                      *           "amount": 15000,
                      *           "status": "active",
-                     *           "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *           "end_date": "2027-10-01",
                      *           "enrolled_at": "2026-11-21T16:04:54.000Z",
@@ -12421,7 +12353,7 @@ export interface operations {
                      *           "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
                      *           "number": 1042,
                      *           "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "type": "charge",
                      *           "status": "succeeded",
                      *           "amount": 5000,
@@ -12488,22 +12420,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
-                     *         "number": 1042,
-                     *         "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "type": "charge",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "return_code": null,
-                     *         "submitted_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The transaction. */
                         data: components["schemas"]["Transaction"];
@@ -13099,10 +13015,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
             422: {
                 headers: {
