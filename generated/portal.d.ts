@@ -708,7 +708,8 @@ export interface components {
              */
             reference_number: string;
             /**
-             * @description Cents refunded so far.
+             * @description Cents refunded so far, at most `amount`. (The `default` shown is what the mock's dynamic mode answers; the service never fills it in.)
+             * @default 0
              * @example 0
              */
             refunded_amount: number;

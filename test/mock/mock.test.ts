@@ -278,6 +278,12 @@ describe('in dynamic mode (Prefer: dynamic=true) the mock invents nothing the do
       // Plausible dates: records of recent years, people born in the last century or so.
       const year = typeof value === 'string' ? DATE.exec(value)?.[1] : undefined;
       if (year) expect({ key, year: Number(year) >= (key === 'date_of_birth' ? 1900 : 2000) && Number(year) <= 2100 }).toEqual({ key, year: true });
+      // Money a person reads: never negative, a refund never more than its charge, no option twice.
+      if (['balance', 'current_balance', 'min_payment_amount', 'refunded_amount'].includes(key) && typeof value === 'number') expect({ key, value }).toEqual({ key, value: Math.abs(value) });
+      if (value && typeof value === 'object' && typeof (value as Json).refunded_amount === 'number' && typeof (value as Json).amount === 'number') {
+        expect((value as Json).refunded_amount as number).toBeLessThanOrEqual((value as Json).amount as number);
+      }
+      if (key === 'billing_options' && Array.isArray(value)) expect(new Set(value).size).toBe(value.length);
       // A customer's addresses: exactly one primary whenever there is any.
       if (key === 'addresses' && Array.isArray(value) && value.length > 0) {
         expect((value as { is_primary: boolean }[]).filter((address) => address.is_primary)).toHaveLength(1);
