@@ -6529,60 +6529,10 @@ export interface components {
          */
         EventSettlementOfferPayload: {
             /**
-             * @description The accepted settlement offer. The spec does not show this payload. We send the settlement
-             *     offer object with the fields of EventSettlementOffer (spec 6.4, "settlement offer
-             *     (accepted) fields"); they are listed here as optional, and further fields may be present.
+             * @description The accepted settlement offer, every field of EventSettlementOffer (spec 6.4, "settlement
+             *     offer (accepted) fields"; the spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description The outstanding amount the offer settles, in cents. */
-                amount?: number;
-                /**
-                 * @description Charges made to pay the offer; their `debt_account_settlement_offer` is null here.
-                 *     Empty when none.
-                 */
-                charges?: components["schemas"]["EventCharge"][];
-                /** @description When the record was created. */
-                created_at?: components["schemas"]["EventTimestamp"];
-                /** @description The discount in cents. */
-                discount?: number;
-                /** @description The discount in percent of `amount`. */
-                discount_percentage?: number;
-                /** @description The amount after the discount, in cents. */
-                discounted_amount?: number;
-                /** @description Whether the offer is paid through a payment plan. */
-                has_payment_plan?: boolean;
-                /**
-                 * Format: uuid
-                 * @description The accepted offer's UUID. Null only in test deliveries.
-                 */
-                id?: string | null;
-                /** @description Number of months over which the offer is paid; null when it is paid at once. */
-                months_period?: number | null;
-                /** @description The offer's name as shown to the customer. */
-                name?: string;
-                /** @description The payment plan that pays the offer in instalments; null when it is paid at once. */
-                payment_plan?: components["schemas"]["EventPaymentPlan"] | null;
-                /** @description The charge scheduled to pay the offer; null when none. */
-                scheduled_charge?: components["schemas"]["EventScheduledCharge"] | null;
-                /**
-                 * @description The offer template the customer accepted; null when it no longer exists. The spec
-                 *     names this field without showing its fields.
-                 */
-                settlement_offer?: {
-                    [key: string]: unknown;
-                } | null;
-                /**
-                 * @description The offer's status, for example `pending`. The spec shows this value only by example;
-                 *     its complete value set is not shown.
-                 */
-                status?: string;
-                /** @description The amount to pay, in cents: `discounted_amount` plus fees. */
-                total_amount?: number;
-                /** @description When the record was last changed. */
-                updated_at?: components["schemas"]["EventTimestamp"];
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventSettlementOffer"];
         };
         /**
          * EventSignatureDocument
@@ -6895,13 +6845,48 @@ export interface components {
          */
         EventVoidRefundPayload: {
             /**
-             * @description The voided or refunded payment. The spec does not show this payload and gives no fields
-             *     for it, so its content is left open here: an object whose fields are not specified. The
-             *     example (identifiers, amount and status of the payment's transaction) is illustrative
-             *     only.
+             * @description The voided or refunded charge and what the void or refund moved. The spec does not show
+             *     this payload and gives no fields for it; these are the fields we send.
              */
             data: {
-                [key: string]: unknown;
+                /** @description What this void or refund moved, in cents, negative as its transactions are (-1500 for a refund of 15.00). */
+                amount: number;
+                /** @description The same as `amount`. */
+                amount_cents: number;
+                /** @description The charge's amount, in cents. */
+                charge_amount: number;
+                /** @description When the charge was created. */
+                created_at: components["schemas"]["EventTimestamp"];
+                /**
+                 * Format: uuid
+                 * @description The charge's customer. Null only in test deliveries.
+                 */
+                customer_uuid: string | null;
+                /**
+                 * Format: uuid
+                 * @description The charge's debt account.
+                 */
+                debt_account_id: string;
+                /**
+                 * Format: uuid
+                 * @description The charge's UUID. Null only in test deliveries.
+                 */
+                id: string | null;
+                /**
+                 * @description Card or ACH bank account.
+                 * @enum {string}
+                 */
+                payment_method_type: "card" | "ach";
+                /** @description The gateway's reference of the charge; null when it has none. */
+                reference_number: string | null;
+                /** @description Everything refunded of the charge so far, in cents, this refund included. */
+                refunded_amount: number;
+                /** @description The charge's status after the void or refund (`voided`, `refunded` or `partially_refunded`). */
+                status: components["schemas"]["ChargeStatus"];
+                /** @description The transactions this void or refund made (one per account it gave back to; negative amounts). */
+                transactions: components["schemas"]["EventTransaction"][];
+                /** @description When the charge was last changed (the void or refund). */
+                updated_at: components["schemas"]["EventTimestamp"];
             };
         };
         /**
