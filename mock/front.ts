@@ -46,7 +46,7 @@ function declinedChargeId(document: Document, operation: Json): string | undefin
 
 /** What the CSRF token of the Portal mock is: the one its `GET /api/session` answers in `X-CSRF-Token`. */
 function documentedCsrfToken(document: Document): string {
-  const header = resolved(document, (resolved(document, document.components?.headers?.CsrfToken) as Json) ?? {});
+  const header = resolved(document, document.components?.headers?.CsrfToken);
   const token = (header.schema as Json | undefined)?.example ?? header.example;
   if (typeof token !== 'string') throw new Error('The Portal document gives no example X-CSRF-Token');
   return token;

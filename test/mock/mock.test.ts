@@ -23,11 +23,12 @@ const CSRF_TOKEN = (portalDocument.resolve<Json>((portalDocument.document.compon
 
 beforeAll(async () => {
   [mock, portalMock] = await Promise.all([
-    freePort().then((port) => startMock(port, { document: 'api' })),
-    freePort().then((port) => startMock(port, { document: 'portal' })),
+    // Generous: Prism and the validators start slowly on a loaded 2-core machine.
+    freePort().then((port) => startMock(port, { document: 'api', timeoutMs: 200_000 })),
+    freePort().then((port) => startMock(port, { document: 'portal', timeoutMs: 200_000 })),
   ]);
   api = createApiClient({ baseUrl: mock.url, token: 'mock-token' });
-}, 90_000);
+}, 240_000);
 
 afterAll(async () => {
   await Promise.all([mock?.stop(), portalMock?.stop()]);
