@@ -35,8 +35,11 @@ export function verifyWebhookSignature(rawBody: Bytes, signature: string | undef
 
 const IV_LENGTH = 16;
 
-/** AES-128 key of the encrypted event: the first 16 bytes of SHA-256 of the secret (UTF-8). */
-export function deriveWebhookEncryptionKey(secret: string): Buffer {
+/**
+ * AES-128 key of the encrypted event: the first 16 bytes of SHA-256 of the secret (UTF-8).
+ * Typed as a Uint8Array (it is a Buffer) so that the package's types need no @types/node.
+ */
+export function deriveWebhookEncryptionKey(secret: string): Uint8Array {
   return createHash('sha256').update(secret, 'utf8').digest().subarray(0, 16);
 }
 

@@ -313,7 +313,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -354,7 +354,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -395,7 +395,7 @@ export interface paths {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -436,7 +436,7 @@ export interface paths {
             path: {
                 /**
                  * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-                 * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
                  */
                 disputeId: components["parameters"]["PortalDisputeId"];
                 /**
@@ -588,7 +588,7 @@ export interface components {
          *     sent anywhere.
          * @example {
          *       "card_holder": "Maria Gonzalez",
-         *       "card_number": "4111111111111111",
+         *       "card_number": "4242424242424242",
          *       "card_expiration_month": 8,
          *       "card_expiration_year": 29,
          *       "card_security_code": "123",
@@ -619,7 +619,7 @@ export interface components {
              *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
              *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
              *     returned) are kept.
-             * @example 4111111111111111
+             * @example 4242424242424242
              */
             card_number: string;
             /**
@@ -692,13 +692,13 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's customer.
-             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
              */
             customer_id: string;
             /**
              * Format: uuid
              * @description The account charged (a charge on a parent is spread over its children; see the tag).
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -759,7 +759,8 @@ export interface components {
              */
             reference_number: string;
             /**
-             * @description Cents refunded so far.
+             * @description Cents refunded so far, at most `amount`. (The `default` shown is what the mock's dynamic mode answers; the service never fills it in.)
+             * @default 0
              * @example 0
              */
             refunded_amount: number;
@@ -869,7 +870,8 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
-         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
+         *     - `forbidden`: a Portal API request the browser session may not make yet: before the customer has verified, before a guest has found their account, or a payment plan asked by a guest (403).
+         *     - `csrf_token_invalid`: a Portal POST without the browser session's CSRF token (`X-CSRF-Token`, or a form's `_csrf`), or with another session's (403); read the token again from `GET /api/session` and retry.
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -886,7 +888,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * FieldErrors
          * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
@@ -988,7 +990,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The debt account the plan pays.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -1218,7 +1220,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's UUID (the one in `portal_url`).
-             * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             id: string;
             /** @description The account's status. */
@@ -1271,10 +1273,10 @@ export interface components {
          *     payments), each at least the account's minimum payment. A new card or bank account is saved
          *     for the plan.
          * @example {
-         *       "frequency": "weekly",
+         *       "frequency": "monthly",
          *       "start_date": "2026-12-01",
-         *       "amount": 10000,
-         *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+         *       "amount": 15000,
+         *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
          *       "accept_policy": true
          *     }
          */
@@ -1315,7 +1317,7 @@ export interface components {
         /**
          * PortalSession
          * @description What the Portal needs to show the page a customer-session link opens (beyond the spec; see
-         *     the Portal entry tag). When `verification_required` is true, names and amounts are withheld
+         *     the Portal entry tag). While `verification_required` is true, names and amounts are withheld
          *     (null): the Portal must verify the customer before showing anything.
          * @example {
          *       "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
@@ -1327,7 +1329,7 @@ export interface components {
          *         "name": "Maria Gonzalez"
          *       },
          *       "debt_account": {
-         *         "id": "3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60",
+         *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
          *         "external_id": "ACC-2026-004417",
          *         "status": "active",
          *         "balance": 184250,
@@ -1336,7 +1338,7 @@ export interface components {
          *       "debt_account_dispute_id": null,
          *       "return_url": "https://www.acme-recovery.example/payment/thank-you",
          *       "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
-         *       "valid_till": "2026-11-24T16:04:54.000Z"
+         *       "valid_till": "2036-11-24T16:04:54.000Z"
          *     }
          */
         PortalSession: {
@@ -1377,7 +1379,12 @@ export interface components {
              */
             valid_till: string | null;
             /**
-             * @description True when the session was created with `verification: true`; the Portal asks the customer to verify their identity first.
+             * @description Whether this browser session must still verify the customer before anything else: true
+             *     when the customer session was created with `verification: true` and this browser has not
+             *     verified yet (names and amounts are then null, and every other Portal API call but
+             *     `POST /api/verification` is 403 `forbidden`); false once it has verified (the answer of
+             *     a successful `POST /api/verification` says false), or when the session asks for no
+             *     verification.
              * @example false
              */
             verification_required: boolean;
@@ -1421,7 +1428,7 @@ export interface components {
             /**
              * Format: uuid
              * @description One of the customer's saved payment methods.
-             * @example 0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
              */
             payment_method_id?: string;
         };
@@ -1470,7 +1477,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account whose balance it moved.
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -1695,18 +1702,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The request lacks the browser session's CSRF token (`X-CSRF-Token`), or the session asks for verification and the customer has not verified yet. */
+        /**
+         * @description Two refusals, told apart by `errorCode`: `csrf_token_invalid`, a POST without the browser
+         *     session's CSRF token (`X-CSRF-Token`, from `GET /api/session`) or with another session's
+         *     (read the token again and retry); `forbidden`, what this browser session may not do yet
+         *     (the session asks for verification and the customer has not verified, a guest has not found
+         *     their account, or a guest asks for a payment plan).
+         */
         PortalForbidden: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "error": "Verify the customer first (POST /api/verification).",
-                 *       "errorCode": "forbidden"
-                 *     }
-                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -1774,7 +1781,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        /**
+         * @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are
+         *     not accepted), or is JSON the service cannot read: a charset other than UTF-8, or a
+         *     `Content-Encoding` other than gzip, deflate or br. A POST that takes no body (void, cancel,
+         *     redeliver) still reads one sent anyway, so it answers this too.
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -1822,7 +1834,7 @@ export interface components {
         OptOutLink: string;
         /**
          * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-         * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+         * @example 44d4da32-e353-4394-860d-3fbe1b8216be
          */
         PortalAccountId: string;
         /**
@@ -1832,7 +1844,7 @@ export interface components {
         PortalApiAccountId: string;
         /**
          * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-         * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+         * @example b3b8a351-b098-4cf3-96f0-130065d59b89
          */
         PortalDisputeId: string;
         /**
@@ -1928,7 +1940,7 @@ export interface operations {
                 headers: {
                     /**
                      * @description The session's `portal_url`, or its `expiration_return_url` once it has expired.
-                     * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email
+                     * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email
                      */
                     Location?: string;
                     [name: string]: unknown;
@@ -2011,29 +2023,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                     *         "external_id": "ACC-2026-004417",
-                     *         "external_account_number": "88120455",
-                     *         "status": "active",
-                     *         "balance": 184250,
-                     *         "current_balance": 184250,
-                     *         "payable": true,
-                     *         "billing_options": [
-                     *           "partial-payment",
-                     *           "full-amount-payment",
-                     *           "payment-plan"
-                     *         ],
-                     *         "min_payment_amount": 2500,
-                     *         "children": [],
-                     *         "charges": [],
-                     *         "transactions": [],
-                     *         "payment_plan": null
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The account. */
                         data: components["schemas"]["PortalAccountDetail"];
@@ -2065,10 +2054,10 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "frequency": "weekly",
+                 *       "frequency": "monthly",
                  *       "start_date": "2026-12-01",
-                 *       "amount": 10000,
-                 *       "payment_method_id": "0b7c4f1e-2a6d-4e8b-9c3f-5d1a7e9b2c40",
+                 *       "amount": 15000,
+                 *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                  *       "accept_policy": true
                  *     }
                  */
@@ -2223,7 +2212,7 @@ export interface operations {
                      *         "debt_account_dispute_id": null,
                      *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *         "expiration_return_url": null,
-                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *         "valid_till": "2036-11-25T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -2252,7 +2241,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "ssn_last4": "4417"
+                 *       "ssn_last4": "0427"
                  *     }
                  */
                 "application/json": components["schemas"]["PortalVerification"];
@@ -2270,7 +2259,7 @@ export interface operations {
                      *       "data": {
                      *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
                      *         "destination": "accounts_list",
-                     *         "verification_required": true,
+                     *         "verification_required": false,
                      *         "customer": {
                      *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "external_id": "CUST-100482",
@@ -2280,7 +2269,7 @@ export interface operations {
                      *         "debt_account_dispute_id": null,
                      *         "return_url": null,
                      *         "expiration_return_url": null,
-                     *         "valid_till": "2026-11-25T16:04:54.000Z"
+                     *         "valid_till": "2036-11-25T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -2389,7 +2378,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2416,7 +2405,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2443,7 +2432,7 @@ export interface operations {
             path: {
                 /**
                  * @description The UUID of the session's debt account, as in `portal_url`. Any other value answers 404.
-                 * @example 3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60
+                 * @example 44d4da32-e353-4394-860d-3fbe1b8216be
                  */
                 accountId: components["parameters"]["PortalAccountId"];
                 /**
@@ -2470,7 +2459,7 @@ export interface operations {
             path: {
                 /**
                  * @description The dispute UUID the session was created with, as in `portal_url`. Any other value answers 404.
-                 * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
                  */
                 disputeId: components["parameters"]["PortalDisputeId"];
                 /**

@@ -3614,7 +3614,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The bulk action's id, as answered by `POST /bulk`.
-             * @example 7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f
+             * @example 2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693
              */
             bulk_id: string;
             /**
@@ -3703,7 +3703,7 @@ export interface components {
             /**
              * Format: uri
              * @description The link to give the customer, as in `CustomerSession.portal_url`. Treat it as opaque.
-             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms
+             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms
              */
             portal_url: string;
             /**
@@ -4003,7 +4003,7 @@ export interface components {
          *     sent anywhere.
          * @example {
          *       "card_holder": "Maria Gonzalez",
-         *       "card_number": "4111111111111111",
+         *       "card_number": "4242424242424242",
          *       "card_expiration_month": 8,
          *       "card_expiration_year": 29,
          *       "card_security_code": "123",
@@ -4034,7 +4034,7 @@ export interface components {
              *     the Luhn check (a server rule; a failing number is a 422 on `card.card_number`). Never
              *     stored: only its last four digits, the brand and a keyed one-way fingerprint (never
              *     returned) are kept.
-             * @example 4111111111111111
+             * @example 4242424242424242
              */
             card_number: string;
             /**
@@ -4107,13 +4107,13 @@ export interface components {
             /**
              * Format: uuid
              * @description The account's customer.
-             * @example 9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
              */
             customer_id: string;
             /**
              * Format: uuid
              * @description The account charged (a charge on a parent is spread over its children; see the tag).
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -4174,7 +4174,8 @@ export interface components {
              */
             reference_number: string;
             /**
-             * @description Cents refunded so far.
+             * @description Cents refunded so far, at most `amount`. (The `default` shown is what the mock's dynamic mode answers; the service never fills it in.)
+             * @default 0
              * @example 0
              */
             refunded_amount: number;
@@ -4236,7 +4237,7 @@ export interface components {
             card?: components["schemas"]["CardInput"];
             /**
              * @description The debt account to pay, by UUID or `external_id`; it must be `active` (422 otherwise, also when it does not exist).
-             * @example DA-2026-000871
+             * @example ACC-2026-004417
              */
             debt_account_id: string;
             /**
@@ -4974,7 +4975,7 @@ export interface components {
              *     Then the query: `utm_source=<organization UUID>` first, then the tags in request order,
              *     encoded as `application/x-www-form-urlencoded` (a space is `+`), so any URL parser reads
              *     back the values exactly as given. Treat it as opaque; the token is the credential.
-             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026
+             * @example https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026
              */
             portal_url: string;
             /**
@@ -5065,7 +5066,7 @@ export interface components {
              *     has no dispute resource, disputes are opened in the Portal, which checks the dispute when
              *     the link is opened (our decision). Cannot be combined with `debt_account_id` (our
              *     decision; both answer 422 on `debt_account_dispute_id`).
-             * @example 4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54
+             * @example b3b8a351-b098-4cf3-96f0-130065d59b89
              */
             debt_account_dispute_id?: string;
             /**
@@ -5722,7 +5723,8 @@ export interface components {
          *     is ours:
          *     - `bad_request`: the body is not valid JSON, or a request that was valid failed (400).
          *     - `unauthenticated`: no valid token was given (401).
-         *     - `forbidden`: a Portal request without the browser session's CSRF token, or before the customer has verified (403).
+         *     - `forbidden`: a Portal API request the browser session may not make yet: before the customer has verified, before a guest has found their account, or a payment plan asked by a guest (403).
+         *     - `csrf_token_invalid`: a Portal POST without the browser session's CSRF token (`X-CSRF-Token`, or a form's `_csrf`), or with another session's (403); read the token again from `GET /api/session` and retry.
          *     - `not_found`: the resource or route does not exist in this organization and environment (404).
          *     - `method_not_allowed`: a known path with an unsupported method (405).
          *     - `conflict`: the request contradicts the current state, for example deleting a resource that others still use (409).
@@ -5739,7 +5741,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,
@@ -6729,56 +6731,10 @@ export interface components {
          */
         EventScheduledChargePayload: {
             /**
-             * @description The scheduled charge. The spec does not show this payload. We send the scheduled charge
-             *     object with the fields of EventScheduledCharge (spec 6.4, "scheduled charge fields"); they
-             *     are listed here as optional, and further fields may be present.
+             * @description The scheduled charge, every field of EventScheduledCharge (spec 6.4, "scheduled charge
+             *     fields"; the spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description The amount to apply to the account, in cents, without fees. */
-                amount?: number;
-                /** @description The charge made when the scheduled charge ran; null until it has run. */
-                charge?: components["schemas"]["EventCharge"] | null;
-                /** @description When the record was created. */
-                created_at?: components["schemas"]["EventTimestamp"];
-                /** @description The account to charge. */
-                debt_account?: components["schemas"]["EventEmbeddedDebtAccount"];
-                /** @description Fees to add to the payment; empty when none. */
-                fees?: components["schemas"]["EventFee"][];
-                /**
-                 * Format: uuid
-                 * @description The scheduled charge's UUID. Null only in test deliveries.
-                 */
-                id?: string | null;
-                /** @description The stored payment method to charge; null when it was removed. */
-                payment_method?: components["schemas"]["EventPaymentMethod"] | null;
-                /**
-                 * @description Whether the payment is by card or ACH bank account.
-                 * @enum {string}
-                 */
-                payment_method_type?: "card" | "ach";
-                /** @description When the charge is due to run. */
-                scheduled_at?: components["schemas"]["EventTimestamp"];
-                /**
-                 * @description The accepted settlement offer the charge pays; null when none, and also where this
-                 *     object is nested inside that very settlement offer.
-                 */
-                settlement_offer?: components["schemas"]["EventSettlementOffer"] | null;
-                /**
-                 * @description Where the charge was scheduled, for example `portal`. The spec shows this value only
-                 *     by example; its complete value set is not shown.
-                 */
-                source?: string;
-                /** @description A readable name of the source; null when none applies. */
-                source_name?: string | null;
-                /** @description When the charge went through; null until it has. */
-                successfully_charged_at?: components["schemas"]["EventNullableTimestamp"];
-                /** @description The amount to charge, in cents: `amount` plus the fees. */
-                total_amount?: number;
-                /** @description When the record was last changed. */
-                updated_at?: components["schemas"]["EventTimestamp"];
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventScheduledCharge"];
         };
         /**
          * EventSettlementOffer
@@ -6839,60 +6795,10 @@ export interface components {
          */
         EventSettlementOfferPayload: {
             /**
-             * @description The accepted settlement offer. The spec does not show this payload. We send the settlement
-             *     offer object with the fields of EventSettlementOffer (spec 6.4, "settlement offer
-             *     (accepted) fields"); they are listed here as optional, and further fields may be present.
+             * @description The accepted settlement offer, every field of EventSettlementOffer (spec 6.4, "settlement
+             *     offer (accepted) fields"; the spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description The outstanding amount the offer settles, in cents. */
-                amount?: number;
-                /**
-                 * @description Charges made to pay the offer; their `debt_account_settlement_offer` is null here.
-                 *     Empty when none.
-                 */
-                charges?: components["schemas"]["EventCharge"][];
-                /** @description When the record was created. */
-                created_at?: components["schemas"]["EventTimestamp"];
-                /** @description The discount in cents. */
-                discount?: number;
-                /** @description The discount in percent of `amount`. */
-                discount_percentage?: number;
-                /** @description The amount after the discount, in cents. */
-                discounted_amount?: number;
-                /** @description Whether the offer is paid through a payment plan. */
-                has_payment_plan?: boolean;
-                /**
-                 * Format: uuid
-                 * @description The accepted offer's UUID. Null only in test deliveries.
-                 */
-                id?: string | null;
-                /** @description Number of months over which the offer is paid; null when it is paid at once. */
-                months_period?: number | null;
-                /** @description The offer's name as shown to the customer. */
-                name?: string;
-                /** @description The payment plan that pays the offer in instalments; null when it is paid at once. */
-                payment_plan?: components["schemas"]["EventPaymentPlan"] | null;
-                /** @description The charge scheduled to pay the offer; null when none. */
-                scheduled_charge?: components["schemas"]["EventScheduledCharge"] | null;
-                /**
-                 * @description The offer template the customer accepted; null when it no longer exists. The spec
-                 *     names this field without showing its fields.
-                 */
-                settlement_offer?: {
-                    [key: string]: unknown;
-                } | null;
-                /**
-                 * @description The offer's status, for example `pending`. The spec shows this value only by example;
-                 *     its complete value set is not shown.
-                 */
-                status?: string;
-                /** @description The amount to pay, in cents: `discounted_amount` plus fees. */
-                total_amount?: number;
-                /** @description When the record was last changed. */
-                updated_at?: components["schemas"]["EventTimestamp"];
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventSettlementOffer"];
         };
         /**
          * EventSignatureDocument
@@ -7194,97 +7100,10 @@ export interface components {
          */
         EventTransactionPayload: {
             /**
-             * @description The ACH transaction. The spec does not show this payload. We send the transaction object
-             *     with the fields of EventTransaction (spec 6.4, "transaction fields"); they are listed here
-             *     as optional, and further fields may be present.
+             * @description The ACH transaction, every field of EventTransaction (spec 6.4, "transaction fields"; the
+             *     spec does not show this payload, so these are what we send).
              */
-            data: {
-                /** @description Name of the card or bank account holder; null when unknown. */
-                account_holder?: string | null;
-                /**
-                 * @description The amount as a formatted decimal string in dollars, two decimals, no currency sign or
-                 *     separators (for example `51.50`); the same value as `amount_cents`.
-                 */
-                amount?: string;
-                /** @description The amount in cents. */
-                amount_cents?: number;
-                /** @description Authorization code from the gateway; null when none. */
-                auth_code?: string | null;
-                /** @description Address verification result from the gateway; null when none. */
-                avs_result?: string | null;
-                /** @description Card security code check result from the gateway; null when none. */
-                card_code_result?: string | null;
-                /**
-                 * @description The chargeback of the transaction; null when none. The spec names this field without
-                 *     showing its fields.
-                 */
-                chargeback?: {
-                    [key: string]: unknown;
-                } | null;
-                /** @description IP address of the payer's device; null when unknown. */
-                client_ip?: string | null;
-                /** @description The customer's internal numeric identifier. */
-                customer_id?: number;
-                /**
-                 * Format: uuid
-                 * @description The customer's UUID. Null only in test deliveries.
-                 */
-                customer_uuid?: string | null;
-                /** @description The account the transaction pays; null when it is not tied to an account. */
-                debt_account?: components["schemas"]["EventEmbeddedDebtAccount"] | null;
-                /**
-                 * @description The accepted settlement offer the transaction pays; null when none, and also where
-                 *     this object is nested inside that very settlement offer.
-                 */
-                debt_account_settlement_offer?: components["schemas"]["EventSettlementOffer"] | null;
-                /** @description The gateway's numeric status; null when none. The spec does not show the code table. */
-                epay_status_id?: number | null;
-                /** @description The gateway's result code; null when none. */
-                gateway_code?: string | null;
-                /** @description Name of the payment gateway that processed the transaction. */
-                gateway_name?: string;
-                /** @description The transaction's numeric identifier. Null only in test deliveries. */
-                id?: number | null;
-                /**
-                 * Format: uuid
-                 * @description The payment plan the transaction belongs to; null when none. Always null in test deliveries.
-                 */
-                payment_plan_uuid?: string | null;
-                /** @description The gateway's reference number; null when none. */
-                reference_number?: string | null;
-                /**
-                 * Format: uuid
-                 * @description The scheduled charge the transaction comes from; null when none. Always null in test deliveries.
-                 */
-                scheduled_charge_uuid?: string | null;
-                /** @description IP address of the server that submitted the transaction; null when unknown. */
-                server_ip?: string | null;
-                /**
-                 * @description Where the transaction was started, for example `portal`. The spec shows this value
-                 *     only by example; its complete value set is not shown.
-                 */
-                source?: string;
-                /**
-                 * @description The transaction's status, for example `settled` or `returned`. The spec shows this
-                 *     value only by example; its complete value set is not shown.
-                 */
-                status?: string;
-                /** @description The gateway's status code; null when none. */
-                status_code?: string | null;
-                /** @description When the transaction was submitted to the gateway. */
-                submitted_date?: components["schemas"]["EventTimestamp"];
-                /** @description The gateway's transaction key; null when none. */
-                transaction_key?: string | null;
-                /**
-                 * @description Numeric kind of transaction (for example sale, void, refund). The spec does not show
-                 *     the code table.
-                 */
-                type_id?: number;
-                /** @description Numeric kind of value moved. The spec does not show the code table. */
-                value_type_id?: number;
-            } & {
-                [key: string]: unknown;
-            };
+            data: components["schemas"]["EventTransaction"];
         };
         /**
          * EventVoidRefundPayload
@@ -7292,13 +7111,48 @@ export interface components {
          */
         EventVoidRefundPayload: {
             /**
-             * @description The voided or refunded payment. The spec does not show this payload and gives no fields
-             *     for it, so its content is left open here: an object whose fields are not specified. The
-             *     example (identifiers, amount and status of the payment's transaction) is illustrative
-             *     only.
+             * @description The voided or refunded charge and what the void or refund moved. The spec does not show
+             *     this payload and gives no fields for it; these are the fields we send.
              */
             data: {
-                [key: string]: unknown;
+                /** @description What this void or refund moved, in cents, negative as its transactions are (-1500 for a refund of 15.00). */
+                amount: number;
+                /** @description The same as `amount`. */
+                amount_cents: number;
+                /** @description The charge's amount, in cents. */
+                charge_amount: number;
+                /** @description When the charge was created. */
+                created_at: components["schemas"]["EventTimestamp"];
+                /**
+                 * Format: uuid
+                 * @description The charge's customer. Null only in test deliveries.
+                 */
+                customer_uuid: string | null;
+                /**
+                 * Format: uuid
+                 * @description The charge's debt account.
+                 */
+                debt_account_id: string;
+                /**
+                 * Format: uuid
+                 * @description The charge's UUID. Null only in test deliveries.
+                 */
+                id: string | null;
+                /**
+                 * @description Card or ACH bank account.
+                 * @enum {string}
+                 */
+                payment_method_type: "card" | "ach";
+                /** @description The gateway's reference of the charge; null when it has none. */
+                reference_number: string | null;
+                /** @description Everything refunded of the charge so far, in cents, this refund included. */
+                refunded_amount: number;
+                /** @description The charge's status after the void or refund (`voided`, `refunded` or `partially_refunded`). */
+                status: components["schemas"]["ChargeStatus"];
+                /** @description The transactions this void or refund made (one per account it gave back to; negative amounts). */
+                transactions: components["schemas"]["EventTransaction"][];
+                /** @description When the charge was last changed (the void or refund). */
+                updated_at: components["schemas"]["EventTimestamp"];
             };
         };
         /**
@@ -7728,7 +7582,7 @@ export interface components {
          * @example {
          *       "card": {
          *         "card_holder": "Maria Gonzalez",
-         *         "card_number": "4111111111111111",
+         *         "card_number": "4242424242424242",
          *         "card_expiration_month": 8,
          *         "card_expiration_year": 29,
          *         "card_security_code": "123",
@@ -7864,7 +7718,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The debt account the plan pays.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -7890,7 +7744,7 @@ export interface components {
          * PaymentPlanEnrollment
          * @description A new payment plan for a debt account.
          * @example {
-         *       "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+         *       "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
          *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
          *       "frequency": "monthly",
          *       "start_date": "2026-12-01",
@@ -7905,7 +7759,7 @@ export interface components {
             amount: number;
             /**
              * @description The debt account (UUID or `external_id`); an active, top-level account with a balance.
-             * @example e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /** @description How often the plan charges. */
@@ -8277,7 +8131,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The account whose balance it moved.
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
             /**
@@ -8601,7 +8455,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not valid JSON, or valid data was given but the request failed. */
+        /** @description The body is not valid JSON (also a body sent anyway to a POST that takes none), or valid data was given but the request failed. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -8781,7 +8635,12 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are not accepted). */
+        /**
+         * @description The body is not `application/json` (bodies are JSON only; the form fields the spec mentions are
+         *     not accepted), or is JSON the service cannot read: a charset other than UTF-8, or a
+         *     `Content-Encoding` other than gzip, deflate or br. A POST that takes no body (void, cancel,
+         *     redeliver) still reads one sent anyway, so it answers this too.
+         */
         UnsupportedMediaType: {
             headers: {
                 [name: string]: unknown;
@@ -9231,7 +9090,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "bulk_id": "7c1e9a52-3b4d-4f6a-8e2c-9d0b1a2c3e4f",
+                     *         "bulk_id": "2a7f9c41-6e3b-4d8a-9f15-c0b8e2d4a693",
                      *         "status": "completed",
                      *         "count": 1000,
                      *         "processed": 1000,
@@ -9504,7 +9363,7 @@ export interface operations {
                  *       },
                  *       {
                  *         "customer_id": "CUST-100235",
-                 *         "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54",
+                 *         "debt_account_dispute_id": "b3b8a351-b098-4cf3-96f0-130065d59b89",
                  *         "is_valid_forever": true,
                  *         "verification": true
                  *       }
@@ -9525,11 +9384,11 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *           "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms",
+                     *           "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=sms",
                      *           "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *           "expiration_return_url": null,
                      *           "short_url": "https://dcs.example/s/Xb7k2Qm9TzR4",
-                     *           "valid_till": "2026-11-22T16:04:54.000Z",
+                     *           "valid_till": "2036-11-22T16:04:54.000Z",
                      *           "customer_id": "CUST-100233",
                      *           "debt_account_id": "ACC-2026-006417",
                      *           "debt_account_dispute_id": null
@@ -9540,21 +9399,21 @@ export interface operations {
                      *           "return_url": null,
                      *           "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *           "short_url": null,
-                     *           "valid_till": "2026-11-28T16:04:54.000Z",
+                     *           "valid_till": "2036-11-28T16:04:54.000Z",
                      *           "customer_id": "CUST-100234",
                      *           "debt_account_id": null,
                      *           "debt_account_dispute_id": null
                      *         },
                      *         {
                      *           "id": "c4a8e6d2-3f1b-4e9a-8c57-b20d9f6e1a34",
-                     *           "portal_url": "https://portal.debt-collection.example/s/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0ZyE3Hu7Ii4Oo/disputes/4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54?utm_source=00000000-0000-4000-8000-000000000000",
+                     *           "portal_url": "https://portal.debt-collection.example/s/Kd2Wq9sVn5Bt7Yc3Rx8Lp4Mh6Jf1Ga0ZyE3Hu7Ii4Oo/disputes/b3b8a351-b098-4cf3-96f0-130065d59b89?utm_source=00000000-0000-4000-8000-000000000000",
                      *           "return_url": null,
                      *           "expiration_return_url": null,
                      *           "short_url": null,
                      *           "valid_till": null,
                      *           "customer_id": "CUST-100235",
                      *           "debt_account_id": null,
-                     *           "debt_account_dispute_id": "4c8e2a71-5b3d-4f9e-8a16-0d7b9c2e3f54"
+                     *           "debt_account_dispute_id": "b3b8a351-b098-4cf3-96f0-130065d59b89"
                      *         }
                      *       ]
                      *     }
@@ -9642,15 +9501,15 @@ export interface operations {
                      *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *           "card": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "1111",
+                     *             "card_number": "4242",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
                      *             "card_zip": "78704"
                      *           },
                      *           "bank_account": null,
-                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *           "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *           "error": null,
                      *           "error_code": null,
                      *           "return_code": null,
@@ -9866,15 +9725,15 @@ export interface operations {
                      *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *         "card": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
+                     *           "card_number": "4242",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
                      *           "card_zip": "78704"
                      *         },
                      *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+                     *         "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *         "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
                      *         "error": null,
                      *         "error_code": null,
                      *         "return_code": null,
@@ -9896,10 +9755,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -9964,44 +9825,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "payment_plan_uuid": null,
-                     *         "payment_plan_charge_uuid": null,
-                     *         "scheduled_at": null,
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The refunded charge. */
                         data: components["schemas"]["Charge"];
@@ -10070,44 +9893,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "reference_number": "CH-7K3M9Q2X4B",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "total_amount": 5000,
-                     *         "fees": 0,
-                     *         "refunded_amount": 0,
-                     *         "payment_method_type": "card",
-                     *         "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
-                     *         "card": {
-                     *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
-                     *           "expiration_month": 8,
-                     *           "expiration_year": 2029,
-                     *           "card_type": "visa",
-                     *           "card_zip": "78704"
-                     *         },
-                     *         "bank_account": null,
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "customer_id": "9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-                     *         "error": null,
-                     *         "error_code": null,
-                     *         "return_code": null,
-                     *         "source": "api",
-                     *         "payment_plan_uuid": null,
-                     *         "payment_plan_charge_uuid": null,
-                     *         "scheduled_at": null,
-                     *         "email": null,
-                     *         "metadata": {},
-                     *         "settled_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z",
-                     *         "updated_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The voided charge. */
                         data: components["schemas"]["Charge"];
@@ -10119,6 +9904,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -10324,11 +10110,11 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
-                     *         "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/3f6b2d8e-1c4a-4e9b-8d7f-5a2c9e1b4d60/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026",
+                     *         "portal_url": "https://portal.debt-collection.example/s/Vq7XkR2mN9pLw4ZtB8cHs3Jd6FyGa1UeQx5Tn0Wb2Ko/accounts/44d4da32-e353-4394-860d-3fbe1b8216be/checkout?utm_source=00000000-0000-4000-8000-000000000000&utm_medium=email&utm_campaign=fall-reminder-2026",
                      *         "return_url": "https://www.acme-recovery.example/payment/thank-you",
                      *         "expiration_return_url": "https://www.acme-recovery.example/payment/link-expired",
                      *         "short_url": "https://dcs.example/s/Xb7k2Qm9TzR4",
-                     *         "valid_till": "2026-11-24T16:04:54.000Z"
+                     *         "valid_till": "2036-11-24T16:04:54.000Z"
                      *       }
                      *     }
                      */
@@ -11339,7 +11125,7 @@ export interface operations {
                      *           "type": "card",
                      *           "card_token": {
                      *             "card_holder": "Maria Gonzalez",
-                     *             "card_number": "1111",
+                     *             "card_number": "4242",
                      *             "expiration_month": 8,
                      *             "expiration_year": 2029,
                      *             "card_type": "visa",
@@ -12392,7 +12178,7 @@ export interface operations {
                      *         "type": "card",
                      *         "card_token": {
                      *           "card_holder": "Maria Gonzalez",
-                     *           "card_number": "1111",
+                     *           "card_number": "4242",
                      *           "expiration_month": 8,
                      *           "expiration_year": 2029,
                      *           "card_type": "visa",
@@ -12558,7 +12344,7 @@ export interface operations {
                      *           "start_date": "2026-12-01",
                      *           "amount": 15000,
                      *           "status": "active",
-                     *           "debt_account_id": "e7c3a915-2b4d-4c8e-b6f1-9d0a3e5c7b42",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
                      *           "end_date": "2027-10-01",
                      *           "enrolled_at": "2026-11-21T16:04:54.000Z",
@@ -13249,7 +13035,7 @@ export interface operations {
                      *           "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
                      *           "number": 1042,
                      *           "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "type": "charge",
                      *           "status": "succeeded",
                      *           "amount": 5000,
@@ -13316,22 +13102,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "data": {
-                     *         "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
-                     *         "number": 1042,
-                     *         "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
-                     *         "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
-                     *         "type": "charge",
-                     *         "status": "succeeded",
-                     *         "amount": 5000,
-                     *         "return_code": null,
-                     *         "submitted_at": "2026-11-24T10:15:42.000Z",
-                     *         "created_at": "2026-11-24T10:15:42.000Z"
-                     *       }
-                     *     }
-                     */
                     "application/json": {
                         /** @description The transaction. */
                         data: components["schemas"]["Transaction"];
@@ -13939,10 +13709,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
             422: {
                 headers: {
@@ -14223,272 +13995,6 @@ export interface operations {
         /** @description The `charge.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "44c24927-4e07-48ea-8aa3-04d1c1d03c24",
-                 *         "reference_number": "3195573004",
-                 *         "payment_method_type": "card",
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "card": {
-                 *           "card_holder": "Maria Gonzalez",
-                 *           "card_number": "4242",
-                 *           "card_type": "visa",
-                 *           "card_zip": "78704",
-                 *           "expiration_month": 8,
-                 *           "expiration_year": 2029,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "bank_account": null,
-                 *         "payment_method": {
-                 *           "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *           "type": "card",
-                 *           "card_token": {
-                 *             "card_holder": "Maria Gonzalez",
-                 *             "card_number": "4242",
-                 *             "expiration_month": 8,
-                 *             "expiration_year": 2029,
-                 *             "card_type": "visa",
-                 *             "card_zip": "78704"
-                 *           },
-                 *           "bank_account": null,
-                 *           "is_primary": true,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": false,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "billing_address": {
-                 *           "name": "Home",
-                 *           "line1": "1208 Oak Hollow Dr",
-                 *           "line2": "Apt 4B",
-                 *           "city": "Austin",
-                 *           "state": "TX",
-                 *           "postal_code": "78704",
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "amount": 129250,
-                 *         "total_amount": 129750,
-                 *         "payment_date": "03/16/2026",
-                 *         "success": false,
-                 *         "error": "Insufficient funds",
-                 *         "error_code": "51",
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [
-                 *           {
-                 *             "type": "convenience_fee",
-                 *             "name": "Card convenience fee",
-                 *             "amount": 500
-                 *           }
-                 *         ],
-                 *         "transaction": null,
-                 *         "payment_plan_uuid": null,
-                 *         "payment_plan_charge_uuid": null,
-                 *         "scheduled_charge_uuid": null,
-                 *         "debt_account_settlement_offer": null,
-                 *         "created_at": "2026-03-16 21:44:05",
-                 *         "updated_at": "2026-03-16 21:44:05"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventChargePayload"];
             };
         };
@@ -14535,354 +14041,6 @@ export interface operations {
         /** @description The `charge.succeeded` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "cef5a4ad-196e-449c-9d85-c01c9c6853ac",
-                 *         "reference_number": "3195572921",
-                 *         "payment_method_type": "card",
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "card": {
-                 *           "card_holder": "Maria Gonzalez",
-                 *           "card_number": "4242",
-                 *           "card_type": "visa",
-                 *           "card_zip": "78704",
-                 *           "expiration_month": 8,
-                 *           "expiration_year": 2029,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "bank_account": null,
-                 *         "payment_method": {
-                 *           "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *           "type": "card",
-                 *           "card_token": {
-                 *             "card_holder": "Maria Gonzalez",
-                 *             "card_number": "4242",
-                 *             "expiration_month": 8,
-                 *             "expiration_year": 2029,
-                 *             "card_type": "visa",
-                 *             "card_zip": "78704"
-                 *           },
-                 *           "bank_account": null,
-                 *           "is_primary": true,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": false,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "billing_address": {
-                 *           "name": "Home",
-                 *           "line1": "1208 Oak Hollow Dr",
-                 *           "line2": "Apt 4B",
-                 *           "city": "Austin",
-                 *           "state": "TX",
-                 *           "postal_code": "78704",
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "amount": 5000,
-                 *         "total_amount": 5150,
-                 *         "payment_date": "03/14/2026",
-                 *         "success": true,
-                 *         "error": null,
-                 *         "error_code": null,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [
-                 *           {
-                 *             "type": "convenience_fee",
-                 *             "name": "Card convenience fee",
-                 *             "amount": 150
-                 *           }
-                 *         ],
-                 *         "transaction": {
-                 *           "id": 88120431,
-                 *           "gateway_name": "usaepay",
-                 *           "gateway_code": "A",
-                 *           "reference_number": "3195572921",
-                 *           "transaction_key": "ocp4sz8m7xbxhcv0",
-                 *           "type_id": 1,
-                 *           "value_type_id": 1,
-                 *           "epay_status_id": 1,
-                 *           "amount": "51.50",
-                 *           "amount_cents": 5150,
-                 *           "source": "portal",
-                 *           "customer_id": 100482,
-                 *           "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "submitted_date": "2026-03-14 15:09:26",
-                 *           "account_holder": "Maria Gonzalez",
-                 *           "client_ip": "203.0.113.24",
-                 *           "server_ip": "198.51.100.7",
-                 *           "auth_code": "314159",
-                 *           "avs_result": "Address: Match & 5 Digit Zip: Match",
-                 *           "card_code_result": "Match",
-                 *           "status": "approved",
-                 *           "status_code": "A",
-                 *           "debt_account": {
-                 *             "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "is_parent": true,
-                 *             "has_siblings": false,
-                 *             "has_children": false,
-                 *             "parent_external_id": null,
-                 *             "external_id": "ACC-2026-004417",
-                 *             "external_account_number": "7731-0042-18",
-                 *             "billing_type": [
-                 *               "full-amount-payment",
-                 *               "payment-plan"
-                 *             ],
-                 *             "balance": 184250,
-                 *             "current_balance": 129250,
-                 *             "total_current_balance": 129250,
-                 *             "status": "active",
-                 *             "external_status": "placed",
-                 *             "paid_off_at": null,
-                 *             "rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "resource_rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "customer": null,
-                 *             "location": {
-                 *               "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *               "name": "St. Mary's Medical Center",
-                 *               "type": "original_creditor",
-                 *               "external_id": "LOC-0042",
-                 *               "card": true,
-                 *               "ach": true,
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "region",
-                 *                   "value": "central-texas",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             },
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "portfolio",
-                 *                 "value": "spring-2026",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "children": [],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           },
-                 *           "chargeback": null,
-                 *           "debt_account_settlement_offer": null,
-                 *           "payment_plan_uuid": null,
-                 *           "scheduled_charge_uuid": null
-                 *         },
-                 *         "payment_plan_uuid": null,
-                 *         "payment_plan_charge_uuid": null,
-                 *         "scheduled_charge_uuid": null,
-                 *         "debt_account_settlement_offer": null,
-                 *         "created_at": "2026-03-14 15:09:26",
-                 *         "updated_at": "2026-03-14 15:09:26"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventChargePayload"];
             };
         };
@@ -14929,21 +14087,6 @@ export interface operations {
         /** @description The `customer.call-to-action.modal.action-button.clicked` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.call-to-action.modal.action-button.clicked",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -14990,21 +14133,6 @@ export interface operations {
         /** @description The `customer.call-to-action.modal.closed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.call-to-action.modal.closed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15051,21 +14179,6 @@ export interface operations {
         /** @description The `customer.call-to-action.modal.displayed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.call-to-action.modal.displayed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15112,25 +14225,6 @@ export interface operations {
         /** @description The `customer.checkout.autopay.custom.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.autopay.custom.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15177,25 +14271,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.amount.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.amount.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15242,25 +14317,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.amount.scheduled.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.amount.scheduled.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15307,25 +14363,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.amount.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.amount.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15372,25 +14409,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.full-amount.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.full-amount.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15437,25 +14455,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.full-amount.scheduled.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.full-amount.scheduled.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15502,25 +14501,6 @@ export interface operations {
         /** @description The `customer.checkout.one-time-payment.full-amount.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.one-time-payment.full-amount.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15567,25 +14547,6 @@ export interface operations {
         /** @description The `customer.checkout.payment-plan.custom.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.payment-plan.custom.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15632,25 +14593,6 @@ export interface operations {
         /** @description The `customer.checkout.payment-plan.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.payment-plan.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15697,25 +14639,6 @@ export interface operations {
         /** @description The `customer.checkout.payment-plan.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.payment-plan.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15762,25 +14685,6 @@ export interface operations {
         /** @description The `customer.checkout.payment-plan.suggested.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.payment-plan.suggested.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15827,25 +14731,6 @@ export interface operations {
         /** @description The `customer.checkout.policy.accepted` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.policy.accepted",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15892,25 +14777,6 @@ export interface operations {
         /** @description The `customer.checkout.settlement-offer.full-amount.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.settlement-offer.full-amount.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -15957,25 +14823,6 @@ export interface operations {
         /** @description The `customer.checkout.settlement-offer.full-amount.scheduled.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.settlement-offer.full-amount.scheduled.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16022,25 +14869,6 @@ export interface operations {
         /** @description The `customer.checkout.settlement-offer.full-amount.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.settlement-offer.full-amount.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16087,25 +14915,6 @@ export interface operations {
         /** @description The `customer.checkout.settlement-offer.payment-plan.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.checkout.settlement-offer.payment-plan.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16152,53 +14961,6 @@ export interface operations {
         /** @description The `customer.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *         "first_name": "Maria",
-                 *         "last_name": "Gonzalez",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "username": null,
-                 *         "phone": "(512) 555-0147",
-                 *         "date_of_birth": "1984-07-19",
-                 *         "last_activity_at": null,
-                 *         "ssn_last4": "0427",
-                 *         "external_id": "CUST-100482",
-                 *         "has_debt_accounts": false,
-                 *         "rules": [],
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "branch",
-                 *             "value": "north",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts": [],
-                 *         "addresses": [
-                 *           {
-                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *             "name": "Home",
-                 *             "city": "Austin",
-                 *             "postal_code": "78704",
-                 *             "country": "US",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "state": "TX",
-                 *             "is_primary": true,
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "payment_methods": [],
-                 *         "registered_at": null,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-02-20 18:04:11"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventCustomerPayload"];
             };
         };
@@ -16245,169 +15007,6 @@ export interface operations {
         /** @description The `customer.delete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *         "first_name": "Maria",
-                 *         "last_name": "Gonzalez",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "username": "maria.gonzalez",
-                 *         "phone": "(512) 555-0147",
-                 *         "date_of_birth": "1984-07-19",
-                 *         "last_activity_at": "2026-03-14 15:09:26",
-                 *         "ssn_last4": "0427",
-                 *         "external_id": "CUST-100482",
-                 *         "has_debt_accounts": true,
-                 *         "rules": [],
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "branch",
-                 *             "value": "north",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts": [
-                 *           {
-                 *             "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "is_parent": true,
-                 *             "has_siblings": false,
-                 *             "has_children": false,
-                 *             "parent_external_id": null,
-                 *             "external_id": "ACC-2026-004417",
-                 *             "external_account_number": "7731-0042-18",
-                 *             "billing_type": [
-                 *               "full-amount-payment",
-                 *               "payment-plan"
-                 *             ],
-                 *             "balance": 184250,
-                 *             "current_balance": 129250,
-                 *             "total_current_balance": 129250,
-                 *             "status": "active",
-                 *             "external_status": "placed",
-                 *             "paid_off_at": null,
-                 *             "rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "resource_rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "customer": null,
-                 *             "location": {
-                 *               "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *               "name": "St. Mary's Medical Center",
-                 *               "type": "original_creditor",
-                 *               "external_id": "LOC-0042",
-                 *               "card": true,
-                 *               "ach": true,
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "region",
-                 *                   "value": "central-texas",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             },
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "portfolio",
-                 *                 "value": "spring-2026",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "children": [],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           }
-                 *         ],
-                 *         "addresses": [
-                 *           {
-                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *             "name": "Home",
-                 *             "city": "Austin",
-                 *             "postal_code": "78704",
-                 *             "country": "US",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "state": "TX",
-                 *             "is_primary": true,
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "payment_methods": [
-                 *           {
-                 *             "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *             "type": "card",
-                 *             "card_token": {
-                 *               "card_holder": "Maria Gonzalez",
-                 *               "card_number": "4242",
-                 *               "expiration_month": 8,
-                 *               "expiration_year": 2029,
-                 *               "card_type": "visa",
-                 *               "card_zip": "78704"
-                 *             },
-                 *             "bank_account": null,
-                 *             "is_primary": true,
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "has_active_payment_plan": false,
-                 *             "has_active_settlement_offer": false,
-                 *             "has_active_scheduled_charge": false,
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           {
-                 *             "id": "5a15d168-0e83-41e2-a6ea-bf5379ba71ba",
-                 *             "type": "ach",
-                 *             "card_token": null,
-                 *             "bank_account": {
-                 *               "account_holder": "Maria Gonzalez",
-                 *               "account_type": "checking",
-                 *               "ownership_type": "personal",
-                 *               "routing_number": "*****0021",
-                 *               "account_number": "******4417",
-                 *               "account_zip": "78704",
-                 *               "account_state": "TX"
-                 *             },
-                 *             "is_primary": false,
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "has_active_payment_plan": false,
-                 *             "has_active_settlement_offer": false,
-                 *             "has_active_scheduled_charge": false,
-                 *             "created_at": "2026-03-02 19:40:03",
-                 *             "updated_at": "2026-03-02 19:40:03"
-                 *           }
-                 *         ],
-                 *         "registered_at": "2026-02-21 09:12:40",
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-04-30 16:02:19"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventCustomerPayload"];
             };
         };
@@ -16454,25 +15053,6 @@ export interface operations {
         /** @description The `customer.dispute.created` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.dispute.created",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16519,25 +15099,6 @@ export interface operations {
         /** @description The `customer.document.signed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.document.signed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16584,16 +15145,6 @@ export interface operations {
         /** @description The `customer.login.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.login.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16640,21 +15191,6 @@ export interface operations {
         /** @description The `customer.login.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.login.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16701,25 +15237,6 @@ export interface operations {
         /** @description The `customer.payment-plan.updated` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.payment-plan.updated",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16766,25 +15283,6 @@ export interface operations {
         /** @description The `customer.session.verification.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.session.verification.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16831,25 +15329,6 @@ export interface operations {
         /** @description The `customer.session.verification.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "customer.session.verification.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -16896,169 +15375,6 @@ export interface operations {
         /** @description The `customer.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *         "first_name": "Maria",
-                 *         "last_name": "Gonzalez",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "username": "maria.gonzalez",
-                 *         "phone": "(512) 555-0147",
-                 *         "date_of_birth": "1984-07-19",
-                 *         "last_activity_at": "2026-03-14 15:09:26",
-                 *         "ssn_last4": "0427",
-                 *         "external_id": "CUST-100482",
-                 *         "has_debt_accounts": true,
-                 *         "rules": [],
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "branch",
-                 *             "value": "north",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts": [
-                 *           {
-                 *             "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "is_parent": true,
-                 *             "has_siblings": false,
-                 *             "has_children": false,
-                 *             "parent_external_id": null,
-                 *             "external_id": "ACC-2026-004417",
-                 *             "external_account_number": "7731-0042-18",
-                 *             "billing_type": [
-                 *               "full-amount-payment",
-                 *               "payment-plan"
-                 *             ],
-                 *             "balance": 184250,
-                 *             "current_balance": 129250,
-                 *             "total_current_balance": 129250,
-                 *             "status": "active",
-                 *             "external_status": "placed",
-                 *             "paid_off_at": null,
-                 *             "rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "resource_rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "customer": null,
-                 *             "location": {
-                 *               "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *               "name": "St. Mary's Medical Center",
-                 *               "type": "original_creditor",
-                 *               "external_id": "LOC-0042",
-                 *               "card": true,
-                 *               "ach": true,
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "region",
-                 *                   "value": "central-texas",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             },
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "portfolio",
-                 *                 "value": "spring-2026",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "children": [],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           }
-                 *         ],
-                 *         "addresses": [
-                 *           {
-                 *             "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *             "name": "Home",
-                 *             "city": "Austin",
-                 *             "postal_code": "78704",
-                 *             "country": "US",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "state": "TX",
-                 *             "is_primary": true,
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "payment_methods": [
-                 *           {
-                 *             "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *             "type": "card",
-                 *             "card_token": {
-                 *               "card_holder": "Maria Gonzalez",
-                 *               "card_number": "4242",
-                 *               "expiration_month": 8,
-                 *               "expiration_year": 2029,
-                 *               "card_type": "visa",
-                 *               "card_zip": "78704"
-                 *             },
-                 *             "bank_account": null,
-                 *             "is_primary": true,
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "has_active_payment_plan": false,
-                 *             "has_active_settlement_offer": false,
-                 *             "has_active_scheduled_charge": false,
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           {
-                 *             "id": "5a15d168-0e83-41e2-a6ea-bf5379ba71ba",
-                 *             "type": "ach",
-                 *             "card_token": null,
-                 *             "bank_account": {
-                 *               "account_holder": "Maria Gonzalez",
-                 *               "account_type": "checking",
-                 *               "ownership_type": "personal",
-                 *               "routing_number": "*****0021",
-                 *               "account_number": "******4417",
-                 *               "account_zip": "78704",
-                 *               "account_state": "TX"
-                 *             },
-                 *             "is_primary": false,
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "has_active_payment_plan": false,
-                 *             "has_active_settlement_offer": false,
-                 *             "has_active_scheduled_charge": false,
-                 *             "created_at": "2026-03-02 19:40:03",
-                 *             "updated_at": "2026-03-02 19:40:03"
-                 *           }
-                 *         ],
-                 *         "registered_at": "2026-02-21 09:12:40",
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-03-02 19:40:03"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventCustomerPayload"];
             };
         };
@@ -17105,232 +15421,6 @@ export interface operations {
         /** @description The `debt-account-dispute.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "b3b8a351-b098-4cf3-96f0-130065d59b89",
-                 *         "reason": "Incorrect amount",
-                 *         "details": "I paid $500 of this bill at the hospital in January; the balance should be lower.",
-                 *         "account_number": "7731-0042-18",
-                 *         "has_documents": true,
-                 *         "username": "maria.gonzalez",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "phone_number": "(512) 555-0147",
-                 *         "address_1": "1208 Oak Hollow Dr",
-                 *         "address_2": "Apt 4B",
-                 *         "city": "Austin",
-                 *         "state": "TX",
-                 *         "zip": "78704",
-                 *         "status": "pending",
-                 *         "comments": [],
-                 *         "files": [
-                 *           {
-                 *             "id": "1ca06644-1a8f-4b8c-bb3e-cdc6f3f8311b",
-                 *             "name": "receipt-2026-01.pdf",
-                 *             "url": "https://files.debt-collection.example/disputes/1ca06644-1a8f-4b8c-bb3e-cdc6f3f8311b/receipt-2026-01.pdf",
-                 *             "created_at": "2026-03-16 20:11:09"
-                 *           }
-                 *         ],
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "first_name": "Maria",
-                 *           "last_name": "Gonzalez",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "phone": "(512) 555-0147",
-                 *           "external_id": "CUST-100482",
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventDisputePayload"];
             };
         };
@@ -17377,265 +15467,6 @@ export interface operations {
         /** @description The `debt-account-dispute.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "b3b8a351-b098-4cf3-96f0-130065d59b89",
-                 *         "reason": "Incorrect amount",
-                 *         "details": "I paid $500 of this bill at the hospital in January; the balance should be lower.",
-                 *         "account_number": "7731-0042-18",
-                 *         "has_documents": true,
-                 *         "username": "maria.gonzalez",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "phone_number": "(512) 555-0147",
-                 *         "address_1": "1208 Oak Hollow Dr",
-                 *         "address_2": "Apt 4B",
-                 *         "city": "Austin",
-                 *         "state": "TX",
-                 *         "zip": "78704",
-                 *         "status": "pending",
-                 *         "comments": [
-                 *           {
-                 *             "id": "3f00dc54-2631-42df-b1a0-90e44d22a63d",
-                 *             "comment": "We have asked the hospital to confirm the January payment.",
-                 *             "files": [],
-                 *             "author": {
-                 *               "name": "Jordan Lee",
-                 *               "title": "Collections specialist"
-                 *             },
-                 *             "replies": [
-                 *               {
-                 *                 "id": "4657b90c-5e97-41b8-9cf1-f7ce7a3f027c",
-                 *                 "comment": "Thank you. The receipt is attached.",
-                 *                 "files": [
-                 *                   {
-                 *                     "id": "b6bbec8c-da6a-4d48-8e20-dd0c70d7876a",
-                 *                     "name": "receipt-page-2.pdf",
-                 *                     "url": "https://files.debt-collection.example/disputes/b6bbec8c-da6a-4d48-8e20-dd0c70d7876a/receipt-page-2.pdf",
-                 *                     "created_at": "2026-03-16 20:11:09"
-                 *                   }
-                 *                 ],
-                 *                 "author": {
-                 *                   "name": "Maria Gonzalez",
-                 *                   "title": null
-                 *                 },
-                 *                 "replies": [],
-                 *                 "meta": null,
-                 *                 "created_at": "2026-03-18 08:02:44"
-                 *               }
-                 *             ],
-                 *             "meta": null,
-                 *             "created_at": "2026-03-17 15:30:00"
-                 *           }
-                 *         ],
-                 *         "files": [
-                 *           {
-                 *             "id": "1ca06644-1a8f-4b8c-bb3e-cdc6f3f8311b",
-                 *             "name": "receipt-2026-01.pdf",
-                 *             "url": "https://files.debt-collection.example/disputes/1ca06644-1a8f-4b8c-bb3e-cdc6f3f8311b/receipt-2026-01.pdf",
-                 *             "created_at": "2026-03-16 20:11:09"
-                 *           }
-                 *         ],
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "first_name": "Maria",
-                 *           "last_name": "Gonzalez",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "phone": "(512) 555-0147",
-                 *           "external_id": "CUST-100482",
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventDisputePayload"];
             };
         };
@@ -17682,32 +15513,6 @@ export interface operations {
         /** @description The `debt-account-settlement-offer.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "0ffd7804-8e43-4041-90e2-8769ea7ae464",
-                 *         "settlement_offer": {
-                 *           "id": "6c72cc40-1685-4758-b9e1-3ef0d7d0d799",
-                 *           "name": "Spring settlement 30%",
-                 *           "discount_percentage": 30
-                 *         },
-                 *         "charges": [],
-                 *         "scheduled_charge": null,
-                 *         "payment_plan": null,
-                 *         "has_payment_plan": false,
-                 *         "name": "Spring settlement 30%",
-                 *         "discount_percentage": 30,
-                 *         "discount": 38775,
-                 *         "months_period": null,
-                 *         "amount": 129250,
-                 *         "discounted_amount": 90475,
-                 *         "total_amount": 90475,
-                 *         "status": "pending",
-                 *         "created_at": "2026-03-25 19:03:10",
-                 *         "updated_at": "2026-03-25 19:03:10"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventSettlementOfferPayload"];
             };
         };
@@ -17754,136 +15559,6 @@ export interface operations {
         /** @description The `debt-account-settlement-offer.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "0ffd7804-8e43-4041-90e2-8769ea7ae464",
-                 *         "settlement_offer": {
-                 *           "id": "6c72cc40-1685-4758-b9e1-3ef0d7d0d799",
-                 *           "name": "Spring settlement 30%",
-                 *           "discount_percentage": 30
-                 *         },
-                 *         "charges": [],
-                 *         "scheduled_charge": {
-                 *           "id": "bd871de0-ca58-466d-a149-79e33b3ae8fa",
-                 *           "payment_method_type": "card",
-                 *           "payment_method": {
-                 *             "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *             "type": "card",
-                 *             "card_token": {
-                 *               "card_holder": "Maria Gonzalez",
-                 *               "card_number": "4242",
-                 *               "expiration_month": 8,
-                 *               "expiration_year": 2029,
-                 *               "card_type": "visa",
-                 *               "card_zip": "78704"
-                 *             },
-                 *             "bank_account": null,
-                 *             "is_primary": true,
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "has_active_payment_plan": false,
-                 *             "has_active_settlement_offer": true,
-                 *             "has_active_scheduled_charge": true,
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "debt_account": {
-                 *             "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "is_parent": true,
-                 *             "has_siblings": false,
-                 *             "has_children": false,
-                 *             "parent_external_id": null,
-                 *             "external_id": "ACC-2026-004417",
-                 *             "external_account_number": "7731-0042-18",
-                 *             "billing_type": [
-                 *               "full-amount-payment",
-                 *               "payment-plan"
-                 *             ],
-                 *             "balance": 184250,
-                 *             "current_balance": 129250,
-                 *             "total_current_balance": 129250,
-                 *             "status": "active",
-                 *             "external_status": "placed",
-                 *             "paid_off_at": null,
-                 *             "rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "resource_rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "customer": null,
-                 *             "location": {
-                 *               "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *               "name": "St. Mary's Medical Center",
-                 *               "type": "original_creditor",
-                 *               "external_id": "LOC-0042",
-                 *               "card": true,
-                 *               "ach": true,
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "region",
-                 *                   "value": "central-texas",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             },
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "portfolio",
-                 *                 "value": "spring-2026",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "children": [],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           },
-                 *           "scheduled_at": "2026-04-10 15:00:00",
-                 *           "successfully_charged_at": null,
-                 *           "amount": 90475,
-                 *           "source": "portal",
-                 *           "source_name": "Customer Portal",
-                 *           "fees": [
-                 *             {
-                 *               "type": "convenience_fee",
-                 *               "name": "Card convenience fee",
-                 *               "amount": 500
-                 *             }
-                 *           ],
-                 *           "total_amount": 90975,
-                 *           "settlement_offer": null,
-                 *           "charge": null,
-                 *           "created_at": "2026-03-25 19:05:42",
-                 *           "updated_at": "2026-03-25 19:05:42"
-                 *         },
-                 *         "payment_plan": null,
-                 *         "has_payment_plan": false,
-                 *         "name": "Spring settlement 30%",
-                 *         "discount_percentage": 30,
-                 *         "discount": 38775,
-                 *         "months_period": null,
-                 *         "amount": 129250,
-                 *         "discounted_amount": 90475,
-                 *         "total_amount": 90475,
-                 *         "status": "pending",
-                 *         "created_at": "2026-03-25 19:03:10",
-                 *         "updated_at": "2026-03-25 19:05:42"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventSettlementOfferPayload"];
             };
         };
@@ -17930,96 +15605,6 @@ export interface operations {
         /** @description The `debt-account.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *         "is_parent": true,
-                 *         "has_siblings": false,
-                 *         "has_children": false,
-                 *         "parent_external_id": null,
-                 *         "external_id": "ACC-2026-004417",
-                 *         "external_account_number": "7731-0042-18",
-                 *         "billing_type": [
-                 *           "full-amount-payment",
-                 *           "payment-plan"
-                 *         ],
-                 *         "balance": 184250,
-                 *         "current_balance": 184250,
-                 *         "total_current_balance": 184250,
-                 *         "status": "active",
-                 *         "external_status": "placed",
-                 *         "paid_off_at": null,
-                 *         "rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "resource_rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "first_name": "Maria",
-                 *           "last_name": "Gonzalez",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "phone": "(512) 555-0147",
-                 *           "external_id": "CUST-100482",
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "location": {
-                 *           "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *           "name": "St. Mary's Medical Center",
-                 *           "type": "original_creditor",
-                 *           "external_id": "LOC-0042",
-                 *           "card": true,
-                 *           "ach": true,
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "region",
-                 *               "value": "central-texas",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-20 18:04:11"
-                 *         },
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "portfolio",
-                 *             "value": "spring-2026",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "charges": [],
-                 *         "transactions": [],
-                 *         "payment_plan": null,
-                 *         "documents": [],
-                 *         "disputes": [],
-                 *         "fees": [
-                 *           {
-                 *             "name": "Card convenience fee",
-                 *             "type": "percentage",
-                 *             "value": 3,
-                 *             "max_value": 500,
-                 *             "card": true,
-                 *             "ach": false
-                 *           }
-                 *         ],
-                 *         "children": [],
-                 *         "first_child": null,
-                 *         "parent": null,
-                 *         "scheduled_charges": [],
-                 *         "active_dispute": null,
-                 *         "settlement_offer": null,
-                 *         "accepted_debt_account_settlement_offer": null,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-02-20 18:04:11"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventDebtAccountPayload"];
             };
         };
@@ -18066,247 +15651,6 @@ export interface operations {
         /** @description The `debt-account.delete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "9eb32aff-1d7f-4f1c-b800-ee2f2e0beb8d",
-                 *         "is_parent": false,
-                 *         "has_siblings": true,
-                 *         "has_children": false,
-                 *         "parent_external_id": "ACC-2026-004417",
-                 *         "external_id": "ACC-2026-004417-02",
-                 *         "external_account_number": "7731-0042-18-02",
-                 *         "billing_type": [
-                 *           "full-amount-payment",
-                 *           "payment-plan"
-                 *         ],
-                 *         "balance": 50000,
-                 *         "current_balance": 50000,
-                 *         "total_current_balance": 50000,
-                 *         "status": "active",
-                 *         "external_status": "placed",
-                 *         "paid_off_at": null,
-                 *         "rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "resource_rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "first_name": "Maria",
-                 *           "last_name": "Gonzalez",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "phone": "(512) 555-0147",
-                 *           "external_id": "CUST-100482",
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "location": {
-                 *           "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *           "name": "St. Mary's Medical Center",
-                 *           "type": "original_creditor",
-                 *           "external_id": "LOC-0042",
-                 *           "card": true,
-                 *           "ach": true,
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "region",
-                 *               "value": "central-texas",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-20 18:04:11"
-                 *         },
-                 *         "metadata": [],
-                 *         "charges": [],
-                 *         "transactions": [],
-                 *         "payment_plan": null,
-                 *         "documents": [],
-                 *         "disputes": [],
-                 *         "fees": [
-                 *           {
-                 *             "name": "Card convenience fee",
-                 *             "type": "percentage",
-                 *             "value": 3,
-                 *             "max_value": 500,
-                 *             "card": true,
-                 *             "ach": false
-                 *           }
-                 *         ],
-                 *         "children": [],
-                 *         "first_child": null,
-                 *         "parent": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": true,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 234250,
-                 *           "current_balance": 179250,
-                 *           "total_current_balance": 179250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": null,
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [
-                 *             {
-                 *               "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *               "is_parent": false,
-                 *               "has_siblings": true,
-                 *               "has_children": false,
-                 *               "parent_external_id": "ACC-2026-004417",
-                 *               "external_id": "ACC-2026-004417-01",
-                 *               "external_account_number": "7731-0042-18-01",
-                 *               "billing_type": [
-                 *                 "full-amount-payment",
-                 *                 "payment-plan"
-                 *               ],
-                 *               "balance": 184250,
-                 *               "current_balance": 129250,
-                 *               "total_current_balance": 129250,
-                 *               "status": "active",
-                 *               "external_status": "placed",
-                 *               "paid_off_at": null,
-                 *               "rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "resource_rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "customer": null,
-                 *               "location": {
-                 *                 "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                 "name": "St. Mary's Medical Center",
-                 *                 "type": "original_creditor",
-                 *                 "external_id": "LOC-0042",
-                 *                 "card": true,
-                 *                 "ach": true,
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "region",
-                 *                     "value": "central-texas",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               },
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "portfolio",
-                 *                   "value": "spring-2026",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "children": [],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-03-14 15:09:26"
-                 *             },
-                 *             {
-                 *               "id": "9eb32aff-1d7f-4f1c-b800-ee2f2e0beb8d",
-                 *               "is_parent": false,
-                 *               "has_siblings": true,
-                 *               "has_children": false,
-                 *               "parent_external_id": "ACC-2026-004417",
-                 *               "external_id": "ACC-2026-004417-02",
-                 *               "external_account_number": "7731-0042-18-02",
-                 *               "billing_type": [
-                 *                 "full-amount-payment",
-                 *                 "payment-plan"
-                 *               ],
-                 *               "balance": 50000,
-                 *               "current_balance": 50000,
-                 *               "total_current_balance": 50000,
-                 *               "status": "active",
-                 *               "external_status": "placed",
-                 *               "paid_off_at": null,
-                 *               "rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "resource_rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "customer": null,
-                 *               "location": {
-                 *                 "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                 "name": "St. Mary's Medical Center",
-                 *                 "type": "original_creditor",
-                 *                 "external_id": "LOC-0042",
-                 *                 "card": true,
-                 *                 "ach": true,
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "region",
-                 *                     "value": "central-texas",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               },
-                 *               "metadata": [],
-                 *               "children": [],
-                 *               "created_at": "2026-03-01 12:00:00",
-                 *               "updated_at": "2026-03-01 12:00:00"
-                 *             }
-                 *           ],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "scheduled_charges": [],
-                 *         "active_dispute": null,
-                 *         "settlement_offer": null,
-                 *         "accepted_debt_account_settlement_offer": null,
-                 *         "created_at": "2026-03-01 12:00:00",
-                 *         "updated_at": "2026-03-01 12:00:00"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventDebtAccountPayload"];
             };
         };
@@ -18353,673 +15697,6 @@ export interface operations {
         /** @description The `debt-account.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *         "is_parent": true,
-                 *         "has_siblings": false,
-                 *         "has_children": true,
-                 *         "parent_external_id": null,
-                 *         "external_id": "ACC-2026-004417",
-                 *         "external_account_number": "7731-0042-18",
-                 *         "billing_type": [
-                 *           "full-amount-payment",
-                 *           "payment-plan"
-                 *         ],
-                 *         "balance": 184250,
-                 *         "current_balance": 129250,
-                 *         "total_current_balance": 129250,
-                 *         "status": "active",
-                 *         "external_status": "placed",
-                 *         "paid_off_at": null,
-                 *         "rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "resource_rules": {
-                 *           "minimum_payment_amount": 2500
-                 *         },
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "first_name": "Maria",
-                 *           "last_name": "Gonzalez",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "phone": "(512) 555-0147",
-                 *           "external_id": "CUST-100482",
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "location": {
-                 *           "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *           "name": "St. Mary's Medical Center",
-                 *           "type": "original_creditor",
-                 *           "external_id": "LOC-0042",
-                 *           "card": true,
-                 *           "ach": true,
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "region",
-                 *               "value": "central-texas",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-02-20 18:04:11"
-                 *         },
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "portfolio",
-                 *             "value": "spring-2026",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "charges": [
-                 *           {
-                 *             "id": "cef5a4ad-196e-449c-9d85-c01c9c6853ac",
-                 *             "reference_number": "3195572921",
-                 *             "payment_method_type": "card",
-                 *             "debt_account": {
-                 *               "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *               "is_parent": true,
-                 *               "has_siblings": false,
-                 *               "has_children": true,
-                 *               "parent_external_id": null,
-                 *               "external_id": "ACC-2026-004417",
-                 *               "external_account_number": "7731-0042-18",
-                 *               "billing_type": [
-                 *                 "full-amount-payment",
-                 *                 "payment-plan"
-                 *               ],
-                 *               "balance": 184250,
-                 *               "current_balance": 129250,
-                 *               "total_current_balance": 129250,
-                 *               "status": "active",
-                 *               "external_status": "placed",
-                 *               "paid_off_at": null,
-                 *               "rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "resource_rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "customer": null,
-                 *               "location": {
-                 *                 "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                 "name": "St. Mary's Medical Center",
-                 *                 "type": "original_creditor",
-                 *                 "external_id": "LOC-0042",
-                 *                 "card": true,
-                 *                 "ach": true,
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "region",
-                 *                     "value": "central-texas",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               },
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "portfolio",
-                 *                   "value": "spring-2026",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "children": [
-                 *                 {
-                 *                   "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *                   "is_parent": false,
-                 *                   "has_siblings": false,
-                 *                   "has_children": false,
-                 *                   "parent_external_id": "ACC-2026-004417",
-                 *                   "external_id": "ACC-2026-004417-01",
-                 *                   "external_account_number": "7731-0042-18-01",
-                 *                   "billing_type": [
-                 *                     "full-amount-payment",
-                 *                     "payment-plan"
-                 *                   ],
-                 *                   "balance": 184250,
-                 *                   "current_balance": 129250,
-                 *                   "total_current_balance": 129250,
-                 *                   "status": "active",
-                 *                   "external_status": "placed",
-                 *                   "paid_off_at": null,
-                 *                   "rules": {
-                 *                     "minimum_payment_amount": 2500
-                 *                   },
-                 *                   "resource_rules": {
-                 *                     "minimum_payment_amount": 2500
-                 *                   },
-                 *                   "customer": null,
-                 *                   "location": {
-                 *                     "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                     "name": "St. Mary's Medical Center",
-                 *                     "type": "original_creditor",
-                 *                     "external_id": "LOC-0042",
-                 *                     "card": true,
-                 *                     "ach": true,
-                 *                     "metadata": [
-                 *                       {
-                 *                         "attribute": "region",
-                 *                         "value": "central-texas",
-                 *                         "created_at": "2026-02-20 18:04:11",
-                 *                         "updated_at": "2026-02-20 18:04:11"
-                 *                       }
-                 *                     ],
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   },
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "portfolio",
-                 *                       "value": "spring-2026",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "children": [],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-03-14 15:09:26"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-03-14 15:09:26"
-                 *             },
-                 *             "card": {
-                 *               "card_holder": "Maria Gonzalez",
-                 *               "card_number": "4242",
-                 *               "card_type": "visa",
-                 *               "card_zip": "78704",
-                 *               "expiration_month": 8,
-                 *               "expiration_year": 2029,
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "bank_account": null,
-                 *             "payment_method": {
-                 *               "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *               "type": "card",
-                 *               "card_token": {
-                 *                 "card_holder": "Maria Gonzalez",
-                 *                 "card_number": "4242",
-                 *                 "expiration_month": 8,
-                 *                 "expiration_year": 2029,
-                 *                 "card_type": "visa",
-                 *                 "card_zip": "78704"
-                 *               },
-                 *               "bank_account": null,
-                 *               "is_primary": true,
-                 *               "billing_address": {
-                 *                 "name": "Home",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "city": "Austin",
-                 *                 "state": "TX",
-                 *                 "postal_code": "78704",
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               },
-                 *               "has_active_payment_plan": false,
-                 *               "has_active_settlement_offer": false,
-                 *               "has_active_scheduled_charge": false,
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "billing_address": {
-                 *               "name": "Home",
-                 *               "line1": "1208 Oak Hollow Dr",
-                 *               "line2": "Apt 4B",
-                 *               "city": "Austin",
-                 *               "state": "TX",
-                 *               "postal_code": "78704",
-                 *               "created_at": "2026-02-21 09:12:40",
-                 *               "updated_at": "2026-02-21 09:12:40"
-                 *             },
-                 *             "amount": 5000,
-                 *             "total_amount": 5150,
-                 *             "payment_date": "03/14/2026",
-                 *             "success": true,
-                 *             "error": null,
-                 *             "error_code": null,
-                 *             "source": "portal",
-                 *             "source_name": "Customer Portal",
-                 *             "fees": [
-                 *               {
-                 *                 "type": "convenience_fee",
-                 *                 "name": "Card convenience fee",
-                 *                 "amount": 150
-                 *               }
-                 *             ],
-                 *             "transaction": {
-                 *               "id": 88120431,
-                 *               "gateway_name": "usaepay",
-                 *               "gateway_code": "A",
-                 *               "reference_number": "3195572921",
-                 *               "transaction_key": "ocp4sz8m7xbxhcv0",
-                 *               "type_id": 1,
-                 *               "value_type_id": 1,
-                 *               "epay_status_id": 1,
-                 *               "amount": "51.50",
-                 *               "amount_cents": 5150,
-                 *               "source": "portal",
-                 *               "customer_id": 100482,
-                 *               "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *               "submitted_date": "2026-03-14 15:09:26",
-                 *               "account_holder": "Maria Gonzalez",
-                 *               "client_ip": "203.0.113.24",
-                 *               "server_ip": "198.51.100.7",
-                 *               "auth_code": "314159",
-                 *               "avs_result": "Address: Match & 5 Digit Zip: Match",
-                 *               "card_code_result": "Match",
-                 *               "status": "approved",
-                 *               "status_code": "A",
-                 *               "debt_account": {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": true,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [
-                 *                   {
-                 *                     "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *                     "is_parent": false,
-                 *                     "has_siblings": false,
-                 *                     "has_children": false,
-                 *                     "parent_external_id": "ACC-2026-004417",
-                 *                     "external_id": "ACC-2026-004417-01",
-                 *                     "external_account_number": "7731-0042-18-01",
-                 *                     "billing_type": [
-                 *                       "full-amount-payment",
-                 *                       "payment-plan"
-                 *                     ],
-                 *                     "balance": 184250,
-                 *                     "current_balance": 129250,
-                 *                     "total_current_balance": 129250,
-                 *                     "status": "active",
-                 *                     "external_status": "placed",
-                 *                     "paid_off_at": null,
-                 *                     "rules": {
-                 *                       "minimum_payment_amount": 2500
-                 *                     },
-                 *                     "resource_rules": {
-                 *                       "minimum_payment_amount": 2500
-                 *                     },
-                 *                     "customer": null,
-                 *                     "location": {
-                 *                       "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                       "name": "St. Mary's Medical Center",
-                 *                       "type": "original_creditor",
-                 *                       "external_id": "LOC-0042",
-                 *                       "card": true,
-                 *                       "ach": true,
-                 *                       "metadata": [
-                 *                         {
-                 *                           "attribute": "region",
-                 *                           "value": "central-texas",
-                 *                           "created_at": "2026-02-20 18:04:11",
-                 *                           "updated_at": "2026-02-20 18:04:11"
-                 *                         }
-                 *                       ],
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     },
-                 *                     "metadata": [
-                 *                       {
-                 *                         "attribute": "portfolio",
-                 *                         "value": "spring-2026",
-                 *                         "created_at": "2026-02-20 18:04:11",
-                 *                         "updated_at": "2026-02-20 18:04:11"
-                 *                       }
-                 *                     ],
-                 *                     "children": [],
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-03-14 15:09:26"
-                 *                   }
-                 *                 ],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               },
-                 *               "chargeback": null,
-                 *               "debt_account_settlement_offer": null,
-                 *               "payment_plan_uuid": null,
-                 *               "scheduled_charge_uuid": null
-                 *             },
-                 *             "payment_plan_uuid": null,
-                 *             "payment_plan_charge_uuid": null,
-                 *             "scheduled_charge_uuid": null,
-                 *             "debt_account_settlement_offer": null,
-                 *             "created_at": "2026-03-14 15:09:26",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           }
-                 *         ],
-                 *         "transactions": [
-                 *           {
-                 *             "id": 88120431,
-                 *             "gateway_name": "usaepay",
-                 *             "gateway_code": "A",
-                 *             "reference_number": "3195572921",
-                 *             "transaction_key": "ocp4sz8m7xbxhcv0",
-                 *             "type_id": 1,
-                 *             "value_type_id": 1,
-                 *             "epay_status_id": 1,
-                 *             "amount": "51.50",
-                 *             "amount_cents": 5150,
-                 *             "source": "portal",
-                 *             "customer_id": 100482,
-                 *             "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "submitted_date": "2026-03-14 15:09:26",
-                 *             "account_holder": "Maria Gonzalez",
-                 *             "client_ip": "203.0.113.24",
-                 *             "server_ip": "198.51.100.7",
-                 *             "auth_code": "314159",
-                 *             "avs_result": "Address: Match & 5 Digit Zip: Match",
-                 *             "card_code_result": "Match",
-                 *             "status": "approved",
-                 *             "status_code": "A",
-                 *             "debt_account": {
-                 *               "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *               "is_parent": true,
-                 *               "has_siblings": false,
-                 *               "has_children": true,
-                 *               "parent_external_id": null,
-                 *               "external_id": "ACC-2026-004417",
-                 *               "external_account_number": "7731-0042-18",
-                 *               "billing_type": [
-                 *                 "full-amount-payment",
-                 *                 "payment-plan"
-                 *               ],
-                 *               "balance": 184250,
-                 *               "current_balance": 129250,
-                 *               "total_current_balance": 129250,
-                 *               "status": "active",
-                 *               "external_status": "placed",
-                 *               "paid_off_at": null,
-                 *               "rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "resource_rules": {
-                 *                 "minimum_payment_amount": 2500
-                 *               },
-                 *               "customer": null,
-                 *               "location": {
-                 *                 "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                 "name": "St. Mary's Medical Center",
-                 *                 "type": "original_creditor",
-                 *                 "external_id": "LOC-0042",
-                 *                 "card": true,
-                 *                 "ach": true,
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "region",
-                 *                     "value": "central-texas",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               },
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "portfolio",
-                 *                   "value": "spring-2026",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "children": [
-                 *                 {
-                 *                   "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *                   "is_parent": false,
-                 *                   "has_siblings": false,
-                 *                   "has_children": false,
-                 *                   "parent_external_id": "ACC-2026-004417",
-                 *                   "external_id": "ACC-2026-004417-01",
-                 *                   "external_account_number": "7731-0042-18-01",
-                 *                   "billing_type": [
-                 *                     "full-amount-payment",
-                 *                     "payment-plan"
-                 *                   ],
-                 *                   "balance": 184250,
-                 *                   "current_balance": 129250,
-                 *                   "total_current_balance": 129250,
-                 *                   "status": "active",
-                 *                   "external_status": "placed",
-                 *                   "paid_off_at": null,
-                 *                   "rules": {
-                 *                     "minimum_payment_amount": 2500
-                 *                   },
-                 *                   "resource_rules": {
-                 *                     "minimum_payment_amount": 2500
-                 *                   },
-                 *                   "customer": null,
-                 *                   "location": {
-                 *                     "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                     "name": "St. Mary's Medical Center",
-                 *                     "type": "original_creditor",
-                 *                     "external_id": "LOC-0042",
-                 *                     "card": true,
-                 *                     "ach": true,
-                 *                     "metadata": [
-                 *                       {
-                 *                         "attribute": "region",
-                 *                         "value": "central-texas",
-                 *                         "created_at": "2026-02-20 18:04:11",
-                 *                         "updated_at": "2026-02-20 18:04:11"
-                 *                       }
-                 *                     ],
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   },
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "portfolio",
-                 *                       "value": "spring-2026",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "children": [],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-03-14 15:09:26"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-03-14 15:09:26"
-                 *             },
-                 *             "chargeback": null,
-                 *             "debt_account_settlement_offer": null,
-                 *             "payment_plan_uuid": null,
-                 *             "scheduled_charge_uuid": null
-                 *           }
-                 *         ],
-                 *         "payment_plan": null,
-                 *         "documents": [],
-                 *         "disputes": [],
-                 *         "fees": [
-                 *           {
-                 *             "name": "Card convenience fee",
-                 *             "type": "percentage",
-                 *             "value": 3,
-                 *             "max_value": 500,
-                 *             "card": true,
-                 *             "ach": false
-                 *           }
-                 *         ],
-                 *         "children": [
-                 *           {
-                 *             "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *             "is_parent": false,
-                 *             "has_siblings": false,
-                 *             "has_children": false,
-                 *             "parent_external_id": "ACC-2026-004417",
-                 *             "external_id": "ACC-2026-004417-01",
-                 *             "external_account_number": "7731-0042-18-01",
-                 *             "billing_type": [
-                 *               "full-amount-payment",
-                 *               "payment-plan"
-                 *             ],
-                 *             "balance": 184250,
-                 *             "current_balance": 129250,
-                 *             "total_current_balance": 129250,
-                 *             "status": "active",
-                 *             "external_status": "placed",
-                 *             "paid_off_at": null,
-                 *             "rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "resource_rules": {
-                 *               "minimum_payment_amount": 2500
-                 *             },
-                 *             "customer": null,
-                 *             "location": {
-                 *               "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *               "name": "St. Mary's Medical Center",
-                 *               "type": "original_creditor",
-                 *               "external_id": "LOC-0042",
-                 *               "card": true,
-                 *               "ach": true,
-                 *               "metadata": [
-                 *                 {
-                 *                   "attribute": "region",
-                 *                   "value": "central-texas",
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 }
-                 *               ],
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             },
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "portfolio",
-                 *                 "value": "spring-2026",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "children": [],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-03-14 15:09:26"
-                 *           }
-                 *         ],
-                 *         "first_child": {
-                 *           "id": "c5231afa-b2d8-4294-879e-823e4f01a13c",
-                 *           "is_parent": false,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": "ACC-2026-004417",
-                 *           "external_id": "ACC-2026-004417-01",
-                 *           "external_account_number": "7731-0042-18-01",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": null,
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "parent": null,
-                 *         "scheduled_charges": [],
-                 *         "active_dispute": null,
-                 *         "settlement_offer": null,
-                 *         "accepted_debt_account_settlement_offer": null,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-03-14 15:09:26"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventDebtAccountPayload"];
             };
         };
@@ -19066,11 +15743,6 @@ export interface operations {
         /** @description The `external-charge.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": "byPZSPqSP18BncP0r15ljGNtm1Kh2sNROjMBCS7lb8yXWj7tET1y+aDmcmVjdDm5wUF+qL/AiCGVw7YfT7taoTwexOJKUcVdj65wvjTBVfnhyJgmkGGWtgFYUO3WBPEz51TW2ACPWBj3rXqEgY9VxfgyZMu2tIFLwqsIKjmFMpreolXzfFBDklvzonkrEnsuq9sDM0BxD6urLidfm5RXn2Qqwph2w/tqIA8ByfwVghw="
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventExternalChargePayload"];
             };
         };
@@ -19117,16 +15789,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.settlement-offer.full-amount.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.settlement-offer.full-amount.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19173,25 +15835,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.settlement-offer.full-amount.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.settlement-offer.full-amount.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19238,16 +15881,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.single-step.verification.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.single-step.verification.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19294,25 +15927,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.single-step.verification.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.single-step.verification.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19359,16 +15973,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.verification.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.verification.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19415,25 +16019,6 @@ export interface operations {
         /** @description The `guest.customer.checkout.verification.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.checkout.verification.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19480,16 +16065,6 @@ export interface operations {
         /** @description The `guest.customer.one-time-payment.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.one-time-payment.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19536,16 +16111,6 @@ export interface operations {
         /** @description The `guest.customer.one-time-payment.full-amount.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.one-time-payment.full-amount.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19592,25 +16157,6 @@ export interface operations {
         /** @description The `guest.customer.one-time-payment.full-amount.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.one-time-payment.full-amount.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19657,25 +16203,6 @@ export interface operations {
         /** @description The `guest.customer.one-time-payment.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.customer.one-time-payment.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19722,25 +16249,6 @@ export interface operations {
         /** @description The `guest.dispute.created` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.dispute.created",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19787,16 +16295,6 @@ export interface operations {
         /** @description The `guest.dispute.registration.verification.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.dispute.registration.verification.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19843,25 +16341,6 @@ export interface operations {
         /** @description The `guest.dispute.registration.verification.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.dispute.registration.verification.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19908,16 +16387,6 @@ export interface operations {
         /** @description The `guest.registration.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.registration.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -19964,21 +16433,6 @@ export interface operations {
         /** @description The `guest.registration.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.registration.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -20025,16 +16479,6 @@ export interface operations {
         /** @description The `guest.registration.verification.failed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.registration.verification.failed",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {}
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -20081,25 +16525,6 @@ export interface operations {
         /** @description The `guest.registration.verification.success` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "event": "guest.registration.verification.success",
-                 *         "occurred_at": "2026-03-14T15:09:26.000Z",
-                 *         "device_id": "web",
-                 *         "trackables": {
-                 *           "customer": {
-                 *             "uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "external_id": "CUST-100482"
-                 *           },
-                 *           "debt_account": {
-                 *             "uuid": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *             "external_id": "ACC-2026-004417"
-                 *           }
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["TrackingEventPayload"];
             };
         };
@@ -20146,19 +16571,6 @@ export interface operations {
         /** @description The `import.complete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "bulk_id": "c08421a2-93bf-4cac-b965-aa1cbff8b3c2",
-                 *         "count": 250,
-                 *         "processed": 247,
-                 *         "failed": 3,
-                 *         "status": "completed",
-                 *         "created_at": "2026-03-10 08:00:02",
-                 *         "completed_at": "2026-03-10 08:03:47"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventImportPayload"];
             };
         };
@@ -20205,30 +16617,6 @@ export interface operations {
         /** @description The `location.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *         "name": "St. Mary's Medical Center",
-                 *         "type": "original_creditor",
-                 *         "external_id": "LOC-0042",
-                 *         "rules": [],
-                 *         "card": true,
-                 *         "ach": true,
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "region",
-                 *             "value": "central-texas",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts_count": 0,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-02-20 18:04:11"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventLocationPayload"];
             };
         };
@@ -20275,30 +16663,6 @@ export interface operations {
         /** @description The `location.delete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *         "name": "St. Mary's Medical Center",
-                 *         "type": "original_creditor",
-                 *         "external_id": "LOC-0042",
-                 *         "rules": [],
-                 *         "card": true,
-                 *         "ach": true,
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "region",
-                 *             "value": "central-texas",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts_count": 0,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-05-11 09:00:00"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventLocationPayload"];
             };
         };
@@ -20345,37 +16709,6 @@ export interface operations {
         /** @description The `location.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *         "name": "St. Mary's Medical Center",
-                 *         "type": "original_creditor",
-                 *         "external_id": "LOC-0042",
-                 *         "rules": [
-                 *           {
-                 *             "id": "df85380f-1cfc-432a-ba8e-9251974ca1ac",
-                 *             "name": "min_payment_amount",
-                 *             "value": "2500",
-                 *             "type": "integer"
-                 *           }
-                 *         ],
-                 *         "card": true,
-                 *         "ach": false,
-                 *         "metadata": [
-                 *           {
-                 *             "attribute": "region",
-                 *             "value": "central-texas",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           }
-                 *         ],
-                 *         "debt_accounts_count": 12,
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "updated_at": "2026-03-03 11:30:00"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventLocationPayload"];
             };
         };
@@ -20422,311 +16755,6 @@ export interface operations {
         /** @description The `payment-plan.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "5ed1dc49-df63-4fed-b6da-8ee92c32f322",
-                 *         "frequency": "monthly",
-                 *         "start_date": "2026-04-01",
-                 *         "end_date": "2026-05-01",
-                 *         "amount": 64625,
-                 *         "status": "active",
-                 *         "charges": [
-                 *           {
-                 *             "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *             "charge_date": "2026-04-01",
-                 *             "amount": 64625,
-                 *             "status": "pending",
-                 *             "successfully_charged_at": null,
-                 *             "attempts": 0,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-03-15 10:21:37"
-                 *           },
-                 *           {
-                 *             "id": "93201cfd-063c-4677-8309-934b4e38e8ba",
-                 *             "charge_date": "2026-05-01",
-                 *             "amount": 64625,
-                 *             "status": "pending",
-                 *             "successfully_charged_at": null,
-                 *             "attempts": 0,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-03-15 10:21:37"
-                 *           }
-                 *         ],
-                 *         "charges_total_amount": 129250,
-                 *         "payment_method": {
-                 *           "id": "5a15d168-0e83-41e2-a6ea-bf5379ba71ba",
-                 *           "type": "ach",
-                 *           "card_token": null,
-                 *           "bank_account": {
-                 *             "account_holder": "Maria Gonzalez",
-                 *             "account_type": "checking",
-                 *             "ownership_type": "personal",
-                 *             "routing_number": "*****0021",
-                 *             "account_number": "******4417",
-                 *             "account_zip": "78704",
-                 *             "account_state": "TX"
-                 *           },
-                 *           "is_primary": false,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": true,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": false,
-                 *           "created_at": "2026-03-02 19:40:03",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-15 10:21:37",
-                 *           "fees": [
-                 *             {
-                 *               "name": "Card convenience fee",
-                 *               "type": "percentage",
-                 *               "value": 3,
-                 *               "max_value": 500,
-                 *               "card": true,
-                 *               "ach": false
-                 *             }
-                 *           ]
-                 *         },
-                 *         "enrolled_at": "2026-03-15 10:21:37",
-                 *         "canceled_at": null,
-                 *         "recurring_day": 1,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [],
-                 *         "total_interest": 0,
-                 *         "total_fees": 0,
-                 *         "latest_charge": null,
-                 *         "next_charge": {
-                 *           "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *           "charge_date": "2026-04-01",
-                 *           "amount": 64625,
-                 *           "status": "pending",
-                 *           "successfully_charged_at": null,
-                 *           "attempts": 0,
-                 *           "scheduled": true,
-                 *           "skipped": false,
-                 *           "interest": 0,
-                 *           "fees": [],
-                 *           "total_fees_amount": 0,
-                 *           "total_amount": 64625,
-                 *           "settlement_offer": null,
-                 *           "created_at": "2026-03-15 10:21:37",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "rules": {
-                 *           "unscheduled_payment_plan_editable": false
-                 *         },
-                 *         "created_at": "2026-03-15 10:21:37",
-                 *         "updated_at": "2026-03-15 10:21:37"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventPaymentPlanPayload"];
             };
         };
@@ -20773,311 +16801,6 @@ export interface operations {
         /** @description The `payment-plan.delete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "5ed1dc49-df63-4fed-b6da-8ee92c32f322",
-                 *         "frequency": "monthly",
-                 *         "start_date": "2026-04-01",
-                 *         "end_date": "2026-05-01",
-                 *         "amount": 64625,
-                 *         "status": "canceled",
-                 *         "charges": [
-                 *           {
-                 *             "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *             "charge_date": "2026-04-01",
-                 *             "amount": 64625,
-                 *             "status": "pending",
-                 *             "successfully_charged_at": null,
-                 *             "attempts": 0,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-03-15 10:21:37"
-                 *           },
-                 *           {
-                 *             "id": "93201cfd-063c-4677-8309-934b4e38e8ba",
-                 *             "charge_date": "2026-05-01",
-                 *             "amount": 64625,
-                 *             "status": "pending",
-                 *             "successfully_charged_at": null,
-                 *             "attempts": 0,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-03-15 10:21:37"
-                 *           }
-                 *         ],
-                 *         "charges_total_amount": 129250,
-                 *         "payment_method": {
-                 *           "id": "5a15d168-0e83-41e2-a6ea-bf5379ba71ba",
-                 *           "type": "ach",
-                 *           "card_token": null,
-                 *           "bank_account": {
-                 *             "account_holder": "Maria Gonzalez",
-                 *             "account_type": "checking",
-                 *             "ownership_type": "personal",
-                 *             "routing_number": "*****0021",
-                 *             "account_number": "******4417",
-                 *             "account_zip": "78704",
-                 *             "account_state": "TX"
-                 *           },
-                 *           "is_primary": false,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": false,
-                 *           "created_at": "2026-03-02 19:40:03",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-15 10:21:37",
-                 *           "fees": [
-                 *             {
-                 *               "name": "Card convenience fee",
-                 *               "type": "percentage",
-                 *               "value": 3,
-                 *               "max_value": 500,
-                 *               "card": true,
-                 *               "ach": false
-                 *             }
-                 *           ]
-                 *         },
-                 *         "enrolled_at": "2026-03-15 10:21:37",
-                 *         "canceled_at": "2026-03-20 17:45:00",
-                 *         "recurring_day": 1,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [],
-                 *         "total_interest": 0,
-                 *         "total_fees": 0,
-                 *         "latest_charge": null,
-                 *         "next_charge": {
-                 *           "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *           "charge_date": "2026-04-01",
-                 *           "amount": 64625,
-                 *           "status": "pending",
-                 *           "successfully_charged_at": null,
-                 *           "attempts": 0,
-                 *           "scheduled": true,
-                 *           "skipped": false,
-                 *           "interest": 0,
-                 *           "fees": [],
-                 *           "total_fees_amount": 0,
-                 *           "total_amount": 64625,
-                 *           "settlement_offer": null,
-                 *           "created_at": "2026-03-15 10:21:37",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "rules": {
-                 *           "unscheduled_payment_plan_editable": false
-                 *         },
-                 *         "created_at": "2026-03-15 10:21:37",
-                 *         "updated_at": "2026-03-20 17:45:00"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventPaymentPlanPayload"];
             };
         };
@@ -21124,327 +16847,6 @@ export interface operations {
         /** @description The `payment-plan.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "5ed1dc49-df63-4fed-b6da-8ee92c32f322",
-                 *         "frequency": "monthly",
-                 *         "start_date": "2026-04-01",
-                 *         "end_date": "2026-05-01",
-                 *         "amount": 64625,
-                 *         "status": "active",
-                 *         "charges": [
-                 *           {
-                 *             "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *             "charge_date": "2026-04-01",
-                 *             "amount": 64625,
-                 *             "status": "paid",
-                 *             "successfully_charged_at": "2026-04-01 14:00:12",
-                 *             "attempts": 1,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-04-01 14:00:12"
-                 *           },
-                 *           {
-                 *             "id": "93201cfd-063c-4677-8309-934b4e38e8ba",
-                 *             "charge_date": "2026-05-01",
-                 *             "amount": 64625,
-                 *             "status": "pending",
-                 *             "successfully_charged_at": null,
-                 *             "attempts": 0,
-                 *             "scheduled": true,
-                 *             "skipped": false,
-                 *             "interest": 0,
-                 *             "fees": [],
-                 *             "total_fees_amount": 0,
-                 *             "total_amount": 64625,
-                 *             "settlement_offer": null,
-                 *             "created_at": "2026-03-15 10:21:37",
-                 *             "updated_at": "2026-03-15 10:21:37"
-                 *           }
-                 *         ],
-                 *         "charges_total_amount": 129250,
-                 *         "payment_method": {
-                 *           "id": "5a15d168-0e83-41e2-a6ea-bf5379ba71ba",
-                 *           "type": "ach",
-                 *           "card_token": null,
-                 *           "bank_account": {
-                 *             "account_holder": "Maria Gonzalez",
-                 *             "account_type": "checking",
-                 *             "ownership_type": "personal",
-                 *             "routing_number": "*****0021",
-                 *             "account_number": "******4417",
-                 *             "account_zip": "78704",
-                 *             "account_state": "TX"
-                 *           },
-                 *           "is_primary": false,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": true,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": false,
-                 *           "created_at": "2026-03-02 19:40:03",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 64625,
-                 *           "total_current_balance": 64625,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-04-01 14:00:12",
-                 *           "fees": [
-                 *             {
-                 *               "name": "Card convenience fee",
-                 *               "type": "percentage",
-                 *               "value": 3,
-                 *               "max_value": 500,
-                 *               "card": true,
-                 *               "ach": false
-                 *             }
-                 *           ]
-                 *         },
-                 *         "enrolled_at": "2026-03-15 10:21:37",
-                 *         "canceled_at": null,
-                 *         "recurring_day": 1,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [],
-                 *         "total_interest": 0,
-                 *         "total_fees": 0,
-                 *         "latest_charge": {
-                 *           "id": "1ec4bce6-c81b-46f7-8187-3f0d08a4507e",
-                 *           "charge_date": "2026-04-01",
-                 *           "amount": 64625,
-                 *           "status": "paid",
-                 *           "successfully_charged_at": "2026-04-01 14:00:12",
-                 *           "attempts": 1,
-                 *           "scheduled": true,
-                 *           "skipped": false,
-                 *           "interest": 0,
-                 *           "fees": [],
-                 *           "total_fees_amount": 0,
-                 *           "total_amount": 64625,
-                 *           "settlement_offer": null,
-                 *           "created_at": "2026-03-15 10:21:37",
-                 *           "updated_at": "2026-04-01 14:00:12"
-                 *         },
-                 *         "next_charge": {
-                 *           "id": "93201cfd-063c-4677-8309-934b4e38e8ba",
-                 *           "charge_date": "2026-05-01",
-                 *           "amount": 64625,
-                 *           "status": "pending",
-                 *           "successfully_charged_at": null,
-                 *           "attempts": 0,
-                 *           "scheduled": true,
-                 *           "skipped": false,
-                 *           "interest": 0,
-                 *           "fees": [],
-                 *           "total_fees_amount": 0,
-                 *           "total_amount": 64625,
-                 *           "settlement_offer": null,
-                 *           "created_at": "2026-03-15 10:21:37",
-                 *           "updated_at": "2026-03-15 10:21:37"
-                 *         },
-                 *         "rules": {
-                 *           "unscheduled_payment_plan_editable": false
-                 *         },
-                 *         "created_at": "2026-03-15 10:21:37",
-                 *         "updated_at": "2026-04-01 14:00:12"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventPaymentPlanPayload"];
             };
         };
@@ -21491,16 +16893,6 @@ export interface operations {
         /** @description The `refund.succeeded` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": 88120431,
-                 *         "reference_number": "3195572921",
-                 *         "amount_cents": 5150,
-                 *         "status": "refunded"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventVoidRefundPayload"];
             };
         };
@@ -21547,245 +16939,6 @@ export interface operations {
         /** @description The `scheduled-charge.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "eb530669-2e65-40ba-b40e-b04dc54a47e3",
-                 *         "payment_method_type": "card",
-                 *         "payment_method": {
-                 *           "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *           "type": "card",
-                 *           "card_token": {
-                 *             "card_holder": "Maria Gonzalez",
-                 *             "card_number": "4242",
-                 *             "expiration_month": 8,
-                 *             "expiration_year": 2029,
-                 *             "card_type": "visa",
-                 *             "card_zip": "78704"
-                 *           },
-                 *           "bank_account": null,
-                 *           "is_primary": true,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": true,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "scheduled_at": "2026-03-27 15:00:00",
-                 *         "successfully_charged_at": null,
-                 *         "amount": 10000,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [
-                 *           {
-                 *             "type": "convenience_fee",
-                 *             "name": "Card convenience fee",
-                 *             "amount": 300
-                 *           }
-                 *         ],
-                 *         "total_amount": 10300,
-                 *         "settlement_offer": null,
-                 *         "charge": null,
-                 *         "created_at": "2026-03-14 15:20:00",
-                 *         "updated_at": "2026-03-14 15:20:00"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventScheduledChargePayload"];
             };
         };
@@ -21832,245 +16985,6 @@ export interface operations {
         /** @description The `scheduled-charge.delete` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "eb530669-2e65-40ba-b40e-b04dc54a47e3",
-                 *         "payment_method_type": "card",
-                 *         "payment_method": {
-                 *           "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *           "type": "card",
-                 *           "card_token": {
-                 *             "card_holder": "Maria Gonzalez",
-                 *             "card_number": "4242",
-                 *             "expiration_month": 8,
-                 *             "expiration_year": 2029,
-                 *             "card_type": "visa",
-                 *             "card_zip": "78704"
-                 *           },
-                 *           "bank_account": null,
-                 *           "is_primary": true,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": true,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "scheduled_at": "2026-03-27 15:00:00",
-                 *         "successfully_charged_at": null,
-                 *         "amount": 10000,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [
-                 *           {
-                 *             "type": "convenience_fee",
-                 *             "name": "Card convenience fee",
-                 *             "amount": 300
-                 *           }
-                 *         ],
-                 *         "total_amount": 10300,
-                 *         "settlement_offer": null,
-                 *         "charge": null,
-                 *         "created_at": "2026-03-14 15:20:00",
-                 *         "updated_at": "2026-03-22 18:02:51"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventScheduledChargePayload"];
             };
         };
@@ -22117,245 +17031,6 @@ export interface operations {
         /** @description The `scheduled-charge.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "eb530669-2e65-40ba-b40e-b04dc54a47e3",
-                 *         "payment_method_type": "card",
-                 *         "payment_method": {
-                 *           "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *           "type": "card",
-                 *           "card_token": {
-                 *             "card_holder": "Maria Gonzalez",
-                 *             "card_number": "4242",
-                 *             "expiration_month": 8,
-                 *             "expiration_year": 2029,
-                 *             "card_type": "visa",
-                 *             "card_zip": "78704"
-                 *           },
-                 *           "bank_account": null,
-                 *           "is_primary": true,
-                 *           "billing_address": {
-                 *             "name": "Home",
-                 *             "line1": "1208 Oak Hollow Dr",
-                 *             "line2": "Apt 4B",
-                 *             "city": "Austin",
-                 *             "state": "TX",
-                 *             "postal_code": "78704",
-                 *             "created_at": "2026-02-21 09:12:40",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "has_active_payment_plan": false,
-                 *           "has_active_settlement_offer": false,
-                 *           "has_active_scheduled_charge": true,
-                 *           "created_at": "2026-02-21 09:12:40",
-                 *           "updated_at": "2026-02-21 09:12:40"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "scheduled_at": "2026-04-03 15:00:00",
-                 *         "successfully_charged_at": null,
-                 *         "amount": 15000,
-                 *         "source": "portal",
-                 *         "source_name": "Customer Portal",
-                 *         "fees": [
-                 *           {
-                 *             "type": "convenience_fee",
-                 *             "name": "Card convenience fee",
-                 *             "amount": 450
-                 *           }
-                 *         ],
-                 *         "total_amount": 15450,
-                 *         "settlement_offer": null,
-                 *         "charge": null,
-                 *         "created_at": "2026-03-14 15:20:00",
-                 *         "updated_at": "2026-03-21 09:48:13"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventScheduledChargePayload"];
             };
         };
@@ -22402,27 +17077,6 @@ export interface operations {
         /** @description The `signature-document.signed` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "9c3184fa-c8ce-4204-941e-cbe6ff5da9a8",
-                 *         "external_id": "DOC-PP-2026-17",
-                 *         "name": "Payment plan agreement",
-                 *         "description": "Terms of the monthly payment plan.",
-                 *         "status": "signed",
-                 *         "contexts": [
-                 *           "checkout"
-                 *         ],
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "external_id": "ACC-2026-004417"
-                 *         },
-                 *         "created_at": "2026-02-20 18:04:11",
-                 *         "viewed_at": "2026-03-15 10:19:02",
-                 *         "signed_at": "2026-03-15 10:21:37"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventSignatureDocumentPayload"];
             };
         };
@@ -22469,55 +17123,6 @@ export interface operations {
         /** @description The `ticket.create` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "eca2908e-e296-4128-b56b-6512a13357a5",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "phone": "(512) 555-0147",
-                 *         "category": "billing",
-                 *         "subject": "Question about my balance",
-                 *         "status": "open",
-                 *         "source": "portal",
-                 *         "is_read_by_customer": true,
-                 *         "is_read_by_organization": false,
-                 *         "has_attachments": false,
-                 *         "last_activity_at": "2026-03-19 12:05:31",
-                 *         "resolved_at": null,
-                 *         "created_at": "2026-03-19 12:05:31",
-                 *         "updated_at": "2026-03-19 12:05:31",
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "external_id": "CUST-100482"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "external_id": "ACC-2026-004417",
-                 *           "status": "active",
-                 *           "current_balance": 129250
-                 *         },
-                 *         "assigned_user": null,
-                 *         "messages": [
-                 *           {
-                 *             "id": "44ab305b-7655-4efb-97d2-bad5efa55d8c",
-                 *             "type": "message",
-                 *             "body": "Can you tell me which visits this balance covers?",
-                 *             "is_secure": false,
-                 *             "source": "portal",
-                 *             "sender": {
-                 *               "type": "customer",
-                 *               "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *               "name": "Maria Gonzalez"
-                 *             },
-                 *             "created_at": "2026-03-19 12:05:31"
-                 *           }
-                 *         ]
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventTicketPayload"];
             };
         };
@@ -22564,71 +17169,6 @@ export interface operations {
         /** @description The `ticket.update` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": "eca2908e-e296-4128-b56b-6512a13357a5",
-                 *         "name": "Maria Gonzalez",
-                 *         "email": "maria.gonzalez@debt-collection.example",
-                 *         "phone": "(512) 555-0147",
-                 *         "category": "billing",
-                 *         "subject": "Question about my balance",
-                 *         "status": "open",
-                 *         "source": "portal",
-                 *         "is_read_by_customer": false,
-                 *         "is_read_by_organization": true,
-                 *         "has_attachments": false,
-                 *         "last_activity_at": "2026-03-19 14:40:02",
-                 *         "resolved_at": null,
-                 *         "created_at": "2026-03-19 12:05:31",
-                 *         "updated_at": "2026-03-19 14:40:02",
-                 *         "customer": {
-                 *           "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *           "name": "Maria Gonzalez",
-                 *           "email": "maria.gonzalez@debt-collection.example",
-                 *           "external_id": "CUST-100482"
-                 *         },
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "external_id": "ACC-2026-004417",
-                 *           "status": "active",
-                 *           "current_balance": 129250
-                 *         },
-                 *         "assigned_user": {
-                 *           "name": "Jordan Lee",
-                 *           "email": "jordan.lee@stmarys-billing.example"
-                 *         },
-                 *         "messages": [
-                 *           {
-                 *             "id": "44ab305b-7655-4efb-97d2-bad5efa55d8c",
-                 *             "type": "message",
-                 *             "body": "Can you tell me which visits this balance covers?",
-                 *             "is_secure": false,
-                 *             "source": "portal",
-                 *             "sender": {
-                 *               "type": "customer",
-                 *               "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *               "name": "Maria Gonzalez"
-                 *             },
-                 *             "created_at": "2026-03-19 12:05:31"
-                 *           },
-                 *           {
-                 *             "id": "fe7eacf2-1a0d-49a8-b8d1-da027eb49fce",
-                 *             "type": "message",
-                 *             "body": "It covers the visits of 2025-11-03 and 2025-12-12. An itemized statement is in your documents.",
-                 *             "is_secure": false,
-                 *             "source": "dashboard",
-                 *             "sender": {
-                 *               "type": "user",
-                 *               "id": "1ae95e53-d877-45f9-ba76-69df85d7eb4b",
-                 *               "name": "Jordan Lee"
-                 *             },
-                 *             "created_at": "2026-03-19 14:40:02"
-                 *           }
-                 *         ]
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventTicketPayload"];
             };
         };
@@ -22675,223 +17215,6 @@ export interface operations {
         /** @description The `transaction.returned-ach` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": 88120977,
-                 *         "gateway_name": "usaepay",
-                 *         "gateway_code": "R01",
-                 *         "reference_number": "3195580113",
-                 *         "transaction_key": "r7kq2m9xw4bd0jhs",
-                 *         "type_id": 1,
-                 *         "value_type_id": 2,
-                 *         "epay_status_id": 5,
-                 *         "amount": "646.25",
-                 *         "amount_cents": 64625,
-                 *         "source": "payment_plan",
-                 *         "customer_id": 100482,
-                 *         "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *         "submitted_date": "2026-04-01 14:00:12",
-                 *         "account_holder": "Maria Gonzalez",
-                 *         "client_ip": null,
-                 *         "server_ip": "198.51.100.7",
-                 *         "auth_code": null,
-                 *         "avs_result": null,
-                 *         "card_code_result": null,
-                 *         "status": "returned",
-                 *         "status_code": "R",
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "chargeback": null,
-                 *         "debt_account_settlement_offer": null,
-                 *         "payment_plan_uuid": "5ed1dc49-df63-4fed-b6da-8ee92c32f322",
-                 *         "scheduled_charge_uuid": null
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventTransactionPayload"];
             };
         };
@@ -22938,223 +17261,6 @@ export interface operations {
         /** @description The `transaction.settled-ach` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": 88120977,
-                 *         "gateway_name": "usaepay",
-                 *         "gateway_code": null,
-                 *         "reference_number": "3195580113",
-                 *         "transaction_key": "r7kq2m9xw4bd0jhs",
-                 *         "type_id": 1,
-                 *         "value_type_id": 2,
-                 *         "epay_status_id": 3,
-                 *         "amount": "646.25",
-                 *         "amount_cents": 64625,
-                 *         "source": "payment_plan",
-                 *         "customer_id": 100482,
-                 *         "customer_uuid": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *         "submitted_date": "2026-04-01 14:00:12",
-                 *         "account_holder": "Maria Gonzalez",
-                 *         "client_ip": null,
-                 *         "server_ip": "198.51.100.7",
-                 *         "auth_code": null,
-                 *         "avs_result": null,
-                 *         "card_code_result": null,
-                 *         "status": "settled",
-                 *         "status_code": "S",
-                 *         "debt_account": {
-                 *           "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *           "is_parent": true,
-                 *           "has_siblings": false,
-                 *           "has_children": false,
-                 *           "parent_external_id": null,
-                 *           "external_id": "ACC-2026-004417",
-                 *           "external_account_number": "7731-0042-18",
-                 *           "billing_type": [
-                 *             "full-amount-payment",
-                 *             "payment-plan"
-                 *           ],
-                 *           "balance": 184250,
-                 *           "current_balance": 129250,
-                 *           "total_current_balance": 129250,
-                 *           "status": "active",
-                 *           "external_status": "placed",
-                 *           "paid_off_at": null,
-                 *           "rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "resource_rules": {
-                 *             "minimum_payment_amount": 2500
-                 *           },
-                 *           "customer": {
-                 *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                 *             "first_name": "Maria",
-                 *             "last_name": "Gonzalez",
-                 *             "name": "Maria Gonzalez",
-                 *             "email": "maria.gonzalez@debt-collection.example",
-                 *             "username": "maria.gonzalez",
-                 *             "phone": "(512) 555-0147",
-                 *             "date_of_birth": "1984-07-19",
-                 *             "last_activity_at": "2026-03-14 15:09:26",
-                 *             "ssn_last4": "0427",
-                 *             "external_id": "CUST-100482",
-                 *             "rules": [],
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "branch",
-                 *                 "value": "north",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "debt_accounts": [
-                 *               {
-                 *                 "id": "44d4da32-e353-4394-860d-3fbe1b8216be",
-                 *                 "is_parent": true,
-                 *                 "has_siblings": false,
-                 *                 "has_children": false,
-                 *                 "parent_external_id": null,
-                 *                 "external_id": "ACC-2026-004417",
-                 *                 "external_account_number": "7731-0042-18",
-                 *                 "billing_type": [
-                 *                   "full-amount-payment",
-                 *                   "payment-plan"
-                 *                 ],
-                 *                 "balance": 184250,
-                 *                 "current_balance": 129250,
-                 *                 "total_current_balance": 129250,
-                 *                 "status": "active",
-                 *                 "external_status": "placed",
-                 *                 "paid_off_at": null,
-                 *                 "rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "resource_rules": {
-                 *                   "minimum_payment_amount": 2500
-                 *                 },
-                 *                 "customer": null,
-                 *                 "location": {
-                 *                   "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *                   "name": "St. Mary's Medical Center",
-                 *                   "type": "original_creditor",
-                 *                   "external_id": "LOC-0042",
-                 *                   "card": true,
-                 *                   "ach": true,
-                 *                   "metadata": [
-                 *                     {
-                 *                       "attribute": "region",
-                 *                       "value": "central-texas",
-                 *                       "created_at": "2026-02-20 18:04:11",
-                 *                       "updated_at": "2026-02-20 18:04:11"
-                 *                     }
-                 *                   ],
-                 *                   "created_at": "2026-02-20 18:04:11",
-                 *                   "updated_at": "2026-02-20 18:04:11"
-                 *                 },
-                 *                 "metadata": [
-                 *                   {
-                 *                     "attribute": "portfolio",
-                 *                     "value": "spring-2026",
-                 *                     "created_at": "2026-02-20 18:04:11",
-                 *                     "updated_at": "2026-02-20 18:04:11"
-                 *                   }
-                 *                 ],
-                 *                 "children": [],
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-03-14 15:09:26"
-                 *               }
-                 *             ],
-                 *             "addresses": [
-                 *               {
-                 *                 "id": "4c7d2e91-3a5b-4f08-8c6e-1d2b3a4f5e60",
-                 *                 "name": "Home",
-                 *                 "city": "Austin",
-                 *                 "postal_code": "78704",
-                 *                 "country": "US",
-                 *                 "line1": "1208 Oak Hollow Dr",
-                 *                 "line2": "Apt 4B",
-                 *                 "state": "TX",
-                 *                 "is_primary": true,
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "payment_methods": [
-                 *               {
-                 *                 "id": "4c42d320-0a62-44a0-82f0-9bff0c0a428b",
-                 *                 "type": "card",
-                 *                 "card_token": {
-                 *                   "card_holder": "Maria Gonzalez",
-                 *                   "card_number": "4242",
-                 *                   "expiration_month": 8,
-                 *                   "expiration_year": 2029,
-                 *                   "card_type": "visa",
-                 *                   "card_zip": "78704"
-                 *                 },
-                 *                 "bank_account": null,
-                 *                 "is_primary": true,
-                 *                 "billing_address": {
-                 *                   "name": "Home",
-                 *                   "line1": "1208 Oak Hollow Dr",
-                 *                   "line2": "Apt 4B",
-                 *                   "city": "Austin",
-                 *                   "state": "TX",
-                 *                   "postal_code": "78704",
-                 *                   "created_at": "2026-02-21 09:12:40",
-                 *                   "updated_at": "2026-02-21 09:12:40"
-                 *                 },
-                 *                 "has_active_payment_plan": false,
-                 *                 "has_active_settlement_offer": false,
-                 *                 "has_active_scheduled_charge": false,
-                 *                 "created_at": "2026-02-21 09:12:40",
-                 *                 "updated_at": "2026-02-21 09:12:40"
-                 *               }
-                 *             ],
-                 *             "must_accept_policies": false,
-                 *             "must_verify_customer": false,
-                 *             "must_verify_address": false,
-                 *             "registered_at": "2026-02-21 09:12:40",
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-21 09:12:40"
-                 *           },
-                 *           "location": {
-                 *             "id": "bb1a4f71-7038-4295-84aa-3c09ec637fe8",
-                 *             "name": "St. Mary's Medical Center",
-                 *             "type": "original_creditor",
-                 *             "external_id": "LOC-0042",
-                 *             "card": true,
-                 *             "ach": true,
-                 *             "metadata": [
-                 *               {
-                 *                 "attribute": "region",
-                 *                 "value": "central-texas",
-                 *                 "created_at": "2026-02-20 18:04:11",
-                 *                 "updated_at": "2026-02-20 18:04:11"
-                 *               }
-                 *             ],
-                 *             "created_at": "2026-02-20 18:04:11",
-                 *             "updated_at": "2026-02-20 18:04:11"
-                 *           },
-                 *           "metadata": [
-                 *             {
-                 *               "attribute": "portfolio",
-                 *               "value": "spring-2026",
-                 *               "created_at": "2026-02-20 18:04:11",
-                 *               "updated_at": "2026-02-20 18:04:11"
-                 *             }
-                 *           ],
-                 *           "children": [],
-                 *           "created_at": "2026-02-20 18:04:11",
-                 *           "updated_at": "2026-03-14 15:09:26"
-                 *         },
-                 *         "chargeback": null,
-                 *         "debt_account_settlement_offer": null,
-                 *         "payment_plan_uuid": "5ed1dc49-df63-4fed-b6da-8ee92c32f322",
-                 *         "scheduled_charge_uuid": null
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventTransactionPayload"];
             };
         };
@@ -23201,16 +17307,6 @@ export interface operations {
         /** @description The `void.succeeded` payload. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "data": {
-                 *         "id": 88120431,
-                 *         "reference_number": "3195572921",
-                 *         "amount_cents": 5150,
-                 *         "status": "voided"
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["EventVoidRefundPayload"];
             };
         };

@@ -1,19 +1,27 @@
 /**
- * Prism serving the bundled documents, each on its own port: every operation answers its
- * documented example, and requests are validated against the document (a missing token is a
- * 401, a bad body a 422 with that operation's example). `Prefer: dynamic=true` generates
- * answers instead, steered by the document's `x-json-schema-faker` settings (no invented
- * properties, recent dates).
+ * The mock: Prism serving the bundled documents, each on its own port, behind a front that
+ * checks every request as the service does (mock/front.ts: the service's own validator and
+ * error mapper, the token, the Portal's CSRF token, the sandbox's declining test cards). An
+ * invalid request gets the service's answer (422 with every failing field, 400, 401, 403, 404,
+ * 405, 415) in the spec's shape; a valid one gets the operation's documented example from
+ * Prism. `Prefer: code=<status>` asks Prism for another documented answer, `Prefer:
+ * example=<name>` for another named example, and `Prefer: dynamic=true` generates answers,
+ * steered by the document's `x-json-schema-faker` settings (no invented properties, recent
+ * dates).
  *
  *   npm run mock                 the API on 127.0.0.1:4010, the Portal on 127.0.0.1:4011
  *   MOCK_PORT=4020 npm run mock  the API on 4020, the Portal on 4021
  *   PORTAL_MOCK_PORT=5000        the Portal's port, when the next one is taken
  *
  * The Portal mock serves both of the Portal document's bases at its root: the Portal's pages
- * (`/s/{token}/accounts`) and the short links (`/{code}`).
+ * (`/s/{token}/accounts`) and the short links (`/{code}`). Prism itself listens on a free port
+ * of 127.0.0.1 that only the front uses.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
+import { freePort } from '../server/net';
+import { mockFront } from './front';
 
 const root = resolve(__dirname, '..');
 export const MOCK_HOST = '127.0.0.1';
@@ -25,12 +33,40 @@ export type MockDocument = keyof typeof MOCK_DOCUMENTS;
 
 export interface RunningMock {
   url: string;
+  /** Prism's process. */
   process: ChildProcess;
   stop(): Promise<void>;
 }
 
+/** Starts the mock of one document (Prism, then its front on `port`) and resolves once both listen. */
+export async function startMock(port: number = DEFAULT_MOCK_PORT, { document = 'api', timeoutMs = 60_000 }: { document?: MockDocument; timeoutMs?: number } = {}): Promise<RunningMock> {
+  const prism = await startPrism(await freePort(), document, timeoutMs);
+  let front: Server;
+  try {
+    front = await new Promise<Server>((listening, fail) => {
+      const server = mockFront(document, new URL(prism.url)).listen(port, MOCK_HOST);
+      server.once('listening', () => listening(server));
+      server.once('error', fail);
+    });
+  } catch (error) {
+    await prism.stop();
+    throw error;
+  }
+  return {
+    url: `http://${MOCK_HOST}:${port}`,
+    process: prism.process,
+    stop: async () => {
+      await new Promise<void>((closed) => {
+        front.close(() => closed());
+        front.closeAllConnections();
+      });
+      await prism.stop();
+    },
+  };
+}
+
 /** Starts Prism on one document and resolves once it listens; rejects with Prism's output if it exits first. */
-export function startMock(port: number = DEFAULT_MOCK_PORT, { document = 'api', timeoutMs = 60_000 }: { document?: MockDocument; timeoutMs?: number } = {}): Promise<RunningMock> {
+function startPrism(port: number, document: MockDocument, timeoutMs: number): Promise<RunningMock> {
   const child = spawn(
     join(root, 'node_modules', '.bin', 'prism'),
     ['mock', join(root, 'generated', MOCK_DOCUMENTS[document]), '--host', MOCK_HOST, '--port', String(port), '--errors'],

@@ -5,9 +5,11 @@
  *     prints {"organization_id","production_token","sandbox_token"}
  *   npm run --silent org:rotate-token -- --organization <uuid> --environment production|sandbox
  *     revokes that environment's tokens and prints {"organization_id","environment","token"}
+ * Each also says on stderr which database it wrote to: a token works only on a server that runs
+ * on that same database (the same DATA_DIR, or the same DATABASE_URL).
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../server/config';
+import { loadConfig, type Config } from '../server/config';
 import { migrate, openDatabase } from '../server/db/database';
 import { createOrganization, rotateToken } from '../server/organizations/organization-repo';
 
@@ -18,6 +20,13 @@ const usage = `usage:
 function fail(message: string): never {
   console.error(`${message}\n${usage}`);
   process.exit(2);
+}
+
+/** Which database the command wrote to, without the password a DATABASE_URL may carry. */
+function databaseNamed(config: Config): string {
+  if (!config.databaseUrl) return `the embedded PostgreSQL in ${config.dataDir} (DATA_DIR)`;
+  const url = new URL(config.databaseUrl);
+  return `${url.hostname || url.searchParams.get('host')}${url.port ? `:${url.port}` : ''}${url.pathname} (DATABASE_URL)`;
 }
 
 async function main(): Promise<void> {
@@ -37,9 +46,11 @@ async function main(): Promise<void> {
     fail(`unknown command ${command ?? ''}`);
   }
 
-  const database = await openDatabase(loadConfig());
+  const config = loadConfig();
+  const database = await openDatabase(config);
   try {
     await migrate(database.knex);
+    console.error(`Writing to ${databaseNamed(config)}; the server must run on this same database to accept these tokens.`);
     if (command === 'create') {
       console.log(JSON.stringify(await createOrganization(database.knex, values.name!.trim(), values.email)));
     } else {

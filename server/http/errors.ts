@@ -10,6 +10,7 @@ const STATUS: Record<ErrorCode, number> = {
   bad_request: 400,
   unauthenticated: 401,
   forbidden: 403,
+  csrf_token_invalid: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,

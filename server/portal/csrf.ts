@@ -8,6 +8,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { ApiError } from '../http/errors';
 
 export function csrfTokenOf(req: Request): string | undefined {
   const header = req.get('x-csrf-token');
@@ -21,4 +22,12 @@ export function csrfMatches(expected: string, given: string | undefined): boolea
   const a = Buffer.from(expected);
   const b = Buffer.from(given);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * What a POST without the session's token is told, by the service and by the mock alike: its
+ * own errorCode, so a client can tell it from `forbidden` ("verify first") and fetch the token again.
+ */
+export function csrfRefusal(): ApiError {
+  return new ApiError('csrf_token_invalid', 'X-CSRF-Token is missing or is not this browser session\'s; read it again from GET /api/session.');
 }

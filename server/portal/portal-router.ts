@@ -15,7 +15,7 @@ import { mountPath } from '../customer-sessions/session-links';
 import { browserSessionRepo } from './browser-session-repo';
 import { enterByLink, type PortalScope } from './browser-sessions';
 import { readCookie, SESSION_COOKIE } from './cookies';
-import { csrfMatches, csrfTokenOf } from './csrf';
+import { csrfMatches, csrfRefusal, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
@@ -34,6 +34,8 @@ export function portalScope(deps: AppDeps): PortalScope {
   return { base, path: base || '/', secure: new URL(deps.config.portalUrl).protocol === 'https:' };
 }
 
+const isApi = (req: Request) => req.path.startsWith('/api/');
+
 /** Every POST carries the browser session's token (a form's `_csrf`, the API's `X-CSRF-Token`). */
 function csrfCheck(deps: AppDeps): RequestHandler {
   return async (req, _res, next) => {
@@ -43,7 +45,8 @@ function csrfCheck(deps: AppDeps): RequestHandler {
       const browser = cookie ? await browserSessionRepo(deps.db).findByTokenHash(hashToken(cookie)) : undefined;
       // Without a browser session the page says so (visitOf); with one, the token must match.
       if (browser && !csrfMatches(browser.csrf_token, csrfTokenOf(req))) {
-        return next(new PortalStop(403, 'forbidden', 'Please try again', 'This form has expired. Go back, reload the page and submit it again.'));
+        // The API's caller is told which token to send; a person, to reload the form.
+        return next(isApi(req) ? csrfRefusal() : new PortalStop(403, 'csrf_token_invalid', 'Please try again', 'This form has expired. Go back, reload the page and submit it again.'));
       }
       next();
     } catch (error) {
@@ -51,8 +54,6 @@ function csrfCheck(deps: AppDeps): RequestHandler {
     }
   };
 }
-
-const isApi = (req: Request) => req.path.startsWith('/api/');
 
 function portalErrors(deps: AppDeps, scope: PortalScope): ErrorRequestHandler {
   return (error, req, res, next) => {

@@ -1,8 +1,8 @@
 /**
  * Payloads of payments (spec 6.4): charge.succeeded and charge.failed (EventCharge), the ACH
- * outcomes (EventTransaction), void.succeeded and refund.succeeded (the document leaves their
- * fields open: the charge's identity and amounts and the transactions the void or refund
- * made), and the charges and transactions a debt-account payload lists. Built from the rows
+ * outcomes (EventTransaction), void.succeeded and refund.succeeded (EventVoidRefundPayload: the
+ * charge's identity and amounts and the transactions the void or refund made), and the charges
+ * and transactions a debt-account payload lists. Built from the rows
  * payment-reads.ts loaded.
  */
 import type { components } from '../../generated/schema';
@@ -146,7 +146,7 @@ export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S[
  * A void or refund, named by one of its transactions: the transactions of the same charge and
  * kind made with it (in one database transaction, so at one `created_at`).
  */
-export function moneyBackPayload(transactionId: string, rows: PayloadRows): Record<string, unknown> {
+export function moneyBackPayload(transactionId: string, rows: PayloadRows): S['EventVoidRefundPayload']['data'] {
   const named = rows.payments.transactions.get(transactionId)!;
   const charge = rows.payments.charges.get(named.charge_id)!;
   const made = (rows.payments.transactionsOfCharge.get(charge.id) ?? []).filter(

@@ -1,6 +1,6 @@
 /**
  * Fake data for test deliveries (spec 4.7), generated from the document's webhook entries:
- * the example of the event's request body, which `npm run lint:spec` checks against the
+ * the example of the event's request body (a named example of `components/examples`), which `npm run lint:spec` checks against the
  * event's schema, or, for an event without one, openapi-sampler's sample of the schema
  * (the sampler ignores `pattern`, so it is only the fallback). Then every `id`, `uuid` and
  * `*_uuid` property, at any depth, becomes null: the data is stored nowhere and names nothing.
@@ -25,11 +25,17 @@ export function nullIds(value: Json): Json {
 let cache: Map<string, Json> | undefined;
 
 function generate(): Map<string, Json> {
-  const document = loadDocument() as unknown as { webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object; example?: Json }> } } }> };
+  const document = loadDocument() as unknown as {
+    webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: object; example?: Json; examples?: Record<string, { $ref: string }> }> } } }>;
+    components: { examples: Record<string, { value: Json }> };
+  };
   const payloads = new Map<string, Json>();
   for (const [event, entry] of Object.entries(document.webhooks)) {
     const media = entry.post.requestBody.content['application/json']!;
-    const body = (media.example ?? sample(media.schema as never, { skipReadOnly: true, quiet: true }, document as never)) as { data: Json };
+    // Each event's example is a named one of components/examples, referenced by the entry.
+    const named = Object.values(media.examples ?? {})[0]?.$ref.replace('#/components/examples/', '');
+    const example = media.example ?? (named === undefined ? undefined : document.components.examples[named]?.value);
+    const body = (example ?? sample(media.schema as never, { skipReadOnly: true, quiet: true }, document as never)) as { data: Json };
     let data = body.data;
     // The encrypted event's example is ciphertext; the data object is what it decrypts to.
     if (event === 'external-charge.create' && typeof data === 'string') data = decryptWebhookData(data, EXAMPLE_SECRET) as Json;

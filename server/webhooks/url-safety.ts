@@ -87,6 +87,9 @@ function hostOf(url: URL): string {
 
 const CREATE_LOOKUP_MS = 2000;
 
+/** What an integrator trying a receiver on their own machine needs to read in the refusal. */
+const LOCAL_HINT = ' (for a receiver on your own machine, start the service with WEBHOOK_ALLOW_INSECURE_URLS=true: local testing only)';
+
 /**
  * The problem with a webhook URL, as a 422 message on `url`, or undefined. A name that does
  * not resolve within two seconds is accepted: the endpoint may not be up yet, and every
@@ -99,10 +102,10 @@ export async function webhookUrlProblem(raw: string, allowInsecure: boolean, res
   } catch {
     return 'must be an absolute URL';
   }
-  if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) return 'must be an https URL';
-  if (allowInsecure) return undefined;
+  if (allowInsecure) return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'must be an http or https URL';
+  if (url.protocol !== 'https:') return `must be an https URL${LOCAL_HINT}`;
   const host = hostOf(url);
-  if (isIP(host)) return blockedAddress(host) && 'must not point to a loopback, private, link-local or metadata address';
+  if (isIP(host)) return blockedAddress(host) && `must not point to a loopback, private, link-local or metadata address${LOCAL_HINT}`;
   let timer: NodeJS.Timeout | undefined;
   const addresses = await Promise.race([
     resolver(host).catch(() => []),

@@ -4,7 +4,7 @@
  * ESM and CommonJS, and type-checked by tsc with NodeNext resolution, webhook helpers included.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,9 +21,9 @@ beforeAll(async () => {
   await run('npm', ['pack', join(root, 'client'), '--pack-destination', project, '--silent'], { cwd: root });
   const tarball = readdirSync(project).find((name) => name.endsWith('.tgz'))!;
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
-  const typesNode = (require(join(root, 'node_modules/@types/node/package.json')) as { version: string }).version;
-  // From the npm cache when it holds them (it does after the repository's npm ci).
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${tarball}`, `@types/node@${typesNode}`], { cwd: project });
+  // From the npm cache when it holds them (it does after the repository's npm ci). No
+  // @types/node: the package's types must compile without it.
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${tarball}`], { cwd: project });
 }, 180_000);
 
 afterAll(async () => {
@@ -112,7 +112,8 @@ export async function use(rawBody: string, signature: string | undefined): Promi
     JSON.stringify({
       // skipLibCheck spares checking the 1 MB of generated types again; a declaration that did
       // not resolve would make the client `any`, and the @ts-expect-error lines would then fail.
-      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] },
+      // Plain `strict`, and no Node types (`types: []`, none installed).
+      compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, types: [] },
       files: ['typed-esm.mts', 'typed-cjs.cts'],
     }),
   );
@@ -123,3 +124,20 @@ export async function use(rawBody: string, signature: string | undefined): Promi
   );
   expect(problems).toBe('');
 }, 60_000);
+
+test("the package's own declarations compile under plain strict with no Node types (checked, not skipped)", async () => {
+  const dir = join(project, 'no-node-types');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'use.mts'), "import { deriveWebhookEncryptionKey, signWebhookBody } from '@debt-collection/client';\nexport const key: Uint8Array = deriveWebhookEncryptionKey('secret');\nexport const signature: string = signWebhookBody(new Uint8Array([1]), 'secret');\n");
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    // A browser project's: fetch from the DOM library (openapi-fetch needs it), nothing of Node.
+    JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], strict: true, noEmit: true, types: [] }, files: ['use.mts'] }),
+  );
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const problems = await run(process.execPath, [tsc, '-p', dir], { cwd: dir }).then(
+    ({ stdout }) => stdout,
+    (error: { stdout: string }) => error.stdout,
+  );
+  expect(problems).toBe('');
+}, 120_000);

@@ -61,7 +61,7 @@ describe('webhook signature', () => {
 
 describe('external-charge.create encryption', () => {
   test('derives the key as the first 16 bytes of SHA-256 of the secret', () => {
-    expect(deriveWebhookEncryptionKey(SECRET).toString('hex')).toBe(KEY_HEX);
+    expect(Buffer.from(deriveWebhookEncryptionKey(SECRET)).toString('hex')).toBe(KEY_HEX);
   });
 
   test('produces exactly what openssl produces for the same key, IV and plaintext', () => {

@@ -81,6 +81,23 @@ describe('a body of another media type', () => {
   });
 });
 
+describe('a POST that takes no body, sent one anyway', () => {
+  const bodiless = all.filter((operation) => api(operation) && operation.method === 'post' && !operation.requestBody);
+  test('there are such operations (void, cancel, redeliver)', () => {
+    expect(bodiless.map((operation) => operation.operationId)).toEqual(expect.arrayContaining(['voidCharge', 'cancelCharge', 'redeliverWebhookDelivery']));
+  });
+  test.each(bodiless.map((operation) => [name(operation), operation] as const))('%s: JSON in a charset or encoding it cannot read is 415, broken JSON 400, both documented', async (_name, operation) => {
+    for (const unreadable of [{ 'content-type': 'application/json; charset=latin1' }, { 'content-type': 'application/json', 'content-encoding': 'compress' }] as Record<string, string>[]) {
+      const refused = await fetch(urlOf(operation), { method: 'POST', headers: headers(unreadable), body: '{}' });
+      expect(refused.status).toBe(415);
+      await expectDocumented(operation, refused);
+    }
+    const broken = await fetch(urlOf(operation), { method: 'POST', headers: headers({ 'content-type': 'application/json' }), body: '{"reason":' });
+    expect(broken.status).toBe(400);
+    await expectDocumented(operation, broken);
+  });
+});
+
 describe('a method the path does not have', () => {
   test.each(all.map((operation) => [name(operation), operation] as const))('%s: a documented answer', async (_name, operation) => {
     const wrong = METHODS.find((method) => !operation.pathMethods.includes(method))!;

@@ -1,6 +1,7 @@
 import { freePort } from '../../server/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
+import { SANDBOX_DECLINES } from '../../server/gateway/sandbox-gateway';
 import { apiDocument, document, exampleOf, operations, portalDocument, resolve as resolveRef, responseSchemaPointer, type DocumentView, type Operation } from '../support/document';
 
 type Json = Record<string, unknown>;
@@ -18,14 +19,16 @@ let mock: RunningMock;
 let portalMock: RunningMock;
 let api: ApiClient;
 const CUSTOMER = '9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41';
+const CSRF_TOKEN = (portalDocument.resolve<Json>((portalDocument.document.components as Json & { headers: Json }).headers.CsrfToken).schema as Json).example as string;
 
 beforeAll(async () => {
   [mock, portalMock] = await Promise.all([
-    freePort().then((port) => startMock(port, { document: 'api' })),
-    freePort().then((port) => startMock(port, { document: 'portal' })),
+    // Generous: Prism and the validators start slowly on a loaded 2-core machine.
+    freePort().then((port) => startMock(port, { document: 'api', timeoutMs: 200_000 })),
+    freePort().then((port) => startMock(port, { document: 'portal', timeoutMs: 200_000 })),
   ]);
   api = createApiClient({ baseUrl: mock.url, token: 'mock-token' });
-}, 90_000);
+}, 240_000);
 
 afterAll(async () => {
   await Promise.all([mock?.stop(), portalMock?.stop()]);
@@ -130,6 +133,77 @@ describe('the Prism mock validates requests against the document', () => {
   });
 });
 
+describe("the mock checks requests as the service does, in the service's words", () => {
+  const ACCOUNT = '44d4da32-e353-4394-860d-3fbe1b8216be';
+  const portalPost = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${portalMock.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const csrfToken = async () => (await fetch(`${portalMock.url}/api/session`)).headers.get('x-csrf-token')!;
+
+  test('a Portal payment of -5 cents without accepting the policy answers 422 naming amount and accept_policy', async () => {
+    const response = await portalPost(`/api/accounts/${ACCOUNT}/payments`, { amount: -5, accept_policy: false, card: { card_holder: 'Maria Gonzalez', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: 29 } });
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as { error: string; errorCode: string; errors: Record<string, string[]> };
+    expect(body).toMatchObject({ error: 'The given data was invalid.', errorCode: 'validation_failed' });
+    expect(Object.keys(body.errors).sort()).toEqual(['accept_policy', 'amount']);
+  });
+
+  test('a charge id that is not a UUID answers 422 in the spec\'s shape, naming path.id', async () => {
+    const response = await fetch(`${mock.url}/charges/not-a-uuid`, { headers: { authorization: 'Bearer mock-token' } });
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as Json;
+    expect(body).toMatchObject({ error: 'The given data was invalid.', errorCode: 'validation_failed' });
+    expect(Object.keys(body.errors as Json)).toEqual(['path.id']);
+  });
+
+  test('a path no operation has answers 404 {error, errorCode}, on both mocks', async () => {
+    for (const url of [`${mock.url}/charges/${ACCOUNT}/nothing`, `${portalMock.url}/api/nothing/here`]) {
+      const response = await fetch(url, { headers: { authorization: 'Bearer mock-token' } });
+      expect({ url, status: response.status, body: await response.json() }).toEqual({ url, status: 404, body: { error: 'No such route.', errorCode: 'not_found' } });
+    }
+  });
+
+  test('without a token, the API answers 401 unauthenticated', async () => {
+    const response = await fetch(`${mock.url}/customers/${CUSTOMER}`);
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ error: 'No valid access token was given.', errorCode: 'unauthenticated' });
+  });
+
+  test('a Portal POST without X-CSRF-Token, or with another, answers 403 csrf_token_invalid; with the token of GET /api/session it goes through', async () => {
+    const body = { ssn_last4: '0427' };
+    for (const headers of [{}, { 'x-csrf-token': 'not-this-sessions-token' }] as Record<string, string>[]) {
+      const refused = await portalPost('/api/verification', body, headers);
+      expect(refused.status).toBe(403);
+      expect(((await refused.json()) as Json).errorCode).toBe('csrf_token_invalid');
+    }
+    const accepted = await portalPost('/api/verification', body, { 'x-csrf-token': await csrfToken() });
+    expect(accepted.status).toBe(200);
+  });
+
+  test.each(Object.entries(SANDBOX_DECLINES))('card %s declines as in the sandbox, on POST /charges and on a Portal payment', async (number, decline) => {
+    const card = { card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: 29 };
+    const charge = await fetch(`${mock.url}/charges`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer mock-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 5000, debt_account_id: 'ACC-2026-004417', card }),
+    });
+    const portal = await portalPost(`/api/accounts/${ACCOUNT}/payments`, { amount: 5000, card, accept_policy: true }, { 'x-csrf-token': await csrfToken() });
+    for (const response of [charge, portal]) {
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: decline.message, errorCode: decline.code, charge_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    }
+  });
+
+  test('a valid charge with card 4242 4242 4242 4242 goes on to Prism: 201 with the documented charge', async () => {
+    const response = await fetch(`${mock.url}/charges`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer mock-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 5000, debt_account_id: 'ACC-2026-004417', card: { card_holder: 'Maria Gonzalez', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: 29 } }),
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual(documentedExample('/charges', 'post', '201'));
+  });
+});
+
 describe('each mock serves its own document only', () => {
   test('a method the API path does not have is not taken for a short link (no 302)', async () => {
     const response = await fetch(`${mock.url}/customer-sessions`, { headers: { authorization: 'Bearer mock-token' }, redirect: 'manual' });
@@ -156,7 +230,9 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     .join('&');
   const content = operation.requestBody?.content as Record<string, Json> | undefined;
   const body = content ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
-  const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...extraHeaders };
+  // The Portal mock's POSTs carry the CSRF token its GET /api/session answers, as a browser's do.
+  const csrf: Record<string, string> = operation.base === 'api' ? {} : { 'x-csrf-token': CSRF_TOKEN };
+  const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...csrf, ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return [`${mockOf(operation).url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
 }
@@ -205,6 +281,12 @@ describe('in dynamic mode (Prefer: dynamic=true) the mock invents nothing the do
       // Plausible dates: records of recent years, people born in the last century or so.
       const year = typeof value === 'string' ? DATE.exec(value)?.[1] : undefined;
       if (year) expect({ key, year: Number(year) >= (key === 'date_of_birth' ? 1900 : 2000) && Number(year) <= 2100 }).toEqual({ key, year: true });
+      // Money a person reads: never negative, a refund never more than its charge, no option twice.
+      if (['balance', 'current_balance', 'min_payment_amount', 'refunded_amount'].includes(key) && typeof value === 'number') expect({ key, value }).toEqual({ key, value: Math.abs(value) });
+      if (value && typeof value === 'object' && typeof (value as Json).refunded_amount === 'number' && typeof (value as Json).amount === 'number') {
+        expect((value as Json).refunded_amount as number).toBeLessThanOrEqual((value as Json).amount as number);
+      }
+      if (key === 'billing_options' && Array.isArray(value)) expect(new Set(value).size).toBe(value.length);
       // A customer's addresses: exactly one primary whenever there is any.
       if (key === 'addresses' && Array.isArray(value) && value.length > 0) {
         expect((value as { is_primary: boolean }[]).filter((address) => address.is_primary)).toHaveLength(1);

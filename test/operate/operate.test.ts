@@ -16,8 +16,12 @@ const dataDir = join(root, '.data', `operate-${process.pid}`);
 
 const startServer = (port: number) => spawnServer(embeddedEnv(dataDir, { PORT: String(port) }));
 
+/** What the last org command said on stderr. */
+let orgSaid = '';
+
 async function org(...args: string[]): Promise<Record<string, string>> {
-  const { stdout } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env: embeddedEnv(dataDir) });
+  const { stdout, stderr } = await run(tsx, ['scripts/org.ts', ...args], { cwd: root, env: embeddedEnv(dataDir) });
+  orgSaid = stderr;
   return JSON.parse(stdout) as Record<string, string>;
 }
 
@@ -32,6 +36,8 @@ describe('npm start on the embedded database, with the org commands beside it', 
       await waitForHealth(port);
       const created = await org('create', '--name', 'Acme Recovery LLC', '--email', 'ops@acme-recovery.example');
       expect(Object.keys(created).sort()).toEqual(['organization_id', 'production_token', 'sandbox_token']);
+      // Which database it wrote to, so that a token refused by a server on another one has its cause in sight.
+      expect(orgSaid).toContain(`Writing to the embedded PostgreSQL in ${dataDir} (DATA_DIR)`);
 
       const api = `http://127.0.0.1:${port}/api/v1/customers`;
       const call = (token: string) => fetch(api, { headers: { authorization: `Bearer ${token}` } });

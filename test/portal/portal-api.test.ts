@@ -45,13 +45,20 @@ test('verify, read, pay part with 4242… and set up a plan, all with the cookie
   const csrf = { 'x-csrf-token': browser.csrf };
 
   expect((await browser.call('GET', '/session')).body.data).toMatchObject({ verification_required: true, customer: { name: null } });
-  expect((await browser.call('GET', '/accounts')).status).toBe(403);
-  expect((await browser.call('POST', '/verification', { ssn_last4: '4417' })).status).toBe(403);
+  // Two refusals a client must tell apart: verify first, and a POST without the CSRF token.
+  expect(await browser.call('GET', '/accounts')).toEqual({ status: 403, body: { error: 'Verify the customer first (POST /api/verification).', errorCode: 'forbidden' } });
+  for (const headers of [{}, { 'x-csrf-token': 'not-this-sessions-token' }] as Record<string, string>[]) {
+    const refused = await browser.call('POST', '/verification', { ssn_last4: '4417' }, headers);
+    expect(refused).toEqual({ status: 403, body: { error: expect.stringContaining('X-CSRF-Token'), errorCode: 'csrf_token_invalid' } });
+  }
   const wrong = await browser.call('POST', '/verification', { ssn_last4: '0000' }, csrf);
   expect(wrong.status).toBe(422);
   const right = await browser.call('POST', '/verification', { ssn_last4: '4417' }, csrf);
   expect(right.status).toBe(200);
   expect(right.body.data.customer.name).toBe('Maria Gonzalez');
+  // Verified: nothing is required any more, on the answer and on the session read after it.
+  expect(right.body.data.verification_required).toBe(false);
+  expect((await browser.call('GET', '/session')).body.data.verification_required).toBe(false);
 
   const list = await browser.call('GET', '/accounts');
   expect(list.body.data).toEqual([expect.objectContaining({ id: account.id, current_balance: 60000, payable: true })]);

@@ -33,7 +33,13 @@ describe('webhookUrlProblem', () => {
 
   test('with insecure URLs allowed, http and loopback pass', async () => {
     expect(await webhookUrlProblem('http://127.0.0.1:9/x', true, resolver)).toBeUndefined();
-    expect(await webhookUrlProblem('ftp://hooks.example.com/x', true, resolver)).toBe('must be an https URL');
+    expect(await webhookUrlProblem('ftp://hooks.example.com/x', true, resolver)).toBe('must be an http or https URL');
+  });
+
+  test('without, an http or loopback URL is refused with the setting that allows it named', async () => {
+    for (const url of ['http://127.0.0.1:9/x', 'https://127.0.0.1:9/x']) {
+      expect(await webhookUrlProblem(url, false, resolver)).toMatch(/WEBHOOK_ALLOW_INSECURE_URLS=true/);
+    }
   });
 });
 
