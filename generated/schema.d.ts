@@ -4353,7 +4353,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The debt account the message is about; null when none applies.
-             * @example 5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string | null;
             /**
@@ -9950,7 +9950,7 @@ export interface operations {
                      *         {
                      *           "id": "8f3b1d2e-6c4a-4e9b-a7d5-1b2c3d4e5f60",
                      *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *           "debt_account_id": "5c2e8a91-7b3d-4f6e-a0c8-9d1b2e3f4a5b",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "channel": "email",
                      *           "kind": "receipt",
                      *           "to": "maria.gonzalez@debt-collection.example",
