@@ -858,6 +858,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Every event recorded for the organization and environment in the last
+         *     `EVENT_RETENTION_DAYS` (30 by default), whether or not a webhook subscribed to it, with
+         *     its payload (beyond the spec; after Stripe's `GET /v1/events`). Newest first (by
+         *     `created_at`, then `sequence`), a page at a time: `page` from 1, `limit` 1 to 500
+         *     (default 10). Filters, all optional and combined:
+         *     - `type`: an event name (`debt-account.update`), or a prefix and `.*`
+         *       (`debt-account.*`: every event whose name starts with `debt-account.`).
+         *     - `created_gte`, `created_lt`: `created_at` at or after, and before, these times.
+         *     - `object_id`: the events of one record (a customer, a debt account, …).
+         *
+         *     Each bad value is a 422 on its parameter: a `type` that is neither a name of the
+         *     catalogue nor a prefix with `.*`, a time that is not a date-time, `created_lt` not after
+         *     `created_gte`, an `object_id` that is not a UUID.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+                 * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description Answers one event of the organization and environment, with its payload, while it is kept
+         *     (`EVENT_RETENTION_DAYS`). An event unknown here answers 404; an id that is not a UUID 422.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/locations": {
         parameters: {
             query?: never;
@@ -1228,9 +1287,11 @@ export interface paths {
          * Create a webhook
          * @description Subscribes an endpoint to one or more events (spec 4.7, 6.1). Every occurrence of a
          *     subscribed event is POSTed to `url` as JSON `{data: ...}` with the headers
-         *     `X-Service-Event-Name`, `X-Service-Webhook-ID` and `X-Service-Signature-256` (HMAC-SHA256
-         *     of the body keyed with `secret`); a 2XX answer acknowledges it, anything else (a redirect
-         *     or no answer within the timeout included) is retried, as the tag `Webhooks` describes.
+         *     `X-Service-Event-Name`, `X-Service-Webhook-ID`, `X-Service-Delivery-ID` and
+         *     `X-Service-Signature-256` (HMAC-SHA256 of the body keyed with `secret`), and the Standard
+         *     Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`; a 2XX answer
+         *     acknowledges it, anything else (a redirect or no answer within the timeout included) is
+         *     retried, as the tag `Webhooks` describes.
          *
          *     Rules:
          *     - `url` is required, at most 2048 characters. Server rules, each answering 422 on `url`:
@@ -1239,10 +1300,13 @@ export interface paths {
          *       it must not be the `url` of another webhook of the organization and environment (our
          *       decision, so that test results keyed by URL are unambiguous).
          *     - `events` is required: at least one event name of the catalogue, each at most once.
-         *     - `secret` is required, 16 to 255 characters. It is stored encrypted and never returned.
+         *     - `secret` is optional, 16 to 255 characters (a `whsec_` secret: base64 of 24 to 64 bytes
+         *       after the prefix, else 422 on `secret`). It is stored encrypted and never returned.
+         *       When absent (our decision; the spec requires it), the service generates a `whsec_`
+         *       secret and this answer carries it once, as `data.secret`.
          *
-         *     The answer shows the webhook without its secret; the spec shows only `id` and `events`,
-         *     `url`, `created_at` and `updated_at` are our addition.
+         *     The answer shows the webhook (`status` `enabled`) without a secret it was given; the spec
+         *     shows only `id` and `events`, the other fields are our addition.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1273,15 +1337,21 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook
-         * @description Replaces a webhook's endpoint and secret, and optionally its events (spec 4.7).
-         *     - `url` and `secret` are required on every update, as the spec lists them; the same rules
-         *       as on creation apply (https, no loopback, private, link-local or cloud-metadata address
-         *       unless the operator allowed insecure URLs, not the `url` of another webhook; secret 16
-         *       to 255 characters, stored encrypted, never returned).
+         * @description Replaces a webhook's endpoint, and optionally its secret, events and status (spec 4.7).
+         *     - `url` is required on every update, as the spec lists it; the same rules as on creation
+         *       apply (https, no loopback, private, link-local or cloud-metadata address unless the
+         *       operator allowed insecure URLs, not the `url` of another webhook).
+         *     - `secret` is optional (our decision; the spec requires it): when given, 16 to 255
+         *       characters, it signs every later delivery at once and alone (a previous secret still in
+         *       a rotation's grace is forgotten); when absent, the secret is kept. To change it without
+         *       a gap, use `POST /webhooks/{id}/rotate-secret`.
          *     - `events`, when given, replaces the list entirely; when absent, the list is kept.
+         *     - `status`: `enabled` turns a disabled webhook back on (clearing `disabled_reason`,
+         *       `disabled_at` and the count of failing days); what it missed meanwhile is delivered by
+         *       `POST /webhooks/{id}/recover`. `disabled` stops deliveries by hand. Absent: unchanged.
          *
          *     Deliveries made after the update, retries of earlier ones included, go to the new `url`
-         *     signed with the new `secret`. A webhook unknown in this organization and environment
+         *     signed with the current secret. A webhook unknown in this organization and environment
          *     answers 404.
          */
         put: operations["updateWebhook"];
@@ -1368,6 +1438,117 @@ export interface paths {
          *     a webhook or delivery unknown here answers 404. Takes no body.
          */
         post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again what a webhook missed
+         * @description Starts a recovery (beyond the spec; after Svix): every event of the webhook's subscribed
+         *     types recorded from `since` (included) to `until` (excluded; now when absent) while the
+         *     webhook existed, and not yet answered 2XX by it, is delivered again, in order of
+         *     occurrence, by the background worker. An event that had a delivery to this webhook keeps
+         *     its `webhook-id` (`X-Service-Delivery-ID`), so a receiver that did process it after all
+         *     recognises it; an event recorded while the webhook was disabled gets its first delivery.
+         *     Deliveries still under way are left as they are. Each then goes as any delivery (retries
+         *     included), and the deliveries of one object keep their order.
+         *
+         *     Rules: `since` at most `EVENT_RETENTION_DAYS` (30 by default) before now and not after
+         *     now, `until` after `since` and not after now, each a 422 on its field otherwise (times
+         *     on the organization's clock: the sandbox clock in the sandbox). A disabled webhook answers
+         *     409 until `PUT /webhooks/{id}` enables it. A webhook unknown here answers 404.
+         *
+         *     The answer is `202` with the task; `GET /webhooks/{id}/recoveries/{task_id}` shows its progress.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recoveries/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+                 * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+                 */
+                task_id: components["parameters"]["RecoveryTaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a recovery's progress
+         * @description Answers a recovery task of the webhook: its status and how many deliveries it has queued.
+         *     A webhook or task unknown here answers 404.
+         */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Replaces the webhook's secret without a gap (beyond the spec; after Svix and Standard
+         *     Webhooks). The new secret is the one given (16 to 255 characters; a `whsec_` secret must
+         *     be base64 of 24 to 64 bytes after the prefix, else 422 on `secret`) or, with no body or no
+         *     `secret`, a generated `whsec_` secret; the answer carries it once, as `data.secret`.
+         *
+         *     For the grace period that follows (`WEBHOOK_SECRET_GRACE_HOURS`, 24 hours by default,
+         *     until `data.previous_secret_expires_at`) every delivery's `webhook-signature` holds two
+         *     signatures, the new secret's first and the old one's second, so a receiver may switch to
+         *     the new secret at any moment of it; then the old secret is forgotten. `X-Service-Signature-256`
+         *     and the encryption of `external-charge.create` use the new secret at once (they have room
+         *     for one). A rotation during the grace of an earlier one replaces the pending old secret:
+         *     the secret in use until now becomes the old one, with a grace of its own, and the one
+         *     before it is forgotten at once (our decision). `GET /webhooks/{id}` shows `secret_rotated_at`,
+         *     never a secret. A webhook unknown here answers 404.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5475,6 +5656,53 @@ export interface components {
          */
         ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
+         * Event
+         * @description One event as it was recorded: every event of the catalogue is kept `EVENT_RETENTION_DAYS`
+         *     (30 by default), whether or not a webhook subscribed to it. Test deliveries are not events.
+         */
+        Event: {
+            /**
+             * Format: date-time
+             * @description When the event was recorded, on the organization's clock (the sandbox clock in the sandbox); the time the filters and recovery windows use.
+             * @example 2026-11-23T14:05:31.000Z
+             */
+            created_at: string;
+            /**
+             * @description The payload's `data` as a webhook delivery of this event carries it (in the clear for `external-charge.create`, which deliveries encrypt).
+             * @example {
+             *       "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+             *       "name": "Maria Gonzalez"
+             *     }
+             */
+            data: Record<string, never>;
+            /**
+             * Format: uuid
+             * @description The event's id.
+             * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The record the event is about: the customer, debt account, location, charge,
+             *     transaction, bulk action or Portal activity; for `payment-plan.*` the plan's debt account.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            object_id: string;
+            /**
+             * Format: date-time
+             * @description When the change happened, on the organization's clock; recorded in the same transaction as the change, so equal to `created_at`.
+             * @example 2026-11-23T14:05:31.000Z
+             */
+            occurred_at: string;
+            /**
+             * @description Grows with every event recorded; of two events of one `object_id`, the later change has
+             *     the greater `sequence` (compare only within one object; numbers have gaps).
+             * @example 48213
+             */
+            sequence: number;
+            type: components["schemas"]["EventName"];
+        };
+        /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,
          *     max_value, card, ach}`).
@@ -8005,6 +8233,17 @@ export interface components {
              */
             created_at: string;
             /**
+             * Format: date-time
+             * @description When the webhook was disabled; null while enabled.
+             * @example null
+             */
+            disabled_at: string | null;
+            /**
+             * @description Why the webhook is disabled (an answer `410 Gone`, or every attempt failed for the configured days); null while enabled.
+             * @example null
+             */
+            disabled_reason: string | null;
+            /**
              * @description The events delivered to `url`.
              * @example [
              *       "customer.create",
@@ -8019,6 +8258,15 @@ export interface components {
              * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
              */
             id: string;
+            /**
+             * Format: date-time
+             * @description When the secret was last rotated (`POST /webhooks/{id}/rotate-secret`); null when never.
+             *     For the grace period after it (24 hours by default) deliveries are signed with both
+             *     secrets. The secret itself is never shown here.
+             * @example 2026-11-24T09:30:00.000Z
+             */
+            secret_rotated_at: string | null;
+            status: components["schemas"]["WebhookStatus"];
             /**
              * Format: date-time
              * @description When the webhook was last changed.
@@ -8056,11 +8304,15 @@ export interface components {
              */
             events: components["schemas"]["EventName"][];
             /**
-             * @description The shared secret that keys the `X-Service-Signature-256` HMAC of every delivery (and
-             *     the encryption of `external-charge.create`). Stored encrypted; never returned.
+             * @description The shared secret that keys the signatures of every delivery (`X-Service-Signature-256`
+             *     and `webhook-signature`) and the encryption of `external-charge.create`. Stored
+             *     encrypted; never returned. Optional (our decision; the spec requires it): when absent
+             *     the service generates a `whsec_` secret (32 random bytes) and the answer carries it once
+             *     as `data.secret`. A given secret that starts with `whsec_` must be base64 of 24 to 64
+             *     bytes after the prefix, as Standard Webhooks defines it (422 on `secret` otherwise).
              * @example wh_sec_9fK2mQ7xLp4vR8tZ
              */
-            secret: string;
+            secret?: string;
             /**
              * Format: uri
              * @description The endpoint that receives the deliveries. Server rules, each answering 422 on `url`: it
@@ -8072,6 +8324,18 @@ export interface components {
              * @example https://hooks.acme-recovery.example/debt-collection/events
              */
             url: string;
+        };
+        /**
+         * WebhookCreated
+         * @description The new webhook; with `secret` only when the service generated it.
+         */
+        WebhookCreated: components["schemas"]["Webhook"] & {
+            /**
+             * @description The secret the service generated because the request gave none: shown this once,
+             *     never again. Keep it to verify deliveries.
+             * @example whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=
+             */
+            secret?: string;
         };
         /**
          * WebhookDelivery
@@ -8139,6 +8403,124 @@ export interface components {
             status: "pending" | "delivered" | "failed";
         };
         /**
+         * WebhookRecovery
+         * @description A recovery task: the events of the webhook's subscribed types recorded in the window while
+         *     the webhook existed, and not yet answered 2XX by it, delivered again in order of occurrence
+         *     by the background worker.
+         */
+        WebhookRecovery: {
+            /**
+             * Format: date-time
+             * @description When the last delivery was queued; null before.
+             * @example null
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the recovery was asked for.
+             * @example 2026-11-24T08:00:02.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The task's id.
+             * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+             */
+            id: string;
+            /**
+             * @description The deliveries queued so far.
+             * @example 1250
+             */
+            queued: number;
+            /**
+             * Format: date-time
+             * @description The start of the window.
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            since: string;
+            /**
+             * @description `pending`: not started; `running`: queuing deliveries; `completed`: every delivery of the window is queued (each then goes as any delivery, see `GET /webhooks/{id}/deliveries`).
+             * @example running
+             * @enum {string}
+             */
+            status: "pending" | "running" | "completed";
+            /**
+             * Format: date-time
+             * @description The end of the window (now, when the request gave none).
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            until: string;
+            /**
+             * Format: uuid
+             * @description The webhook recovered.
+             * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+             */
+            webhook_id: string;
+        };
+        /**
+         * WebhookRecoveryCreate
+         * @description The window of events to deliver again to one webhook.
+         * @example {
+         *       "since": "2026-11-23T08:00:00.000Z"
+         *     }
+         */
+        WebhookRecoveryCreate: {
+            /**
+             * Format: date-time
+             * @description The start of the window (included): at most `EVENT_RETENTION_DAYS` (30 by default) before
+             *     now, and not after now (422 on `since` otherwise).
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The end of the window (excluded): after `since`, at most now; now when absent.
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            until?: string;
+        };
+        /**
+         * WebhookSecretRotated
+         * @description The webhook after a rotation, and its new secret, shown this once.
+         */
+        WebhookSecretRotated: components["schemas"]["Webhook"] & {
+            /**
+             * Format: date-time
+             * @description Until when the previous secret still signs deliveries beside the new one.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            previous_secret_expires_at: string;
+            /**
+             * @description The new secret (the one given, or the one generated); never shown again.
+             * @example whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=
+             */
+            secret: string;
+        };
+        /**
+         * WebhookSecretRotation
+         * @description A rotation of a webhook's secret; with no `secret`, the service generates one.
+         * @example {}
+         */
+        WebhookSecretRotation: {
+            /**
+             * @description The new secret, 16 to 255 characters; a `whsec_` secret must be base64 of 24 to 64 bytes
+             *     after the prefix (422 on `secret` otherwise). Absent: a `whsec_` secret is generated.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret?: string;
+        };
+        /**
+         * WebhookStatus
+         * @description `enabled`: events are delivered. `disabled`: nothing is delivered (events are still recorded
+         *     and can be recovered once it is enabled again with `PUT /webhooks/{id}`); the service
+         *     disables a webhook whose endpoint answers `410 Gone`, or whose every attempt has failed for
+         *     5 days (a setting), after warning the organization by e-mail 24 hours before. A webhook can
+         *     also be disabled by hand with `PUT`.
+         * @example enabled
+         * @enum {string}
+         */
+        WebhookStatus: "enabled" | "disabled";
+        /**
          * WebhookTriggerRequest
          * @description The events to send test deliveries of (spec 4.7). The spec's `events[]` is form-field
          *     notation; since bodies are JSON only, it is the JSON array `events` here
@@ -8202,8 +8584,9 @@ export interface components {
         };
         /**
          * WebhookUpdate
-         * @description A replacement of a webhook's endpoint and secret, and optionally of its events (spec 4.7).
-         *     `url` and `secret` are required on every update, as the spec lists them.
+         * @description A replacement of a webhook's endpoint, and optionally of its secret, events and status
+         *     (spec 4.7). `url` is required on every update, as the spec lists it; `secret` is optional
+         *     (our decision: `POST /webhooks/{id}/rotate-secret` is the way to change it without a gap).
          * @example {
          *       "url": "https://hooks.acme-recovery.example/debt-collection/v2/events",
          *       "events": [
@@ -8227,10 +8610,19 @@ export interface components {
              */
             events?: components["schemas"]["EventName"][];
             /**
-             * @description The new shared secret that keys the signature of every later delivery. Stored encrypted; never returned.
+             * @description When given, the new shared secret that keys the signatures of every later delivery, at
+             *     once and alone (no grace period; any previous secret still in its grace is forgotten).
+             *     When absent, the secret is kept. Stored encrypted; never returned; a `whsec_` secret
+             *     must be base64 of 24 to 64 bytes after the prefix.
              * @example wh_sec_Tq3nW8bYc6Hs1Jd5
              */
-            secret: string;
+            secret?: string;
+            /**
+             * @description `enabled` turns a disabled webhook back on (and clears `disabled_reason`); then
+             *     `POST /webhooks/{id}/recover` fills the gap. `disabled` stops deliveries by hand.
+             *     Absent: unchanged.
+             */
+            status?: components["schemas"]["WebhookStatus"];
             /**
              * Format: uri
              * @description The endpoint that receives the deliveries; the same server rules as on creation (https,
@@ -8548,6 +8940,11 @@ export interface components {
          */
         DebtAccountInclude: string;
         /**
+         * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+         * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+         */
+        EventId: string;
+        /**
          * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
          *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
          *
@@ -8595,6 +8992,35 @@ export interface components {
          * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
          */
         PaymentPlanId: string;
+        /**
+         * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+         * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+         */
+        RecoveryTaskId: string;
+        /**
+         * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+         *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+         *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+         *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+         * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+         */
+        StandardWebhookIdHeader: string;
+        /**
+         * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+         *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+         *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+         *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+         *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+         * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+         */
+        StandardWebhookSignatureHeader: string;
+        /**
+         * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+         *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+         *     clock, either way, so a captured delivery cannot be replayed later.
+         * @example 1795104000
+         */
+        StandardWebhookTimestampHeader: string;
         /**
          * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
          * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
@@ -11427,6 +11853,194 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events created at or after this time.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                created_gte?: string;
+                /**
+                 * @description Only events created before this time.
+                 * @example 2026-11-24T00:00:00Z
+                 */
+                created_lt?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only the events of this record.
+                 * @example 7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a
+                 */
+                object_id?: string;
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description An event name, or a prefix followed by `.*`.
+                 * @example debt-account.*
+                 */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events, newest first; an empty `data` when there is none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                     *           "type": "debt-account.update",
+                     *           "object_id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *           "sequence": 48213,
+                     *           "created_at": "2026-11-23T14:05:31.000Z",
+                     *           "occurred_at": "2026-11-23T14:05:31.000Z",
+                     *           "data": {
+                     *             "id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *             "external_id": "DA-1",
+                     *             "current_balance": 179250
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events",
+                     *         "from_submitted_date": "2026-11-23T14:05:31.000Z",
+                     *         "to_submitted_date": "2026-11-23T14:05:31.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events?type=debt-account.*&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events?type=debt-account.*&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The events on this page, newest first. */
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.type": [
+                     *           "is not an event name, nor a prefix followed by .*"
+                     *         ],
+                     *         "query.created_lt": [
+                     *           "must be after created_gte"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+                 * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                     *         "type": "debt-account.update",
+                     *         "object_id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *         "sequence": 48213,
+                     *         "created_at": "2026-11-23T14:05:31.000Z",
+                     *         "occurred_at": "2026-11-23T14:05:31.000Z",
+                     *         "data": {
+                     *           "id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *           "external_id": "DA-1",
+                     *           "current_balance": 179250
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listLocations: {
         parameters: {
             query?: {
@@ -12687,6 +13301,10 @@ export interface operations {
                      *             "debt-account.update",
                      *             "charge.succeeded"
                      *           ],
+                     *           "status": "enabled",
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "secret_rotated_at": null,
                      *           "created_at": "2026-11-21T16:04:54.000Z",
                      *           "updated_at": "2026-11-21T16:04:54.000Z"
                      *         },
@@ -12698,6 +13316,10 @@ export interface operations {
                      *             "customer.checkout.payment-plan.success",
                      *             "customer.dispute.created"
                      *           ],
+                     *           "status": "enabled",
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "secret_rotated_at": null,
                      *           "created_at": "2026-11-22T09:12:03.000Z",
                      *           "updated_at": "2026-11-25T14:40:37.000Z"
                      *         }
@@ -12811,8 +13433,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The new webhook, without its secret. */
-                        data: components["schemas"]["Webhook"];
+                        /** @description The new webhook; its secret only when the service generated it. */
+                        data: components["schemas"]["WebhookCreated"];
                     };
                 };
             };
@@ -12838,9 +13460,6 @@ export interface operations {
                      *         ],
                      *         "events": [
                      *           "must have required property 'events'"
-                     *         ],
-                     *         "secret": [
-                     *           "must have required property 'secret'"
                      *         ]
                      *       }
                      *     }
@@ -12954,6 +13573,10 @@ export interface operations {
                      *           "debt-account.update",
                      *           "import.complete"
                      *         ],
+                     *         "status": "enabled",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_rotated_at": null,
                      *         "created_at": "2026-11-21T16:04:54.000Z",
                      *         "updated_at": "2026-11-26T10:31:08.000Z"
                      *       }
@@ -12985,8 +13608,8 @@ export interface operations {
                      *         "url": [
                      *           "must have required property 'url'"
                      *         ],
-                     *         "secret": [
-                     *           "must have required property 'secret'"
+                     *         "status": [
+                     *           "must be equal to one of the allowed values"
                      *         ]
                      *       }
                      *     }
@@ -13262,6 +13885,301 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-23T08:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecoveryCreate"];
+            };
+        };
+        responses: {
+            /** @description The recovery is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4",
+                     *         "webhook_id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "status": "pending",
+                     *         "since": "2026-11-23T08:00:00.000Z",
+                     *         "until": "2026-11-24T08:00:02.000Z",
+                     *         "queued": 0,
+                     *         "created_at": "2026-11-24T08:00:02.000Z",
+                     *         "completed_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The webhook is disabled (enable it first), or the Idempotency-Key is in use by a request still being processed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The webhook is disabled; enable it with PUT /webhooks/{id} before recovering.",
+                     *       "errorCode": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "since": [
+                     *           "must be at most 30 days ago"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+                 * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+                 */
+                task_id: components["parameters"]["RecoveryTaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery task. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4",
+                     *         "webhook_id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "status": "completed",
+                     *         "since": "2026-11-23T08:00:00.000Z",
+                     *         "until": "2026-11-24T08:00:02.000Z",
+                     *         "queued": 1250,
+                     *         "created_at": "2026-11-24T08:00:02.000Z",
+                     *         "completed_at": "2026-11-24T08:00:04.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.task_id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       per organization, environment and key (in the database, so every server process sees them).
+                 *     - A retry with the same key and the same request (method, path and body) within those 24
+                 *       hours does nothing again and gets the same status and body, with the response header
+                 *       `Idempotent-Replayed: true`.
+                 *     - The same key with another method, path or body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again.
+                 *
+                 *     Keys are separate per organization and environment: two organizations may use the same key.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The secret was rotated; the new one is shown this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
+                     *         "events": [
+                     *           "customer.create",
+                     *           "debt-account.update",
+                     *           "charge.succeeded"
+                     *         ],
+                     *         "status": "enabled",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_rotated_at": "2026-11-24T09:30:00.000Z",
+                     *         "created_at": "2026-11-21T16:04:54.000Z",
+                     *         "updated_at": "2026-11-24T09:30:00.000Z",
+                     *         "secret": "whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=",
+                     *         "previous_secret_expires_at": "2026-11-25T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookSecretRotated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "secret": [
+                     *           "must NOT have fewer than 16 characters"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     triggerWebhooks: {
         parameters: {
             query?: never;
@@ -13471,6 +14389,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -13783,6 +14725,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14178,6 +15144,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14238,6 +15228,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14300,6 +15314,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14360,6 +15398,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14426,6 +15488,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14490,6 +15576,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14556,6 +15666,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14620,6 +15754,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14686,6 +15844,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14750,6 +15932,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14816,6 +16022,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14880,6 +16110,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14946,6 +16200,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15010,6 +16288,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15076,6 +16378,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15140,6 +16466,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15206,6 +16556,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15270,6 +16644,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15336,6 +16734,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15400,6 +16822,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15493,6 +16939,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15703,6 +17173,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15767,6 +17261,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15833,6 +17351,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15888,6 +17430,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15949,6 +17515,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16015,6 +17605,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16080,6 +17694,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16144,6 +17782,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16353,6 +18015,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16625,6 +18311,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16931,6 +18641,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17002,6 +18736,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -17179,6 +18937,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17314,6 +19096,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -17601,6 +19407,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18315,6 +20145,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18365,6 +20219,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18421,6 +20299,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18487,6 +20389,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18542,6 +20468,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18608,6 +20558,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18663,6 +20637,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18729,6 +20727,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18785,6 +20807,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18840,6 +20886,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -18906,6 +20976,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -18970,6 +21064,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19036,6 +21154,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -19091,6 +21233,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19157,6 +21323,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -19212,6 +21402,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19274,6 +21488,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -19329,6 +21567,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19395,6 +21657,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -19453,6 +21739,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19524,6 +21834,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -19593,6 +21927,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -19670,6 +22028,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -20022,6 +22404,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -20372,6 +22778,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -20740,6 +23170,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -20795,6 +23249,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -21081,6 +23559,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -21365,6 +23867,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -21651,6 +24177,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -21717,6 +24267,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -21812,6 +24386,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -21923,6 +24521,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -22187,6 +24809,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -22449,6 +25095,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,

@@ -14,6 +14,7 @@ import * as outboxRetention from './009-outbox-retention';
 import * as paymentPlans from './010-payment-plans';
 import * as scheduledCharges from './011-scheduled-charges';
 import * as portal from './012-portal';
+import * as webhookTrust from './015-webhook-trust';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -27,6 +28,7 @@ const migrations: Record<string, Knex.Migration> = {
   '010-payment-plans': paymentPlans,
   '011-scheduled-charges': scheduledCharges,
   '012-portal': portal,
+  '015-webhook-trust': webhookTrust,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
