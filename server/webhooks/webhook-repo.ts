@@ -129,7 +129,7 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
         `WITH inserted AS (
            INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, object_id, payload, occurred_at)
            SELECT ?, ?, input.name, input."objectId", input.data, ?
-             FROM jsonb_to_recordset(?::jsonb) WITH ORDINALITY AS input(name text, "objectId" uuid, data jsonb, n bigint)
+             FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (name text, "objectId" uuid, data jsonb)) WITH ORDINALITY AS input(name, "objectId", data, n)
             ORDER BY input.n
            RETURNING id, name, object_id, sequence
          )
