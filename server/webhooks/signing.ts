@@ -9,7 +9,7 @@
  *   one per secret, space-separated. A `whsec_` secret is keyed with the bytes its base64 names;
  *   any other secret with its UTF-8 bytes (the library's "raw" format).
  */
-import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 
 export const WHSEC_PREFIX = 'whsec_';
 /** Bytes of a generated secret; the Standard Webhooks spec asks for 24 to 64. */
@@ -48,10 +48,18 @@ export function standardSignature(id: string, timestamp: number, body: Buffer, s
   return secrets.map((secret) => `v1,${createHmac('sha256', signingKey(secret)).update(prefix).update(body).digest('base64')}`).join(' ');
 }
 
+const encryptionKey = (secret: string) => createHash('sha256').update(secret, 'utf8').digest().subarray(0, 16);
+
 /** external-charge.create's data: base64 of IV || AES-128-CBC of the JSON, keyed with SHA-256(secret)[0..16]. */
 export function encryptEventData(data: unknown, secret: string, iv: Uint8Array = randomBytes(16)): string {
-  const key = createHash('sha256').update(secret, 'utf8').digest().subarray(0, 16);
-  const cipher = createCipheriv('aes-128-cbc', key, iv);
+  const cipher = createCipheriv('aes-128-cbc', encryptionKey(secret), iv);
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(data), 'utf8'), cipher.final()]);
   return Buffer.concat([Buffer.from(iv), ciphertext]).toString('base64');
+}
+
+/** The inverse, for the document's encrypted example (test deliveries send what it decrypts to). */
+export function decryptEventData(encrypted: string, secret: string): unknown {
+  const bytes = Buffer.from(encrypted, 'base64');
+  const decipher = createDecipheriv('aes-128-cbc', encryptionKey(secret), bytes.subarray(0, 16));
+  return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(16)), decipher.final()]).toString('utf8'));
 }
