@@ -18,9 +18,10 @@ export interface DeliveryTarget {
   previousSecretSealed: string | null;
   disabled: boolean;
   /**
-   * When an earlier delivery of the same object to the same webhook is still under way: when
-   * its next attempt is due (this one waits for it); null when nothing comes first.
+   * The delivery of the same object to the same webhook just before this one, when it is
+   * still under way (this one waits for it), and when its next attempt is due; null when none.
    */
+  blockerId: string | null;
   blockedUntil: Date | null;
 }
 
@@ -68,15 +69,20 @@ export function deliveryRepo(db: Knex) {
           `${WEBHOOKS}.secret_sealed as secretSealed`,
           db.raw(`${PREVIOUS_SECRET} AS "previousSecretSealed"`, [now.toISOString()]),
           db.raw(`${WEBHOOKS}.status = 'disabled' AS disabled`),
-          // The first unfinished delivery before this one, of its object, to its webhook (one index probe).
+          // The unfinished delivery just before this one, of its object, to its webhook (one index probe).
           db.raw(
-            `(SELECT COALESCE(p.next_attempt_at, now()) FROM ${DELIVERIES} p
+            `(SELECT ARRAY[p.id::text, COALESCE(p.next_attempt_at, now())::text] FROM ${DELIVERIES} p
                WHERE p.webhook_id = ${DELIVERIES}.webhook_id AND p.object_id = ${DELIVERIES}.object_id
                  AND p.sequence < ${DELIVERIES}.sequence AND p.delivered_at IS NULL AND p.failed_at IS NULL
-               ORDER BY p.sequence LIMIT 1) AS "blockedUntil"`,
+               ORDER BY p.sequence DESC LIMIT 1) AS blocker`,
           ),
         );
-      return new Map((rows as DeliveryTarget[]).map((row) => [row.deliveryId, row]));
+      return new Map(
+        (rows as (Omit<DeliveryTarget, 'blockerId' | 'blockedUntil'> & { blocker: [string, string] | null })[]).map(({ blocker, ...row }) => [
+          row.deliveryId,
+          { ...row, blockerId: blocker?.[0] ?? null, blockedUntil: blocker ? new Date(blocker[1]) : null },
+        ]),
+      );
     },
 
     async hooks(ids: string[], now: Date): Promise<Map<string, Hook>> {

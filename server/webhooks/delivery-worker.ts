@@ -180,12 +180,21 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   }
 
   // --- one attempt ----------------------------------------------------------------------
+  // Deliveries in hand in this process (this batch or an earlier one), by id: settles 'final'
+  // once recorded as delivered or failed for good (or found finished), 'pending' otherwise.
+  const inHand = new Map<string, { settled: Promise<'final' | 'pending'>; settle: (state: 'final' | 'pending') => void }>();
+  const settleOf = (deliveryId: string, state: 'final' | 'pending') => {
+    inHand.get(deliveryId)?.settle(state);
+    inHand.delete(deliveryId);
+  };
+
   /**
    * What to send for a job, or what else to do with it: skip it (webhook deleted, delivery done
    * already), cancel it (webhook disabled), or defer it (an earlier delivery of the same object
-   * to the same webhook is still under way: deliveries of one object keep their order).
+   * to the same webhook is still under way: deliveries of one object keep their order). A job
+   * whose predecessor is in hand here waits for it instead (see run).
    */
-  function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Attempt | Outcome {
+  function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Attempt | Outcome | { waitFor: string; target: DeliveryTarget } {
     const data = job.data;
     const skip: Outcome = { job, kind: 'skip' };
     if (isTestJob(data)) {
@@ -197,19 +206,12 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     // A finished delivery, or an attempt already made (the job ran before, then its worker died).
     if (!target || target.finished || target.attempts !== data.attempt - 1) return skip;
     if (target.disabled) return { job, kind: 'cancel' };
+    if (target.blockerId && inHand.has(target.blockerId)) return { waitFor: target.blockerId, target };
     if (target.blockedUntil) {
       const wait = Math.ceil((new Date(target.blockedUntil).getTime() - Date.now()) / 1000);
       return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)) };
     }
-    return {
-      deliveryId: target.deliveryId,
-      webhookId: target.webhookId,
-      url: target.url,
-      secretSealed: target.secretSealed,
-      previousSecretSealed: target.previousSecretSealed,
-      event: target.event,
-      data: target.payload,
-    };
+    return attemptOf(target);
   }
 
   async function send(attempt: Attempt): Promise<AttemptResult> {
@@ -240,10 +242,30 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     return postWebhook(attempt.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecureUrls });
   }
 
+  const attemptOf = (target: DeliveryTarget): Attempt => ({
+    deliveryId: target.deliveryId,
+    webhookId: target.webhookId,
+    url: target.url,
+    secretSealed: target.secretSealed,
+    previousSecretSealed: target.previousSecretSealed,
+    event: target.event,
+    data: target.payload,
+  });
+
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
+    let state: 'final' | 'pending' = 'pending';
     try {
-      const attempt = prepare(job, targets, hooks);
-      if ('kind' in attempt) return await record(attempt);
+      let attempt = prepare(job, targets, hooks);
+      // The predecessor is in hand here: go right after it once it is delivered (or failed for
+      // good), rather than coming back in a second; still pending (a retry later): defer.
+      if ('waitFor' in attempt) {
+        if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await record({ job, kind: 'defer' });
+        attempt = attemptOf(attempt.target);
+      }
+      if ('kind' in attempt) {
+        if (attempt.kind === 'skip' || attempt.kind === 'cancel') state = 'final';
+        return await record(attempt);
+      }
       const busy = perHook.get(attempt.webhookId) ?? 0;
       if (busy >= perWebhook) return await record({ job, kind: 'defer' });
       perHook.set(attempt.webhookId, busy + 1);
@@ -256,7 +278,10 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         else perHook.delete(attempt.webhookId);
       }
       await record({ job, kind: 'attempt', result, webhookId: attempt.webhookId });
+      const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
+      state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
     } finally {
+      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state);
       inFlight -= 1;
       if (inFlight === 0) idle?.();
       poke();
@@ -275,6 +300,12 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       inFlight -= jobs.length;
       if (inFlight === 0) idle?.();
       return;
+    }
+    for (const job of jobs) {
+      if (isTestJob(job.data) || inHand.has(job.data.deliveryId)) continue;
+      let settle!: (state: 'final' | 'pending') => void;
+      const settled = new Promise<'final' | 'pending'>((done) => (settle = done));
+      inHand.set(job.data.deliveryId, { settled, settle });
     }
     await Promise.all(jobs.map((job) => run(job, targets, hooks)));
   }
