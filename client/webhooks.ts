@@ -50,7 +50,9 @@ export function signStandardWebhook(id: string, timestamp: number | string, rawB
   return `v1,${mac.digest('base64')}`;
 }
 
+/** The request's headers by lowercase name, as node's `req.headers` holds them. */
 export interface StandardWebhookHeaders {
+  [name: string]: string | string[] | null | undefined;
   'webhook-id'?: string | string[] | null;
   'webhook-timestamp'?: string | string[] | null;
   'webhook-signature'?: string | string[] | null;
@@ -90,19 +92,15 @@ export function verifyStandardWebhook(rawBody: Bytes, headers: StandardWebhookHe
 }
 
 /**
- * The check a receiver should make: the Standard Webhooks headers verify (timestamp within the
- * tolerance), and so does `x-service-signature-256` when it is present. Pass the headers as
- * node gives them (lowercase names) and the body exactly as received.
+ * The check a receiver should make: the Standard Webhooks headers verify, with the timestamp
+ * within the tolerance (a delivery without them is refused: a body signature alone can be
+ * replayed forever). `x-service-signature-256` is not needed for it: it signs the same body
+ * with the newest secret only, so during a rotation a receiver still on the old secret relies
+ * on `webhook-signature` (verify it alone with `verifyWebhookSignature` where that is wanted).
+ * Pass the headers as node gives them (lowercase names) and the body exactly as received.
  */
-export function verifyWebhook(
-  rawBody: Bytes,
-  headers: StandardWebhookHeaders & { 'x-service-signature-256'?: string | string[] | null },
-  secret: string,
-  options: VerifyOptions = {},
-): boolean {
-  if (!verifyStandardWebhook(rawBody, headers, secret, options)) return false;
-  const legacy = single(headers['x-service-signature-256']);
-  return legacy === undefined || verifyWebhookSignature(rawBody, legacy, secret);
+export function verifyWebhook(rawBody: Bytes, headers: StandardWebhookHeaders, secret: string, options: VerifyOptions = {}): boolean {
+  return verifyStandardWebhook(rawBody, headers, secret, options);
 }
 
 const IV_LENGTH = 16;
