@@ -1462,7 +1462,7 @@ export interface paths {
         /**
          * Deliver again what a webhook missed
          * @description Starts a recovery (beyond the spec; after Svix): every event of the webhook's subscribed
-         *     types recorded from `since` (included) to `until` (excluded; now when absent) while the
+         *     types recorded from `since` to `until` (both included; `until` now when absent) while the
          *     webhook existed, and not yet answered 2XX by it, is delivered again, in order of
          *     occurrence, by the background worker. An event that had a delivery to this webhook keeps
          *     its `webhook-id` (`X-Service-Delivery-ID`), so a receiver that did process it after all
@@ -8474,7 +8474,7 @@ export interface components {
             since: string;
             /**
              * Format: date-time
-             * @description The end of the window (excluded): after `since`, at most now; now when absent.
+             * @description The end of the window (included): after `since`, at most now; now when absent.
              * @example 2026-11-24T08:00:00.000Z
              */
             until?: string;
@@ -11882,7 +11882,7 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /**
-                 * @description An event name, or a prefix followed by `.*`.
+                 * @description An event name, or a prefix followed by `.*` (the `*` may be sent as it is).
                  * @example debt-account.*
                  */
                 type?: string;

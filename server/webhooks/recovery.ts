@@ -56,7 +56,7 @@ function toApi(row: Pick<RecoveryRow, 'id' | 'webhook_id' | 'status' | 'since' |
   };
 }
 
-/** The window's rules (times on the organization's clock): since within retention and not ahead; until after since, not ahead. */
+/** The window's rules (times on the organization's clock; both ends included): since within retention and not ahead; until after since, not ahead. */
 function window(body: S['WebhookRecoveryCreate'], now: Date, retentionDays: number): { since: Date; until: Date } {
   const since = new Date(body.since);
   const until = body.until === undefined ? now : new Date(body.until);
@@ -102,7 +102,7 @@ async function recoverBatch(trx: Knex.Transaction, boss: AppDeps['boss'], recove
        FROM webhook_events e JOIN webhooks w ON w.id = ?
       WHERE e.organization_id = w.organization_id AND e.environment = w.environment
         AND e.name = ANY (w.events) AND e.created_at >= w.created_at
-        AND e.occurred_at >= ? AND e.occurred_at < ?
+        AND e.occurred_at >= ? AND e.occurred_at <= ?
         AND (?::timestamptz IS NULL OR (e.occurred_at, e.sequence) > (?::timestamptz, ?::bigint))
       ORDER BY e.occurred_at, e.sequence
       LIMIT ${BATCH}`,
