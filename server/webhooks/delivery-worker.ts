@@ -12,15 +12,22 @@
  *
  * A crash between sending and recording leaves the job active; its lease (delivery-jobs.ts)
  * lapses and another process sends it again: delivery is at least once, and every attempt of
- * one delivery carries the same X-Service-Delivery-ID so that a receiver can tell a repeat.
+ * one delivery carries the same X-Service-Delivery-ID (and webhook-id) so that a receiver can
+ * tell a repeat.
+ *
+ * The deliveries of one object to one webhook go in order: a job whose predecessor is still
+ * unfinished waits for it when it is in hand in this process, and is deferred otherwise (until
+ * the predecessor's next attempt). An answer 410 disables the webhook, a 429 or 503 with
+ * Retry-After puts the attempt off without spending it, and every recorded batch notes which
+ * webhooks are failing (webhook-health.ts).
  */
 import type PgBoss from 'pg-boss';
 import type { AppDeps } from '../deps';
 import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
 import { deliveryRepo, type AttemptOutcome, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
-import { deliveryJob, deliveryQueueOptions, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
+import { carried, deliveryJob, deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { postWebhook, type AttemptResult } from './sender';
-import { encryptEventData, legacySignature, standardSignature } from './signing';
+import { signedRequest } from './signing';
 import { disableWebhooks, GONE_REASON, noteAttempts } from './webhook-health';
 
 /** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
@@ -63,24 +70,10 @@ interface Attempt {
   data: unknown;
 }
 
-/** What an attempt's answer means for its delivery. */
-function outcomeOf(data: DeliveryJob, result: AttemptResult): AttemptOutcome {
-  if (result.ok) return 'delivered';
-  if (result.status === 410) return 'failed';
-  if (result.retryAfterSeconds !== undefined) return 'postponed';
-  return data.attempt >= MAX_ATTEMPTS ? 'failed' : 'retry';
-}
-
 const DEFER_SECONDS = 1;
 const FETCH_MAX = 100;
 const RECORD_BATCH = 100;
 const RECORD_WAIT_MS = 5;
-
-/** The job's data as its next job carries it: a test delivery keeps the id of its first attempt. */
-function carried(job: Job): DeliveryJob {
-  const data = job.data;
-  return isTestJob(data) && !data.test.deliveryId ? { ...data, test: { ...data.test, deliveryId: job.id } } : data;
-}
 
 export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, db, logger, secrets, boss } = deps;
@@ -224,21 +217,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       log.error({ err: error, webhook: attempt.webhookId }, 'cannot open a webhook secret (DATA_ENCRYPTION_KEY changed?)');
       return { ok: false, status: null, error: 'the webhook secret could not be opened' };
     }
-    // Built once: the signatures cover exactly these bytes, and exactly these are sent.
-    const data = attempt.event === 'external-charge.create' ? encryptEventData(attempt.data, secret) : attempt.data;
-    const body = Buffer.from(JSON.stringify({ data }), 'utf8');
-    const timestamp = Math.floor(Date.now() / 1000);
-    const headers = {
-      'Content-Type': 'application/json',
-      'User-Agent': 'debt-collection-service-webhooks/1',
-      'X-Service-Event-Name': attempt.event,
-      'X-Service-Webhook-ID': attempt.webhookId,
-      'X-Service-Delivery-ID': attempt.deliveryId,
-      'X-Service-Signature-256': legacySignature(body, secret),
-      'webhook-id': attempt.deliveryId,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': standardSignature(attempt.deliveryId, timestamp, body, previous ? [secret, previous] : [secret]),
-    };
+    const { headers, body } = signedRequest(attempt, previous ? [secret, previous] : [secret]);
     return postWebhook(attempt.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecureUrls });
   }
 

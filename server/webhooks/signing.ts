@@ -63,3 +63,33 @@ export function decryptEventData(encrypted: string, secret: string): unknown {
   const decipher = createDecipheriv('aes-128-cbc', encryptionKey(secret), bytes.subarray(0, 16));
   return JSON.parse(Buffer.concat([decipher.update(bytes.subarray(16)), decipher.final()]).toString('utf8'));
 }
+
+export interface SignedContent {
+  deliveryId: string;
+  webhookId: string;
+  event: string;
+  data: unknown;
+}
+
+/**
+ * The headers and body of one attempt, signed with `secrets` (the current one first). Built
+ * once: the signatures cover exactly these bytes, and exactly these are sent.
+ */
+export function signedRequest(content: SignedContent, secrets: string[], now = Date.now()): { headers: Record<string, string>; body: Buffer } {
+  const [secret] = secrets as [string];
+  const data = content.event === 'external-charge.create' ? encryptEventData(content.data, secret) : content.data;
+  const body = Buffer.from(JSON.stringify({ data }), 'utf8');
+  const timestamp = Math.floor(now / 1000);
+  const headers = {
+    'Content-Type': 'application/json',
+    'User-Agent': 'debt-collection-service-webhooks/1',
+    'X-Service-Event-Name': content.event,
+    'X-Service-Webhook-ID': content.webhookId,
+    'X-Service-Delivery-ID': content.deliveryId,
+    'X-Service-Signature-256': legacySignature(body, secret),
+    'webhook-id': content.deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standardSignature(content.deliveryId, timestamp, body, secrets),
+  };
+  return { headers, body };
+}
