@@ -86,6 +86,26 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   let stopping = false;
   let inFlight = 0;
   const perHook = new Map<string, number>();
+  // A saturated webhook's jobs are put back spread over the time its slots take to free: the
+  // n-th job parked waits about n × (its attempts' mean time) / perWebhook. A slow endpoint's
+  // backlog then comes back about once, instead of every second, and costs the others nothing.
+  const pace = new Map<string, { meanMs: number; parked: number }>();
+  const paceOf = (webhookId: string) => {
+    let state = pace.get(webhookId);
+    if (!state) pace.set(webhookId, (state = { meanMs: 0, parked: 0 }));
+    if (pace.size > 10_000) pace.clear();
+    return state;
+  };
+  const parkSeconds = (webhookId: string) => {
+    const state = paceOf(webhookId);
+    state.parked += 1;
+    return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * state.meanMs) / perWebhook / 1000)));
+  };
+  const timed = (webhookId: string, ms: number) => {
+    const state = paceOf(webhookId);
+    state.meanMs = state.meanMs === 0 ? ms : state.meanMs * 0.9 + ms * 0.1;
+    state.parked = Math.max(0, state.parked - 1);
+  };
   let wake: (() => void) | undefined;
   let idle: (() => void) | undefined;
 
@@ -246,11 +266,13 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         return await record(attempt);
       }
       const busy = perHook.get(attempt.webhookId) ?? 0;
-      if (busy >= perWebhook) return await record({ job, kind: 'defer' });
+      if (busy >= perWebhook) return await record({ job, kind: 'defer', deferSeconds: parkSeconds(attempt.webhookId) });
       perHook.set(attempt.webhookId, busy + 1);
       let result: AttemptResult;
       try {
+        const sending = Date.now();
         result = await send(attempt);
+        timed(attempt.webhookId, Date.now() - sending);
       } finally {
         const left = (perHook.get(attempt.webhookId) ?? 1) - 1;
         if (left > 0) perHook.set(attempt.webhookId, left);
