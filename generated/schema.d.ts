@@ -913,6 +913,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description Every event recorded for the organization and environment in the last
+         *     `EVENT_RETENTION_DAYS` (30 by default), whether or not a webhook subscribed to it, with
+         *     its payload (beyond the spec; after Stripe's `GET /v1/events`). Newest first (by
+         *     `created_at`, then `sequence`), a page at a time: `page` from 1, `limit` 1 to 500
+         *     (default 10). Filters, all optional and combined:
+         *     - `type`: an event name (`debt-account.update`), or a prefix and `.*`
+         *       (`debt-account.*`: every event whose name starts with `debt-account.`).
+         *     - `created_gte`, `created_lt`: `created_at` at or after, and before, these times.
+         *     - `object_id`: the events of one record (a customer, a debt account, …).
+         *
+         *     Each bad value is a 422 on its parameter: a `type` that is neither a name of the
+         *     catalogue nor a prefix with `.*`, a time that is not a date-time, `created_lt` not after
+         *     `created_gte`, an `object_id` that is not a UUID.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+                 * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description Answers one event of the organization and environment, with its payload, while it is kept
+         *     (`EVENT_RETENTION_DAYS`). An event unknown here answers 404; an id that is not a UUID 422.
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/locations": {
         parameters: {
             query?: never;
@@ -1311,9 +1370,11 @@ export interface paths {
          * Create a webhook
          * @description Subscribes an endpoint to one or more events (spec 4.7, 6.1). Every occurrence of a
          *     subscribed event is POSTed to `url` as JSON `{data: ...}` with the headers
-         *     `X-Service-Event-Name`, `X-Service-Webhook-ID` and `X-Service-Signature-256` (HMAC-SHA256
-         *     of the body keyed with `secret`); a 2XX answer acknowledges it, anything else (a redirect
-         *     or no answer within the timeout included) is retried, as the tag `Webhooks` describes.
+         *     `X-Service-Event-Name`, `X-Service-Webhook-ID`, `X-Service-Delivery-ID` and
+         *     `X-Service-Signature-256` (HMAC-SHA256 of the body keyed with `secret`), and the Standard
+         *     Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`; a 2XX answer
+         *     acknowledges it, anything else (a redirect or no answer within the timeout included) is
+         *     retried, as the tag `Webhooks` describes.
          *
          *     Rules:
          *     - `url` is required, at most 2048 characters. Server rules, each answering 422 on `url`:
@@ -1322,10 +1383,13 @@ export interface paths {
          *       it must not be the `url` of another webhook of the organization and environment (our
          *       decision, so that test results keyed by URL are unambiguous).
          *     - `events` is required: at least one event name of the catalogue, each at most once.
-         *     - `secret` is required, 16 to 255 characters. It is stored encrypted and never returned.
+         *     - `secret` is optional, 16 to 255 characters (a `whsec_` secret: base64 of 24 to 64 bytes
+         *       after the prefix, else 422 on `secret`). It is stored encrypted and never returned.
+         *       When absent (our decision; the spec requires it), the service generates a `whsec_`
+         *       secret and this answer carries it once, as `data.secret`.
          *
-         *     The answer shows the webhook without its secret; the spec shows only `id` and `events`,
-         *     `url`, `created_at` and `updated_at` are our addition.
+         *     The answer shows the webhook (`status` `enabled`) without a secret it was given; the spec
+         *     shows only `id` and `events`, the other fields are our addition.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -1356,15 +1420,21 @@ export interface paths {
         get: operations["getWebhook"];
         /**
          * Update a webhook
-         * @description Replaces a webhook's endpoint and secret, and optionally its events (spec 4.7).
-         *     - `url` and `secret` are required on every update, as the spec lists them; the same rules
-         *       as on creation apply (https, no loopback, private, link-local or cloud-metadata address
-         *       unless the operator allowed insecure URLs, not the `url` of another webhook; secret 16
-         *       to 255 characters, stored encrypted, never returned).
+         * @description Replaces a webhook's endpoint, and optionally its secret, events and status (spec 4.7).
+         *     - `url` is required on every update, as the spec lists it; the same rules as on creation
+         *       apply (https, no loopback, private, link-local or cloud-metadata address unless the
+         *       operator allowed insecure URLs, not the `url` of another webhook).
+         *     - `secret` is optional (our decision; the spec requires it): when given, 16 to 255
+         *       characters, it signs every later delivery at once and alone (a previous secret still in
+         *       a rotation's grace is forgotten); when absent, the secret is kept. To change it without
+         *       a gap, use `POST /webhooks/{id}/rotate-secret`.
          *     - `events`, when given, replaces the list entirely; when absent, the list is kept.
+         *     - `status`: `enabled` turns a disabled webhook back on (clearing `disabled_reason`,
+         *       `disabled_at` and the count of failing days); what it missed meanwhile is delivered by
+         *       `POST /webhooks/{id}/recover`. `disabled` stops deliveries by hand. Absent: unchanged.
          *
          *     Deliveries made after the update, retries of earlier ones included, go to the new `url`
-         *     signed with the new `secret`. A webhook unknown in this organization and environment
+         *     signed with the current secret. A webhook unknown in this organization and environment
          *     answers 404.
          */
         put: operations["updateWebhook"];
@@ -1451,6 +1521,117 @@ export interface paths {
          *     a webhook or delivery unknown here answers 404. Takes no body.
          */
         post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver again what a webhook missed
+         * @description Starts a recovery (beyond the spec; after Svix): every event of the webhook's subscribed
+         *     types recorded from `since` to `until` (both included; `until` now when absent) while the
+         *     webhook existed, and not yet answered 2XX by it, is delivered again, in order of
+         *     occurrence, by the background worker. An event that had a delivery to this webhook keeps
+         *     its `webhook-id` (`X-Service-Delivery-ID`), so a receiver that did process it after all
+         *     recognises it; an event recorded while the webhook was disabled gets its first delivery.
+         *     Deliveries still under way are left as they are. Each then goes as any delivery (retries
+         *     included), and the deliveries of one object keep their order.
+         *
+         *     Rules: `since` at most `EVENT_RETENTION_DAYS` (30 by default) before now and not after
+         *     now, `until` after `since` and not after now, each a 422 on its field otherwise (times
+         *     on the organization's clock: the sandbox clock in the sandbox). A disabled webhook answers
+         *     409 until `PUT /webhooks/{id}` enables it. A webhook unknown here answers 404.
+         *
+         *     The answer is `202` with the task; `GET /webhooks/{id}/recoveries/{task_id}` shows its progress.
+         */
+        post: operations["recoverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/recoveries/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+                 * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+                 */
+                task_id: components["parameters"]["RecoveryTaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a recovery's progress
+         * @description Answers a recovery task of the webhook: its status and how many deliveries it has queued.
+         *     A webhook or task unknown here answers 404.
+         */
+        get: operations["getWebhookRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Replaces the webhook's secret without a gap (beyond the spec; after Svix and Standard
+         *     Webhooks). The new secret is the one given (16 to 255 characters; a `whsec_` secret must
+         *     be base64 of 24 to 64 bytes after the prefix, else 422 on `secret`) or, with no body or no
+         *     `secret`, a generated `whsec_` secret; the answer carries it once, as `data.secret`.
+         *
+         *     For the grace period that follows (`WEBHOOK_SECRET_GRACE_HOURS`, 24 hours by default,
+         *     until `data.previous_secret_expires_at`) every delivery's `webhook-signature` holds two
+         *     signatures, the new secret's first and the old one's second, so a receiver may switch to
+         *     the new secret at any moment of it; then the old secret is forgotten. `X-Service-Signature-256`
+         *     and the encryption of `external-charge.create` use the new secret at once (they have room
+         *     for one). A rotation during the grace of an earlier one replaces the pending old secret:
+         *     the secret in use until now becomes the old one, with a grace of its own, and the one
+         *     before it is forgotten at once (our decision). `GET /webhooks/{id}` shows `secret_rotated_at`,
+         *     never a secret. A webhook unknown here answers 404.
+         */
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5743,6 +5924,53 @@ export interface components {
          */
         ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
         /**
+         * Event
+         * @description One event as it was recorded: every event of the catalogue is kept `EVENT_RETENTION_DAYS`
+         *     (30 by default), whether or not a webhook subscribed to it. Test deliveries are not events.
+         */
+        Event: {
+            /**
+             * Format: date-time
+             * @description When the event was recorded, on the organization's clock (the sandbox clock in the sandbox); the time the filters and recovery windows use.
+             * @example 2026-11-23T14:05:31.000Z
+             */
+            created_at: string;
+            /**
+             * @description The payload's `data` as a webhook delivery of this event carries it (in the clear for `external-charge.create`, which deliveries encrypt).
+             * @example {
+             *       "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+             *       "name": "Maria Gonzalez"
+             *     }
+             */
+            data: Record<string, never>;
+            /**
+             * Format: uuid
+             * @description The event's id.
+             * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The record the event is about: the customer, debt account, location, charge,
+             *     transaction, bulk action or Portal activity; for `payment-plan.*` the plan's debt account.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            object_id: string;
+            /**
+             * Format: date-time
+             * @description When the change happened, on the organization's clock; recorded in the same transaction as the change, so equal to `created_at`.
+             * @example 2026-11-23T14:05:31.000Z
+             */
+            occurred_at: string;
+            /**
+             * @description Grows with every event recorded; of two events of one `object_id`, the later change has
+             *     the greater `sequence` (compare only within one object; numbers have gaps).
+             * @example 48213
+             */
+            sequence: number;
+            type: components["schemas"]["EventName"];
+        };
+        /**
          * EventAccountFee
          * @description A fee rule that applies to payments on a debt account (spec 6.4: `{name, type, value,
          *     max_value, card, ach}`).
@@ -8200,6 +8428,17 @@ export interface components {
              */
             created_at: string;
             /**
+             * Format: date-time
+             * @description When the webhook was disabled; null while enabled.
+             * @example null
+             */
+            disabled_at: string | null;
+            /**
+             * @description Why the webhook is disabled (an answer `410 Gone`, or every attempt failed for the configured days); null while enabled.
+             * @example null
+             */
+            disabled_reason: string | null;
+            /**
              * @description The events delivered to `url`.
              * @example [
              *       "customer.create",
@@ -8214,6 +8453,15 @@ export interface components {
              * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
              */
             id: string;
+            /**
+             * Format: date-time
+             * @description When the secret was last rotated (`POST /webhooks/{id}/rotate-secret`); null when never.
+             *     For the grace period after it (24 hours by default) deliveries are signed with both
+             *     secrets. The secret itself is never shown here.
+             * @example 2026-11-24T09:30:00.000Z
+             */
+            secret_rotated_at: string | null;
+            status: components["schemas"]["WebhookStatus"];
             /**
              * Format: date-time
              * @description When the webhook was last changed.
@@ -8251,11 +8499,15 @@ export interface components {
              */
             events: components["schemas"]["EventName"][];
             /**
-             * @description The shared secret that keys the `X-Service-Signature-256` HMAC of every delivery (and
-             *     the encryption of `external-charge.create`). Stored encrypted; never returned.
+             * @description The shared secret that keys the signatures of every delivery (`X-Service-Signature-256`
+             *     and `webhook-signature`) and the encryption of `external-charge.create`. Stored
+             *     encrypted; never returned. Optional (our decision; the spec requires it): when absent
+             *     the service generates a `whsec_` secret (32 random bytes) and the answer carries it once
+             *     as `data.secret`. A given secret that starts with `whsec_` must be base64 of 24 to 64
+             *     bytes after the prefix, as Standard Webhooks defines it (422 on `secret` otherwise).
              * @example wh_sec_9fK2mQ7xLp4vR8tZ
              */
-            secret: string;
+            secret?: string;
             /**
              * Format: uri
              * @description The endpoint that receives the deliveries. Server rules, each answering 422 on `url`: it
@@ -8267,6 +8519,18 @@ export interface components {
              * @example https://hooks.acme-recovery.example/debt-collection/events
              */
             url: string;
+        };
+        /**
+         * WebhookCreated
+         * @description The new webhook; with `secret` only when the service generated it.
+         */
+        WebhookCreated: components["schemas"]["Webhook"] & {
+            /**
+             * @description The secret the service generated because the request gave none: shown this once,
+             *     never again. Keep it to verify deliveries.
+             * @example whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=
+             */
+            secret?: string;
         };
         /**
          * WebhookDelivery
@@ -8334,6 +8598,124 @@ export interface components {
             status: "pending" | "delivered" | "failed";
         };
         /**
+         * WebhookRecovery
+         * @description A recovery task: the events of the webhook's subscribed types recorded in the window while
+         *     the webhook existed, and not yet answered 2XX by it, delivered again in order of occurrence
+         *     by the background worker.
+         */
+        WebhookRecovery: {
+            /**
+             * Format: date-time
+             * @description When the last delivery was queued; null before.
+             * @example null
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the recovery was asked for.
+             * @example 2026-11-24T08:00:02.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The task's id.
+             * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+             */
+            id: string;
+            /**
+             * @description The deliveries queued so far.
+             * @example 1250
+             */
+            queued: number;
+            /**
+             * Format: date-time
+             * @description The start of the window.
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            since: string;
+            /**
+             * @description `pending`: not started; `running`: queuing deliveries; `completed`: every delivery of the window is queued (each then goes as any delivery, see `GET /webhooks/{id}/deliveries`).
+             * @example running
+             * @enum {string}
+             */
+            status: "pending" | "running" | "completed";
+            /**
+             * Format: date-time
+             * @description The end of the window (now, when the request gave none).
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            until: string;
+            /**
+             * Format: uuid
+             * @description The webhook recovered.
+             * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+             */
+            webhook_id: string;
+        };
+        /**
+         * WebhookRecoveryCreate
+         * @description The window of events to deliver again to one webhook.
+         * @example {
+         *       "since": "2026-11-23T08:00:00.000Z"
+         *     }
+         */
+        WebhookRecoveryCreate: {
+            /**
+             * Format: date-time
+             * @description The start of the window (included): at most `EVENT_RETENTION_DAYS` (30 by default) before
+             *     now, and not after now (422 on `since` otherwise).
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The end of the window (included): after `since`, at most now; now when absent.
+             * @example 2026-11-24T08:00:00.000Z
+             */
+            until?: string;
+        };
+        /**
+         * WebhookSecretRotated
+         * @description The webhook after a rotation, and its new secret, shown this once.
+         */
+        WebhookSecretRotated: components["schemas"]["Webhook"] & {
+            /**
+             * Format: date-time
+             * @description Until when the previous secret still signs deliveries beside the new one.
+             * @example 2026-11-25T09:30:00.000Z
+             */
+            previous_secret_expires_at: string;
+            /**
+             * @description The new secret (the one given, or the one generated); never shown again.
+             * @example whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=
+             */
+            secret: string;
+        };
+        /**
+         * WebhookSecretRotation
+         * @description A rotation of a webhook's secret; with no `secret`, the service generates one.
+         * @example {}
+         */
+        WebhookSecretRotation: {
+            /**
+             * @description The new secret, 16 to 255 characters; a `whsec_` secret must be base64 of 24 to 64 bytes
+             *     after the prefix (422 on `secret` otherwise). Absent: a `whsec_` secret is generated.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret?: string;
+        };
+        /**
+         * WebhookStatus
+         * @description `enabled`: events are delivered. `disabled`: nothing is delivered (events are still recorded
+         *     and can be recovered once it is enabled again with `PUT /webhooks/{id}`); the service
+         *     disables a webhook whose endpoint answers `410 Gone`, or whose every attempt has failed for
+         *     5 days (a setting), after warning the organization by e-mail 24 hours before. A webhook can
+         *     also be disabled by hand with `PUT`.
+         * @example enabled
+         * @enum {string}
+         */
+        WebhookStatus: "enabled" | "disabled";
+        /**
          * WebhookTriggerRequest
          * @description The events to send test deliveries of (spec 4.7). The spec's `events[]` is form-field
          *     notation; since bodies are JSON only, it is the JSON array `events` here
@@ -8397,8 +8779,9 @@ export interface components {
         };
         /**
          * WebhookUpdate
-         * @description A replacement of a webhook's endpoint and secret, and optionally of its events (spec 4.7).
-         *     `url` and `secret` are required on every update, as the spec lists them.
+         * @description A replacement of a webhook's endpoint, and optionally of its secret, events and status
+         *     (spec 4.7). `url` is required on every update, as the spec lists it; `secret` is optional
+         *     (our decision: `POST /webhooks/{id}/rotate-secret` is the way to change it without a gap).
          * @example {
          *       "url": "https://hooks.acme-recovery.example/debt-collection/v2/events",
          *       "events": [
@@ -8422,10 +8805,19 @@ export interface components {
              */
             events?: components["schemas"]["EventName"][];
             /**
-             * @description The new shared secret that keys the signature of every later delivery. Stored encrypted; never returned.
+             * @description When given, the new shared secret that keys the signatures of every later delivery, at
+             *     once and alone (no grace period; any previous secret still in its grace is forgotten).
+             *     When absent, the secret is kept. Stored encrypted; never returned; a `whsec_` secret
+             *     must be base64 of 24 to 64 bytes after the prefix.
              * @example wh_sec_Tq3nW8bYc6Hs1Jd5
              */
-            secret: string;
+            secret?: string;
+            /**
+             * @description `enabled` turns a disabled webhook back on (and clears `disabled_reason`); then
+             *     `POST /webhooks/{id}/recover` fills the gap. `disabled` stops deliveries by hand.
+             *     Absent: unchanged.
+             */
+            status?: components["schemas"]["WebhookStatus"];
             /**
              * Format: uri
              * @description The endpoint that receives the deliveries; the same server rules as on creation (https,
@@ -8753,6 +9145,11 @@ export interface components {
          */
         DebtAccountInclude: string;
         /**
+         * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+         * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+         */
+        EventId: string;
+        /**
          * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
          *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
          *
@@ -8806,6 +9203,35 @@ export interface components {
          * @example b41d7e93-5c2a-4f68-9e0b-7a3c1d5f8e26
          */
         PaymentPlanId: string;
+        /**
+         * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+         * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+         */
+        RecoveryTaskId: string;
+        /**
+         * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+         *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+         *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+         *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+         * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+         */
+        StandardWebhookIdHeader: string;
+        /**
+         * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+         *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+         *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+         *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+         *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+         * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+         */
+        StandardWebhookSignatureHeader: string;
+        /**
+         * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+         *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+         *     clock, either way, so a captured delivery cannot be replayed later.
+         * @example 1795104000
+         */
+        StandardWebhookTimestampHeader: string;
         /**
          * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
          * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
@@ -11781,6 +12207,194 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listEvents: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events created at or after this time.
+                 * @example 2026-11-23T00:00:00Z
+                 */
+                created_gte?: string;
+                /**
+                 * @description Only events created before this time.
+                 * @example 2026-11-24T00:00:00Z
+                 */
+                created_lt?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Only the events of this record.
+                 * @example 7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a
+                 */
+                object_id?: string;
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description An event name, or a prefix followed by `.*` (the `*` may be sent as it is).
+                 * @example debt-account.*
+                 */
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of events, newest first; an empty `data` when there is none. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                     *           "type": "debt-account.update",
+                     *           "object_id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *           "sequence": 48213,
+                     *           "created_at": "2026-11-23T14:05:31.000Z",
+                     *           "occurred_at": "2026-11-23T14:05:31.000Z",
+                     *           "data": {
+                     *             "id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *             "external_id": "DA-1",
+                     *             "current_balance": 179250
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events",
+                     *         "from_submitted_date": "2026-11-23T14:05:31.000Z",
+                     *         "to_submitted_date": "2026-11-23T14:05:31.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events?type=debt-account.*&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events?type=debt-account.*&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The events on this page, newest first. */
+                        data: components["schemas"]["Event"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "query.type": [
+                     *           "is not an event name, nor a prefix followed by .*"
+                     *         ],
+                     *         "query.created_lt": [
+                     *           "must be after created_gte"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
+                 * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+                 */
+                id: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a",
+                     *         "type": "debt-account.update",
+                     *         "object_id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *         "sequence": 48213,
+                     *         "created_at": "2026-11-23T14:05:31.000Z",
+                     *         "occurred_at": "2026-11-23T14:05:31.000Z",
+                     *         "data": {
+                     *           "id": "7e3a1c5b-9d2f-4b8e-a6c4-0f1e2d3c4b5a",
+                     *           "external_id": "DA-1",
+                     *           "current_balance": 179250
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listLocations: {
         parameters: {
             query?: {
@@ -13153,6 +13767,10 @@ export interface operations {
                      *             "debt-account.update",
                      *             "charge.succeeded"
                      *           ],
+                     *           "status": "enabled",
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "secret_rotated_at": null,
                      *           "created_at": "2026-11-21T16:04:54.000Z",
                      *           "updated_at": "2026-11-21T16:04:54.000Z"
                      *         },
@@ -13164,6 +13782,10 @@ export interface operations {
                      *             "customer.checkout.payment-plan.success",
                      *             "customer.dispute.created"
                      *           ],
+                     *           "status": "enabled",
+                     *           "disabled_reason": null,
+                     *           "disabled_at": null,
+                     *           "secret_rotated_at": null,
                      *           "created_at": "2026-11-22T09:12:03.000Z",
                      *           "updated_at": "2026-11-25T14:40:37.000Z"
                      *         }
@@ -13283,8 +13905,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The new webhook, without its secret. */
-                        data: components["schemas"]["Webhook"];
+                        /** @description The new webhook; its secret only when the service generated it. */
+                        data: components["schemas"]["WebhookCreated"];
                     };
                 };
             };
@@ -13310,9 +13932,6 @@ export interface operations {
                      *         ],
                      *         "events": [
                      *           "must have required property 'events'"
-                     *         ],
-                     *         "secret": [
-                     *           "must have required property 'secret'"
                      *         ]
                      *       }
                      *     }
@@ -13426,6 +14045,10 @@ export interface operations {
                      *           "debt-account.update",
                      *           "import.complete"
                      *         ],
+                     *         "status": "enabled",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_rotated_at": null,
                      *         "created_at": "2026-11-21T16:04:54.000Z",
                      *         "updated_at": "2026-11-26T10:31:08.000Z"
                      *       }
@@ -13457,8 +14080,8 @@ export interface operations {
                      *         "url": [
                      *           "must have required property 'url'"
                      *         ],
-                     *         "secret": [
-                     *           "must have required property 'secret'"
+                     *         "status": [
+                     *           "must be equal to one of the allowed values"
                      *         ]
                      *       }
                      *     }
@@ -13742,6 +14365,313 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    recoverWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "since": "2026-11-23T08:00:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookRecoveryCreate"];
+            };
+        };
+        responses: {
+            /** @description The recovery is queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4",
+                     *         "webhook_id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "status": "pending",
+                     *         "since": "2026-11-23T08:00:00.000Z",
+                     *         "until": "2026-11-24T08:00:02.000Z",
+                     *         "queued": 0,
+                     *         "created_at": "2026-11-24T08:00:02.000Z",
+                     *         "completed_at": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The webhook is disabled (enable it first), or the Idempotency-Key is in use by a request still being processed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The webhook is disabled; enable it with PUT /webhooks/{id} before recovering.",
+                     *       "errorCode": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "since": [
+                     *           "must be at most 30 days ago"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The recovery task's UUID, as `POST /webhooks/{id}/recover` answered it. A value that is not a UUID answers 422; a task unknown for this webhook answers 404.
+                 * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
+                 */
+                task_id: components["parameters"]["RecoveryTaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery task. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4",
+                     *         "webhook_id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "status": "completed",
+                     *         "since": "2026-11-23T08:00:00.000Z",
+                     *         "until": "2026-11-24T08:00:02.000Z",
+                     *         "queued": 1250,
+                     *         "created_at": "2026-11-24T08:00:02.000Z",
+                     *         "completed_at": "2026-11-24T08:00:04.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookRecovery"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "path.task_id": [
+                     *           "must match format \"uuid\""
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook's UUID (`id`). A value that is not a UUID answers 422; a webhook unknown in this organization and environment answers 404.
+                 * @example 3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
+        responses: {
+            /** @description The secret was rotated; the new one is shown this once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "3f6a2b9e-1c4d-4e8f-b7a2-5d9c0e1f2a3b",
+                     *         "url": "https://hooks.acme-recovery.example/debt-collection/events",
+                     *         "events": [
+                     *           "customer.create",
+                     *           "debt-account.update",
+                     *           "charge.succeeded"
+                     *         ],
+                     *         "status": "enabled",
+                     *         "disabled_reason": null,
+                     *         "disabled_at": null,
+                     *         "secret_rotated_at": "2026-11-24T09:30:00.000Z",
+                     *         "created_at": "2026-11-21T16:04:54.000Z",
+                     *         "updated_at": "2026-11-24T09:30:00.000Z",
+                     *         "secret": "whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=",
+                     *         "previous_secret_expires_at": "2026-11-25T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookSecretRotated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "secret": [
+                     *           "must NOT have fewer than 16 characters"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     triggerWebhooks: {
         parameters: {
             query?: never;
@@ -13964,6 +14894,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14009,6 +14963,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14056,6 +15034,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14101,6 +15103,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14148,6 +15174,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14193,6 +15243,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14240,6 +15314,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14285,6 +15383,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14332,6 +15454,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14377,6 +15523,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14424,6 +15594,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14469,6 +15663,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14516,6 +15734,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14561,6 +15803,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14608,6 +15874,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14653,6 +15943,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14700,6 +16014,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14745,6 +16083,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14792,6 +16154,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14837,6 +16223,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14884,6 +16294,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -14929,6 +16363,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -14976,6 +16434,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15021,6 +16503,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15068,6 +16574,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15113,6 +16643,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15160,6 +16714,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15205,6 +16783,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15252,6 +16854,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15297,6 +16923,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15344,6 +16994,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15389,6 +17063,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15436,6 +17134,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15481,6 +17203,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15528,6 +17274,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15573,6 +17343,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15620,6 +17414,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15665,6 +17483,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15712,6 +17554,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15757,6 +17623,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15804,6 +17694,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15849,6 +17763,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15896,6 +17834,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -15941,6 +17903,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -15988,6 +17974,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16033,6 +18043,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16080,6 +18114,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16125,6 +18183,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16172,6 +18254,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16217,6 +18323,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16264,6 +18394,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16309,6 +18463,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16356,6 +18534,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16401,6 +18603,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16448,6 +18674,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16493,6 +18743,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16540,6 +18814,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16585,6 +18883,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16632,6 +18954,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16677,6 +19023,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16724,6 +19094,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16769,6 +19163,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16816,6 +19234,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16861,6 +19303,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -16908,6 +19374,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -16953,6 +19443,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -17000,6 +19514,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17045,6 +19583,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -17092,6 +19654,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17137,6 +19723,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
@@ -17184,6 +19794,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17230,6 +19864,30 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
+                /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,
                  *     and a resend after the service crashed mid-attempt), and it is the `id` of the delivery in
@@ -17275,6 +19933,30 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /**
+                 * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
+                 *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
+                 *     resend after a crash); a receiver that has processed it already answers 2XX and skips it.
+                 *     It is signed (`webhook-signature`), so it cannot be changed to pass a replay off as new.
+                 * @example b8e4c2a1-6d3f-4a9e-8c7b-1f2e3d4c5b6a
+                 */
+                "webhook-id": components["parameters"]["StandardWebhookIdHeader"];
+                /**
+                 * @description Standard Webhooks: `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`
+                 *     (the body's exact bytes), one per secret, space-separated: two during the grace period of a
+                 *     rotation (the new secret's first). The key of a `whsec_` secret is the bytes its base64
+                 *     names after the prefix; any other secret's key is its UTF-8 bytes. A delivery is genuine
+                 *     when any one of them matches (compare in constant time). The Webhooks tag has a test vector.
+                 * @example v1,eB1nQF4MoPQKmyqQL4uoeU2D+kwHeYxiu5t1hNLWH+A=
+                 */
+                "webhook-signature": components["parameters"]["StandardWebhookSignatureHeader"];
+                /**
+                 * @description Standard Webhooks: when this attempt was sent, in Unix seconds (each retry has its own). It
+                 *     is signed; a receiver refuses a delivery whose timestamp is more than 5 minutes from its own
+                 *     clock, either way, so a captured delivery cannot be replayed later.
+                 * @example 1795104000
+                 */
+                "webhook-timestamp": components["parameters"]["StandardWebhookTimestampHeader"];
                 /**
                  * @description The UUID of this delivery: one event to one webhook. It is the same on every attempt of it
                  *     (the retries, a redelivery through `POST /webhooks/{id}/deliveries/{delivery_id}/redeliver`,

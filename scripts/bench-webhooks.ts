@@ -2,9 +2,12 @@
  * npm run bench:webhooks — deliveries per second from the outbox to a local receiver, and the
  * memory of the delivering process before and after.
  *
- * N events (default 10,000 customer.update events with a real customer's payload) are
- * written to the outbox through emitEvents, as the services write them, for W webhooks
- * (default 4) that all subscribe, so N × W deliveries. Then one delivery worker, in this
+ * N events (default 10,000 customer.update events with a real customer's payload, spread
+ * round-robin over O customers, default 1,000: the deliveries of one object to one webhook go
+ * in order, one after the other, so all on one customer would measure one queue) are written
+ * to the event log and outbox through the events port, as the services write them, for W
+ * webhooks (default 4) that all subscribe, so N × W deliveries. The log's size per event
+ * (table, TOAST and indexes) is printed after writing. Then one delivery worker, in this
  * process, as `npm start` runs it, delivers them to a receiver in a child process (answering
  * 200 on keep-alive connections). The clock runs from the worker's start until the last
  * delivery is recorded as delivered in the database.
@@ -18,6 +21,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { Knex } from 'knex';
 import pino from 'pino';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
@@ -30,7 +34,13 @@ import { startWebhookWorker } from '../server/webhooks/delivery-worker';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { webhookRepo } from '../server/webhooks/webhook-repo';
 import { postWebhook } from '../server/webhooks/sender';
-import { signWebhookBody } from '../client/webhooks';
+import { legacySignature, standardSignature } from '../server/webhooks/signing';
+
+/*
+ * With --isolation: one endpoint answering in 5 ms (--fast-ms) alone, then beside one
+ * answering in 5 s (--slow-ms), each getting --events events; the fast endpoint's deliveries
+ * per second in the second phase as a ratio of the first (1.00: the slow one costs it nothing).
+ */
 
 /** As many attempts in flight as the worker allows by default (delivery-worker.ts). */
 const BARE_CONCURRENCY = 256;
@@ -44,13 +54,17 @@ async function bareLoop(total: number, urls: string[], payload: unknown, secrets
       const i = next++;
       const hook = i % urls.length;
       const body = Buffer.from(JSON.stringify({ data: payload }), 'utf8');
+      const timestamp = Math.floor(Date.now() / 1000);
       const headers = {
         'Content-Type': 'application/json',
         'User-Agent': 'debt-collection-service-webhooks/1',
         'X-Service-Event-Name': 'customer.update',
         'X-Service-Webhook-ID': `bare-${hook}`,
         'X-Service-Delivery-ID': `bare-${i}`,
-        'X-Service-Signature-256': signWebhookBody(body, secrets[hook]!),
+        'X-Service-Signature-256': legacySignature(body, secrets[hook]!),
+        'webhook-id': `bare-${i}`,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': standardSignature(`bare-${i}`, timestamp, body, [secrets[hook]!]),
       };
       const result = await postWebhook(urls[hook]!, headers, body, { timeoutMs: 10_000, allowInsecure: true });
       if (!result.ok) throw new Error(`bare loop: ${result.error ?? result.status}`);
@@ -60,18 +74,31 @@ async function bareLoop(total: number, urls: string[], payload: unknown, secrets
   return total / ((Date.now() - started) / 1000);
 }
 
-const { values: options } = parseArgs({ options: { events: { type: 'string', default: '10000' }, webhooks: { type: 'string', default: '4' } } });
+const { values: options } = parseArgs({
+  options: {
+    events: { type: 'string', default: '10000' },
+    webhooks: { type: 'string', default: '4' },
+    objects: { type: 'string', default: '1000' },
+    isolation: { type: 'boolean', default: false },
+    'fast-ms': { type: 'string', default: '5' },
+    'slow-ms': { type: 'string', default: '5000' },
+  },
+});
 const EVENTS = Number(options.events);
 const WEBHOOKS = Number(options.webhooks);
+const OBJECTS = Math.max(1, Math.min(EVENTS, Number(options.objects)));
 
 /** The receiver, in its own process so that it does not share this event loop. */
 const RECEIVER = `
   const http = require('node:http');
   let count = 0;
+  // /slow/… and /fast/… answer after the delays given; anything else at once.
+  const [fastMs, slowMs] = process.argv.slice(-2).map(Number);
   const server = http.createServer((req, res) => {
     if (req.method === 'GET') return res.end(String(count));
+    const delay = req.url.startsWith('/slow/') ? slowMs : req.url.startsWith('/fast/') ? fastMs : 0;
     req.on('data', () => {});
-    req.on('end', () => { count++; res.writeHead(200).end(); });
+    req.on('end', () => { count++; if (delay > 0) setTimeout(() => res.writeHead(200).end(), delay); else res.writeHead(200).end(); });
   });
   server.keepAliveTimeout = 60000;
   server.listen(0, '127.0.0.1', () => process.send(server.address().port));
@@ -79,7 +106,9 @@ const RECEIVER = `
 
 function startReceiver(): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = spawn(process.execPath, ['-e', RECEIVER, '--', String(Number(options['fast-ms'])), String(Number(options['slow-ms']))], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.once('message', (port) => done({ child, port: Number(port) }));
     child.once('error', fail);
   });
@@ -91,6 +120,127 @@ function memory(label: string): NodeJS.MemoryUsage {
   const usage = process.memoryUsage();
   console.log(`memory ${label.padEnd(7)} rss ${mb(usage.rss).padStart(9)}   heap used ${mb(usage.heapUsed).padStart(8)}`);
   return usage;
+}
+
+type Events = ReturnType<typeof webhookEvents>;
+
+/** `count` customers with an address and metadata: the objects the events are about. */
+async function seedCustomers(db: Knex, events: Events, tenant: Tenant, count: number): Promise<string[]> {
+  const customers = customerService({ db, events, clock: () => new Date() });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const customer = await customers.create(
+      tenant,
+      { name: 'Maria Gonzalez', email: `maria.gonzalez.${i}@debt-collection.example`, external_id: `CUST-${100000 + i}`, address: { postal_code: '78704', line1: '1208 Oak Hollow Dr', city: 'Austin', state: 'TX' }, metadata: { portfolio: 'spring-2026' } },
+      new Set(['metadata', 'addresses']),
+    );
+    ids.push(customer.id);
+  }
+  return ids;
+}
+
+/** `count` customer.update events, round-robin over `objects`, 1000 to a transaction as a bulk change writes them. */
+async function writeEvents(db: Knex, events: Events, tenant: Tenant, objects: string[], count: number): Promise<void> {
+  for (let done = 0; done < count; done += 1000) {
+    const ids = Array.from({ length: Math.min(1000, count - done) }, (_, i) => objects[(done + i) % objects.length]!);
+    await db.transaction((trx) => events.record(trx, tenant, [{ name: 'customer.update', ids }]));
+  }
+}
+
+/** Waits until `webhookId` has `target` deliveries delivered (all webhooks when undefined). */
+async function deliveredBy(db: Knex, target: number, webhookId?: string, peak?: { rss: number }): Promise<void> {
+  for (;;) {
+    await new Promise((done) => setTimeout(done, 200));
+    if (peak) peak.rss = Math.max(peak.rss, process.memoryUsage().rss);
+    const query = db('webhook_deliveries').whereNotNull('delivered_at');
+    if (webhookId) query.where('webhook_id', webhookId);
+    const [row] = await query.count<{ count: string }[]>({ count: '*' });
+    if (Number(row!.count) >= target) return;
+  }
+}
+
+async function logSize(db: Knex): Promise<void> {
+  const { rows } = await db.raw<{ rows: { events: string; heap: string; toast: string; indexes: string }[] }>(
+    `SELECT (SELECT count(*) FROM webhook_events) AS events,
+            pg_relation_size('webhook_events') AS heap,
+            pg_total_relation_size('webhook_events') - pg_relation_size('webhook_events') - pg_indexes_size('webhook_events') AS toast,
+            pg_indexes_size('webhook_events') AS indexes`,
+  );
+  const { events, heap, toast, indexes } = rows[0]!;
+  const per = (bytes: string) => (Number(bytes) / Number(events)).toFixed(0);
+  const [sample] = await db('webhook_events').select(db.raw('octet_length(payload::text) AS text, pg_column_size(payload) AS stored')).limit(1);
+  console.log(
+    `event log: ${events} events, ${per(String(Number(heap) + Number(toast) + Number(indexes)))} bytes per event ` +
+      `(rows ${per(heap)}, TOAST ${per(toast)}, indexes ${per(indexes)}); a payload of ${sample.text} bytes of JSON text is stored in ${sample.stored}`,
+  );
+}
+
+interface Bench {
+  db: Knex;
+  boss: Awaited<ReturnType<typeof startQueue>>;
+  tenant: Tenant;
+  secrets: SecretBox;
+  config: ReturnType<typeof loadConfig>;
+  logger: pino.Logger;
+  receiverPort: number;
+  events: Events;
+}
+
+async function addWebhook(bench: Bench, path: string, secret: string): Promise<{ id: string; url: string }> {
+  const url = `http://127.0.0.1:${bench.receiverPort}${path}`;
+  const row = await webhookRepo(bench.db, bench.tenant).insert({ url, events: ['customer.update'], secret_sealed: bench.secrets.encrypt(secret) });
+  return { id: row.id, url };
+}
+
+async function throughput(bench: Bench): Promise<void> {
+  const { db, events, tenant, receiverPort } = bench;
+  const hooks = [];
+  const hookSecrets = Array.from({ length: WEBHOOKS }, (_, i) => `bench_secret_${i}_0123456789`);
+  for (let i = 0; i < WEBHOOKS; i++) hooks.push(await addWebhook(bench, `/hooks/${i}`, hookSecrets[i]!));
+  const objects = await seedCustomers(db, events, tenant, OBJECTS);
+  const writing = Date.now();
+  await writeEvents(db, events, tenant, objects, EVENTS);
+  const wrote = (Date.now() - writing) / 1000;
+  const deliveries = EVENTS * WEBHOOKS;
+  console.log(`outbox: ${EVENTS} events over ${OBJECTS} customers × ${WEBHOOKS} webhooks = ${deliveries} deliveries written in ${wrote.toFixed(1)} s (${(deliveries / wrote).toFixed(0)} per s)`);
+  await logSize(db);
+
+  const before = memory('before');
+  const started = Date.now();
+  const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss });
+  const peak = { rss: 0 };
+  await deliveredBy(db, deliveries, undefined, peak);
+  const seconds = (Date.now() - started) / 1000;
+  await worker.stop();
+  const received = await (await fetch(`http://127.0.0.1:${receiverPort}/`)).text();
+  const rate = deliveries / seconds;
+  console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received})`);
+  const after = memory('after');
+  console.log(`memory  change  rss ${mb(after.rss - before.rss).padStart(9)}   heap used ${mb(after.heapUsed - before.heapUsed).padStart(8)}   (peak rss while delivering ${mb(peak.rss)})`);
+  const [stored] = await db('webhook_events').where('name', 'customer.update').select('payload').limit(1);
+  const bare = await bareLoop(deliveries, hooks.map((hook) => hook.url), (stored as { payload: unknown }).payload, hookSecrets);
+  console.log(`baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second; ours ${(rate / bare).toFixed(2)} of it`);
+}
+
+/** The fast endpoint's rate alone, then beside a slow one, in one run. */
+async function isolation(bench: Bench): Promise<void> {
+  const { db, events, tenant } = bench;
+  const objects = await seedCustomers(db, events, tenant, OBJECTS);
+  const fast = await addWebhook(bench, '/fast/0', 'bench_secret_fast_0123456789');
+  const phase = async (label: string, already: number) => {
+    await writeEvents(db, events, tenant, objects, EVENTS);
+    const started = Date.now();
+    const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss });
+    await deliveredBy(db, already + EVENTS, fast.id);
+    const rate = EVENTS / ((Date.now() - started) / 1000);
+    console.log(`${label}: the fast endpoint (${options['fast-ms']} ms) got ${EVENTS} deliveries at ${rate.toFixed(0)} per second`);
+    await worker.stop();
+    return rate;
+  };
+  const alone = await phase('alone', 0);
+  await addWebhook(bench, '/slow/0', 'bench_secret_slow_0123456789');
+  const beside = await phase(`beside a ${options['slow-ms']} ms endpoint`, EVENTS);
+  console.log(`isolation: the fast endpoint's rate beside the slow one is ${(beside / alone).toFixed(2)} of its rate alone`);
 }
 
 async function main(): Promise<void> {
@@ -105,48 +255,9 @@ async function main(): Promise<void> {
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     const secrets = new SecretBox(randomBytes(32));
     const config = { ...loadConfig({ PORT: '0' }), webhookAllowInsecureUrls: true };
-    const hookUrls = Array.from({ length: WEBHOOKS }, (_, i) => `http://127.0.0.1:${receiver.port}/hooks/${i}`);
-    const hookSecrets = Array.from({ length: WEBHOOKS }, (_, i) => `bench_secret_${i}_0123456789`);
-    for (let i = 0; i < WEBHOOKS; i++) {
-      await webhookRepo(db, tenant).insert({ url: hookUrls[i]!, events: ['customer.update'], secret_sealed: secrets.encrypt(hookSecrets[i]!) });
-    }
-    const events = webhookEvents(boss);
-    const customer = await customerService({ db, events, clock: () => new Date() }).create(
-      tenant,
-      { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', line1: '1208 Oak Hollow Dr', city: 'Austin', state: 'TX' }, metadata: { portfolio: 'spring-2026' } },
-      new Set(['metadata', 'addresses']),
-    );
-    // Only the events under test: the create above delivered nothing (no webhook wanted it).
-    const writing = Date.now();
-    for (let done = 0; done < EVENTS; done += 1000) {
-      const count = Math.min(1000, EVENTS - done);
-      await db.transaction((trx) => events.record(trx, tenant, [{ name: 'customer.update', ids: Array.from({ length: count }, () => customer.id) }]));
-    }
-    const wrote = (Date.now() - writing) / 1000;
-    const deliveries = EVENTS * WEBHOOKS;
-    console.log(`outbox: ${EVENTS} events × ${WEBHOOKS} webhooks = ${deliveries} deliveries written in ${wrote.toFixed(1)} s (${(deliveries / wrote).toFixed(0)} per s)`);
-
-    const before = memory('before');
-    const started = Date.now();
-    const worker = startWebhookWorker({ config, db, logger, secrets, boss });
-    let delivered = 0;
-    let peakRss = 0;
-    while (delivered < deliveries) {
-      await new Promise((done) => setTimeout(done, 200));
-      peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      const [row] = await db('webhook_deliveries').whereNotNull('delivered_at').count<{ count: string }[]>({ count: '*' });
-      delivered = Number(row!.count);
-    }
-    const seconds = (Date.now() - started) / 1000;
-    await worker.stop();
-    const received = await (await fetch(`http://127.0.0.1:${receiver.port}/`)).text();
-    const rate = deliveries / seconds;
-    console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received})`);
-    const after = memory('after');
-    console.log(`memory  change  rss ${mb(after.rss - before.rss).padStart(9)}   heap used ${mb(after.heapUsed - before.heapUsed).padStart(8)}   (peak rss while delivering ${mb(peakRss)})`);
-    const [stored] = await db('webhook_events').select('payload').limit(1);
-    const bare = await bareLoop(deliveries, hookUrls, (stored as { payload: unknown }).payload, hookSecrets);
-    console.log(`baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second; ours ${(rate / bare).toFixed(2)} of it`);
+    const bench: Bench = { db, boss, tenant, secrets, config, logger, receiverPort: receiver.port, events: webhookEvents(boss) };
+    if (options.isolation) await isolation(bench);
+    else await throughput(bench);
   } finally {
     await boss.stop({ graceful: false, wait: true });
     receiver.child.kill();

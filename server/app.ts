@@ -19,6 +19,7 @@ import { bulkSessionThrottle, customerSessionRoutes } from './customer-sessions/
 import { browserLinks } from './customer-sessions/portal-routes';
 import { portalRouter, portalScope } from './portal/portal-router';
 import { webhookRoutes } from './webhooks/webhook-routes';
+import { eventLogRoutes } from './event-log/event-log-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
@@ -84,6 +85,7 @@ export function createApp(deps: AppDeps): Express {
     bulkRoutes,
     customerSessionRoutes,
     webhookRoutes,
+    eventLogRoutes,
     chargeRoutes,
     paymentPlanRoutes,
     sandboxRoutes,

@@ -23,6 +23,12 @@ export interface Config {
   webhookAllowInsecureUrls: boolean;
   /** Days an event and its finished deliveries stay in the outbox (and the deliveries log). */
   webhookLogRetentionDays: number;
+  /** Days every event is kept for GET /events and recovery (and its deliveries with it). */
+  eventRetentionDays: number;
+  /** Hours a rotated-out webhook secret keeps signing beside the new one. */
+  webhookSecretGraceHours: number;
+  /** Days of nothing but failed attempts after which a webhook is disabled (warned a day before). */
+  webhookDisableAfterDays: number;
   portalUrl: string;
   shortLinkBaseUrl: string;
   /** base64 of 32 bytes; unset: a key kept in dataDir, made on first start. */
@@ -118,6 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
     webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),
     webhookLogRetentionDays: integer(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30, 1, 3650),
+    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    webhookSecretGraceHours: integer(env, 'WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 720),
+    webhookDisableAfterDays: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 2, 365),
     portalUrl: url(env, 'PORTAL_URL', `http://127.0.0.1:${port}/portal`),
     shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
     dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,

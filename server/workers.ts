@@ -9,6 +9,8 @@ import { deliverCommunication } from './communications/mail-job';
 import type { CommunicationJob } from './communications/outgoing';
 import { startWebhookWorker } from './webhooks/delivery-worker';
 import { startOutboxRetention } from './webhooks/retention';
+import { startWebhookHealth } from './webhooks/webhook-health';
+import { runRecovery, type RecoveryJob } from './webhooks/recovery';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
@@ -42,6 +44,10 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
     await settleAch(deps, job!.data);
   });
   await startOutboxRetention(deps);
+  await startWebhookHealth(deps);
+  await boss.work<RecoveryJob>(QUEUES.webhookRecovery, { pollingIntervalSeconds: 1 }, async ([job]) => {
+    await runRecovery(deps, job!.data);
+  });
   await startPlanScheduler(deps, planPorts(deps));
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.

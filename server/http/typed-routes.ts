@@ -20,7 +20,7 @@ type Operation<P extends keyof paths, M extends Method> = NonNullable<paths[P][M
 type PathParams<O> = O extends { parameters: { path: infer X } } ? (X extends Record<string, unknown> ? { [K in keyof X]: string } : Record<never, never>) : Record<never, never>;
 type QueryParams<O> = O extends { parameters: { query?: infer Q } } ? (Q extends Record<string, unknown> ? { [K in keyof Q]?: string } : Record<never, never>) : Record<never, never>;
 type Body<O> = O extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
-type Success<R> = { [S in keyof R]: S extends 200 | 201 ? (R[S] extends { content: { 'application/json': infer J } } ? J : never) : never }[keyof R];
+type Success<R> = { [S in keyof R]: S extends 200 | 201 | 202 ? (R[S] extends { content: { 'application/json': infer J } } ? J : never) : never }[keyof R];
 type Answer<O> = O extends { responses: infer R } ? Success<R> : never;
 
 export type TypedRequest<P extends keyof paths, M extends Method> = Request<

@@ -14,6 +14,8 @@ export const QUEUES = {
   achSettlement: 'ach-settlement',
   outboxRetention: 'outbox-retention',
   dueWork: 'due-work',
+  webhookHealth: 'webhook-health',
+  webhookRecovery: 'webhook-recovery',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

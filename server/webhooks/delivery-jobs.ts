@@ -15,6 +15,8 @@
 import type PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import { QUEUES } from '../jobs/queue';
+import type { AttemptOutcome } from './delivery-repo';
+import type { AttemptResult } from './sender';
 
 /** The first attempt and 3 retries (spec 6.1). */
 export const MAX_ATTEMPTS = 4;
@@ -62,4 +64,18 @@ export function deliveryJob(data: DeliveryJob, startAfterSeconds = 0): PgBoss.Jo
     ...(startAfterSeconds > 0 ? { startAfter: String(startAfterSeconds) } : {}),
     // No expireInSeconds, retryLimit or retryDelay: the queue's (deliveryQueueOptions) apply.
   };
+}
+
+/** What an attempt's answer means for its delivery. */
+export function outcomeOf(data: DeliveryJob, result: AttemptResult): AttemptOutcome {
+  if (result.ok) return 'delivered';
+  if (result.status === 410) return 'failed';
+  if (result.retryAfterSeconds !== undefined) return 'postponed';
+  return data.attempt >= MAX_ATTEMPTS ? 'failed' : 'retry';
+}
+
+/** The job's data as its next job carries it: a test delivery keeps the id of its first attempt. */
+export function carried(job: PgBoss.Job<DeliveryJob>): DeliveryJob {
+  const data = job.data;
+  return isTestJob(data) && !data.test.deliveryId ? { ...data, test: { ...data.test, deliveryId: job.id } } : data;
 }

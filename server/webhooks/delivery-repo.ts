@@ -14,25 +14,45 @@ export interface DeliveryTarget {
   webhookId: string;
   url: string;
   secretSealed: string;
+  /** The secret before the last rotation, while it still signs beside the new one. */
+  previousSecretSealed: string | null;
+  disabled: boolean;
+  /**
+   * The delivery of the same object to the same webhook just before this one, when it is
+   * still under way (this one waits for it), and when its next attempt is due; null when none.
+   */
+  blockerId: string | null;
+  blockedUntil: Date | null;
 }
 
 export interface Hook {
   id: string;
   url: string;
   secret_sealed: string;
+  previous_secret_sealed: string | null;
 }
+
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'postponed' | 'cancelled';
 
 export interface AttemptRecord {
   id: string;
   attempt: number;
   status: number | null;
   error: string | null;
-  outcome: 'delivered' | 'retry' | 'failed';
+  /**
+   * delivered, retry (after the retry delay), failed (for good), postponed (the endpoint asked
+   * to wait `delaySeconds`; the attempt is not spent), cancelled (the webhook is disabled).
+   */
+  outcome: AttemptOutcome;
+  delaySeconds: number;
 }
+
+/** The previous secret, only while its rotation's grace lasts (by the worker's clock). */
+const PREVIOUS_SECRET = `CASE WHEN ${WEBHOOKS}.previous_secret_expires_at > ?::timestamptz THEN ${WEBHOOKS}.previous_secret_sealed END`;
 
 export function deliveryRepo(db: Knex) {
   return {
-    async targets(deliveryIds: string[]): Promise<Map<string, DeliveryTarget>> {
+    async targets(deliveryIds: string[], now: Date): Promise<Map<string, DeliveryTarget>> {
       if (deliveryIds.length === 0) return new Map();
       const rows = await db(DELIVERIES)
         .join(WEBHOOKS, `${WEBHOOKS}.id`, `${DELIVERIES}.webhook_id`)
@@ -47,13 +67,29 @@ export function deliveryRepo(db: Knex) {
           `${WEBHOOKS}.id as webhookId`,
           `${WEBHOOKS}.url`,
           `${WEBHOOKS}.secret_sealed as secretSealed`,
+          db.raw(`${PREVIOUS_SECRET} AS "previousSecretSealed"`, [now.toISOString()]),
+          db.raw(`${WEBHOOKS}.status = 'disabled' AS disabled`),
+          // The unfinished delivery just before this one, of its object, to its webhook (one index probe).
+          db.raw(
+            `(SELECT ARRAY[p.id::text, COALESCE(p.next_attempt_at, now())::text] FROM ${DELIVERIES} p
+               WHERE p.webhook_id = ${DELIVERIES}.webhook_id AND p.object_id = ${DELIVERIES}.object_id
+                 AND p.sequence < ${DELIVERIES}.sequence AND p.delivered_at IS NULL AND p.failed_at IS NULL
+               ORDER BY p.sequence DESC LIMIT 1) AS blocker`,
+          ),
         );
-      return new Map((rows as DeliveryTarget[]).map((row) => [row.deliveryId, row]));
+      return new Map(
+        (rows as (Omit<DeliveryTarget, 'blockerId' | 'blockedUntil'> & { blocker: [string, string] | null })[]).map(({ blocker, ...row }) => [
+          row.deliveryId,
+          { ...row, blockerId: blocker?.[0] ?? null, blockedUntil: blocker ? new Date(blocker[1]) : null },
+        ]),
+      );
     },
 
-    async hooks(ids: string[]): Promise<Map<string, Hook>> {
+    async hooks(ids: string[], now: Date): Promise<Map<string, Hook>> {
       if (ids.length === 0) return new Map();
-      const rows: Hook[] = await db(WEBHOOKS).whereIn('id', ids).select('id', 'url', 'secret_sealed');
+      const rows: Hook[] = await db(WEBHOOKS)
+        .whereIn('id', ids)
+        .select('id', 'url', 'secret_sealed', db.raw(`${PREVIOUS_SECRET} AS previous_secret_sealed`, [now.toISOString()]));
       return new Map(rows.map((row) => [row.id, row]));
     },
 
@@ -62,20 +98,20 @@ export function deliveryRepo(db: Knex) {
      * not yet finished, so a job run twice (its worker died after sending) counts once.
      * Answers the ids of the rows changed.
      */
-    async record(attempts: AttemptRecord[], retryDelaySeconds: number): Promise<Set<string>> {
+    async record(attempts: AttemptRecord[]): Promise<Set<string>> {
       if (attempts.length === 0) return new Set();
       const { rows } = await db.raw<{ rows: { id: string }[] }>(
         `UPDATE ${DELIVERIES} AS d
-            SET attempts = v.attempt,
+            SET attempts = CASE WHEN v.outcome IN ('postponed', 'cancelled') THEN d.attempts ELSE v.attempt END,
                 last_status_code = v.status,
                 last_error = v.error,
                 delivered_at = CASE WHEN v.outcome = 'delivered' THEN now() END,
-                failed_at = CASE WHEN v.outcome = 'failed' THEN now() END,
-                next_attempt_at = CASE WHEN v.outcome = 'retry' THEN now() + make_interval(secs => ?) END
-           FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, attempt int, status int, error text, outcome text)
+                failed_at = CASE WHEN v.outcome IN ('failed', 'cancelled') THEN now() END,
+                next_attempt_at = CASE WHEN v.outcome IN ('retry', 'postponed') THEN now() + make_interval(secs => v.delay) END
+           FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, attempt int, status int, error text, outcome text, delay int)
           WHERE d.id = v.id AND d.attempts = v.attempt - 1 AND d.delivered_at IS NULL AND d.failed_at IS NULL
           RETURNING d.id`,
-        [retryDelaySeconds, JSON.stringify(attempts)],
+        [JSON.stringify(attempts.map((attempt) => ({ ...attempt, delay: attempt.delaySeconds })))],
       );
       return new Set(rows.map((row) => row.id));
     },

@@ -12,17 +12,26 @@
  *
  * A crash between sending and recording leaves the job active; its lease (delivery-jobs.ts)
  * lapses and another process sends it again: delivery is at least once, and every attempt of
- * one delivery carries the same X-Service-Delivery-ID so that a receiver can tell a repeat.
+ * one delivery carries the same X-Service-Delivery-ID (and webhook-id) so that a receiver can
+ * tell a repeat.
+ *
+ * The deliveries of one object to one webhook go in order: a job whose predecessor is still
+ * unfinished waits for it when it is in hand in this process, and is deferred otherwise (until
+ * the predecessor's next attempt). An answer 410 disables the webhook, a 429 or 503 with
+ * Retry-After puts the attempt off without spending it, and every recorded batch notes which
+ * webhooks are failing (webhook-health.ts).
  */
 import type PgBoss from 'pg-boss';
-import { encryptWebhookData, signWebhookBody } from '../../client/webhooks';
 import type { AppDeps } from '../deps';
 import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
-import { deliveryRepo, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
-import { deliveryJob, deliveryQueueOptions, isTestJob, MAX_ATTEMPTS, type DeliveryJob } from './delivery-jobs';
+import { deliveryRepo, type AttemptOutcome, type AttemptRecord, type DeliveryTarget, type Hook } from './delivery-repo';
+import { carried, deliveryJob, deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { postWebhook, type AttemptResult } from './sender';
+import { signedRequest } from './signing';
+import { disableWebhooks, GONE_REASON, noteAttempts } from './webhook-health';
 
-export type WorkerDeps = Pick<AppDeps, 'config' | 'db' | 'logger' | 'secrets' | 'boss'>;
+/** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
+export type WorkerDeps = Pick<AppDeps, 'config' | 'db' | 'logger' | 'secrets' | 'boss'> & Partial<Pick<AppDeps, 'clock'>>;
 
 export interface WebhookWorkerOptions {
   /** Attempts in flight at once in this process. */
@@ -44,8 +53,11 @@ type Job = PgBoss.Job<DeliveryJob>;
 
 interface Outcome {
   job: Job;
-  kind: 'skip' | 'defer' | 'attempt';
+  /** skip: nothing to do; defer: put back for `deferSeconds`; cancel: the webhook is disabled; attempt: sent. */
+  kind: 'skip' | 'defer' | 'cancel' | 'attempt';
   result?: AttemptResult;
+  webhookId?: string;
+  deferSeconds?: number;
 }
 
 interface Attempt {
@@ -53,6 +65,7 @@ interface Attempt {
   webhookId: string;
   url: string;
   secretSealed: string;
+  previousSecretSealed: string | null;
   event: string;
   data: unknown;
 }
@@ -62,14 +75,9 @@ const FETCH_MAX = 100;
 const RECORD_BATCH = 100;
 const RECORD_WAIT_MS = 5;
 
-/** The job's data as its next job carries it: a test delivery keeps the id of its first attempt. */
-function carried(job: Job): DeliveryJob {
-  const data = job.data;
-  return isTestJob(data) && !data.test.deliveryId ? { ...data, test: { ...data.test, deliveryId: job.id } } : data;
-}
-
 export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, db, logger, secrets, boss } = deps;
+  const clock = deps.clock ?? (() => new Date());
   const concurrency = options.concurrency ?? 256;
   const perWebhook = options.perWebhook ?? 64;
   const pollMs = options.pollIntervalMs ?? 500;
@@ -78,6 +86,26 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   let stopping = false;
   let inFlight = 0;
   const perHook = new Map<string, number>();
+  // A saturated webhook's jobs are put back spread over the time its slots take to free: the
+  // n-th job parked waits about n × (its attempts' mean time) / perWebhook. A slow endpoint's
+  // backlog then comes back about once, instead of every second, and costs the others nothing.
+  const pace = new Map<string, { meanMs: number; parked: number }>();
+  const paceOf = (webhookId: string) => {
+    let state = pace.get(webhookId);
+    if (!state) pace.set(webhookId, (state = { meanMs: 0, parked: 0 }));
+    if (pace.size > 10_000) pace.clear();
+    return state;
+  };
+  const parkSeconds = (webhookId: string) => {
+    const state = paceOf(webhookId);
+    state.parked += 1;
+    return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * state.meanMs) / perWebhook / 1000)));
+  };
+  const timed = (webhookId: string, ms: number) => {
+    const state = paceOf(webhookId);
+    state.meanMs = state.meanMs === 0 ? ms : state.meanMs * 0.9 + ms * 0.1;
+    state.parked = Math.max(0, state.parked - 1);
+  };
   let wake: (() => void) | undefined;
   let idle: (() => void) | undefined;
 
@@ -129,26 +157,34 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     const delay = config.webhookRetryDelaySeconds;
     const stored: AttemptRecord[] = [];
     for (const { job, kind, result } of outcomes) {
-      if (kind !== 'attempt' || isTestJob(job.data)) continue;
-      const last = job.data.attempt >= MAX_ATTEMPTS;
-      const outcome = result!.ok ? 'delivered' : last ? 'failed' : 'retry';
-      stored.push({ id: job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error, outcome });
+      if (isTestJob(job.data)) continue;
+      const { deliveryId: id, attempt } = job.data;
+      if (kind === 'cancel') stored.push({ id, attempt, status: null, error: 'the webhook is disabled', outcome: 'cancelled', delaySeconds: 0 });
+      if (kind !== 'attempt') continue;
+      const outcome = outcomeOf(job.data, result!);
+      stored.push({ id, attempt, status: result!.status, error: result!.error, outcome, delaySeconds: outcome === 'postponed' ? result!.retryAfterSeconds! : delay });
     }
+    const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
+    const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
     await db.transaction(async (trx) => {
-      const changed = await deliveryRepo(trx).record(stored, delay);
+      const changed = await deliveryRepo(trx).record(stored);
       const next: PgBoss.JobInsert[] = [];
-      for (const { job, kind, result } of outcomes) {
+      for (const { job, kind, result, deferSeconds } of outcomes) {
         const data = carried(job);
-        if (kind === 'defer') next.push(deliveryJob(data, DEFER_SECONDS));
-        if (kind !== 'attempt' || result!.ok || data.attempt >= MAX_ATTEMPTS) continue;
-        if (isTestJob(data) || changed.has(data.deliveryId)) next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay));
+        if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS));
+        if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
+        const outcome = outcomeOf(data, result!);
+        if (outcome === 'postponed') next.push(deliveryJob(data, result!.retryAfterSeconds));
+        if (outcome === 'retry') next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay));
       }
       await enqueueManyIn(boss, trx, next);
       await completeIn(boss, trx, QUEUES.webhookDelivery, outcomes.map((outcome) => outcome.job.id));
+      await noteAttempts(trx, clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
+      await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
     });
     for (const { job, kind, result } of outcomes) {
       if (kind !== 'attempt' || result!.ok) continue;
-      const final = job.data.attempt >= MAX_ATTEMPTS;
+      const final = outcomeOf(job.data, result!) === 'failed';
       log[final ? 'warn' : 'debug'](
         { delivery: isTestJob(job.data) ? 'test' : job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error },
         final ? 'webhook delivery failed; no more attempts' : 'webhook attempt failed; retry scheduled',
@@ -157,58 +193,96 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   }
 
   // --- one attempt ----------------------------------------------------------------------
-  /** What to send for a job, or undefined when there is nothing to do (webhook gone, done already). */
-  function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Attempt | undefined {
+  // Deliveries in hand in this process (this batch or an earlier one), by id: settles 'final'
+  // once recorded as delivered or failed for good (or found finished), 'pending' otherwise.
+  const inHand = new Map<string, { settled: Promise<'final' | 'pending'>; settle: (state: 'final' | 'pending') => void }>();
+  const settleOf = (deliveryId: string, state: 'final' | 'pending') => {
+    inHand.get(deliveryId)?.settle(state);
+    inHand.delete(deliveryId);
+  };
+
+  /**
+   * What to send for a job, or what else to do with it: skip it (webhook deleted, delivery done
+   * already), cancel it (webhook disabled), or defer it (an earlier delivery of the same object
+   * to the same webhook is still under way: deliveries of one object keep their order). A job
+   * whose predecessor is in hand here waits for it instead (see run).
+   */
+  function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Attempt | Outcome | { waitFor: string; target: DeliveryTarget } {
     const data = job.data;
+    const skip: Outcome = { job, kind: 'skip' };
     if (isTestJob(data)) {
       const hook = hooks.get(data.test.webhookId);
-      return hook && { deliveryId: data.test.deliveryId ?? job.id, webhookId: hook.id, url: hook.url, secretSealed: hook.secret_sealed, event: data.test.event, data: data.test.data };
+      if (!hook) return skip;
+      return { deliveryId: data.test.deliveryId ?? job.id, webhookId: hook.id, url: hook.url, secretSealed: hook.secret_sealed, previousSecretSealed: hook.previous_secret_sealed, event: data.test.event, data: data.test.data };
     }
     const target = targets.get(data.deliveryId);
     // A finished delivery, or an attempt already made (the job ran before, then its worker died).
-    if (!target || target.finished || target.attempts !== data.attempt - 1) return undefined;
-    return { deliveryId: target.deliveryId, webhookId: target.webhookId, url: target.url, secretSealed: target.secretSealed, event: target.event, data: target.payload };
+    if (!target || target.finished || target.attempts !== data.attempt - 1) return skip;
+    if (target.disabled) return { job, kind: 'cancel' };
+    if (target.blockerId && inHand.has(target.blockerId)) return { waitFor: target.blockerId, target };
+    if (target.blockedUntil) {
+      const wait = Math.ceil((new Date(target.blockedUntil).getTime() - Date.now()) / 1000);
+      return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)) };
+    }
+    return attemptOf(target);
   }
 
   async function send(attempt: Attempt): Promise<AttemptResult> {
     let secret: string;
+    let previous: string | undefined;
     try {
       secret = secretOf(attempt.webhookId, attempt.secretSealed);
+      previous = attempt.previousSecretSealed ? secretOf(`${attempt.webhookId}:previous`, attempt.previousSecretSealed) : undefined;
     } catch (error) {
       log.error({ err: error, webhook: attempt.webhookId }, 'cannot open a webhook secret (DATA_ENCRYPTION_KEY changed?)');
       return { ok: false, status: null, error: 'the webhook secret could not be opened' };
     }
-    // Built once: the signature covers exactly these bytes, and exactly these are sent.
-    const data = attempt.event === 'external-charge.create' ? encryptWebhookData(attempt.data, secret) : attempt.data;
-    const body = Buffer.from(JSON.stringify({ data }), 'utf8');
-    const headers = {
-      'Content-Type': 'application/json',
-      'User-Agent': 'debt-collection-service-webhooks/1',
-      'X-Service-Event-Name': attempt.event,
-      'X-Service-Webhook-ID': attempt.webhookId,
-      'X-Service-Delivery-ID': attempt.deliveryId,
-      'X-Service-Signature-256': signWebhookBody(body, secret),
-    };
+    const { headers, body } = signedRequest(attempt, previous ? [secret, previous] : [secret]);
     return postWebhook(attempt.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowInsecure: config.webhookAllowInsecureUrls });
   }
 
+  const attemptOf = (target: DeliveryTarget): Attempt => ({
+    deliveryId: target.deliveryId,
+    webhookId: target.webhookId,
+    url: target.url,
+    secretSealed: target.secretSealed,
+    previousSecretSealed: target.previousSecretSealed,
+    event: target.event,
+    data: target.payload,
+  });
+
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
+    let state: 'final' | 'pending' = 'pending';
     try {
-      const attempt = prepare(job, targets, hooks);
-      if (!attempt) return await record({ job, kind: 'skip' });
+      let attempt = prepare(job, targets, hooks);
+      // The predecessor is in hand here: go right after it once it is delivered (or failed for
+      // good), rather than coming back in a second; still pending (a retry later): defer.
+      if ('waitFor' in attempt) {
+        if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await record({ job, kind: 'defer' });
+        attempt = attemptOf(attempt.target);
+      }
+      if ('kind' in attempt) {
+        if (attempt.kind === 'skip' || attempt.kind === 'cancel') state = 'final';
+        return await record(attempt);
+      }
       const busy = perHook.get(attempt.webhookId) ?? 0;
-      if (busy >= perWebhook) return await record({ job, kind: 'defer' });
+      if (busy >= perWebhook) return await record({ job, kind: 'defer', deferSeconds: parkSeconds(attempt.webhookId) });
       perHook.set(attempt.webhookId, busy + 1);
       let result: AttemptResult;
       try {
+        const sending = Date.now();
         result = await send(attempt);
+        timed(attempt.webhookId, Date.now() - sending);
       } finally {
         const left = (perHook.get(attempt.webhookId) ?? 1) - 1;
         if (left > 0) perHook.set(attempt.webhookId, left);
         else perHook.delete(attempt.webhookId);
       }
-      await record({ job, kind: 'attempt', result });
+      await record({ job, kind: 'attempt', result, webhookId: attempt.webhookId });
+      const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
+      state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
     } finally {
+      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state);
       inFlight -= 1;
       if (inFlight === 0) idle?.();
       poke();
@@ -220,13 +294,19 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     let hooks: Map<string, Hook>;
     try {
       const repo = deliveryRepo(db);
-      targets = await repo.targets(jobs.flatMap((job) => (isTestJob(job.data) ? [] : [job.data.deliveryId])));
-      hooks = await repo.hooks(jobs.flatMap((job) => (isTestJob(job.data) ? [job.data.test.webhookId] : [])));
+      targets = await repo.targets(jobs.flatMap((job) => (isTestJob(job.data) ? [] : [job.data.deliveryId])), clock());
+      hooks = await repo.hooks(jobs.flatMap((job) => (isTestJob(job.data) ? [job.data.test.webhookId] : [])), clock());
     } catch (error) {
       log.error({ err: error }, 'could not load webhook deliveries');
       inFlight -= jobs.length;
       if (inFlight === 0) idle?.();
       return;
+    }
+    for (const job of jobs) {
+      if (isTestJob(job.data) || inHand.has(job.data.deliveryId)) continue;
+      let settle!: (state: 'final' | 'pending') => void;
+      const settled = new Promise<'final' | 'pending'>((done) => (settle = done));
+      inHand.set(job.data.deliveryId, { settled, settle });
     }
     await Promise.all(jobs.map((job) => run(job, targets, hooks)));
   }

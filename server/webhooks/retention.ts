@@ -1,7 +1,8 @@
 /**
- * Retention of the outbox: an event and its deliveries are removed WEBHOOK_LOG_RETENTION_DAYS
- * after the event, once every delivery of it has finished (delivered, or failed for good); a
- * delivery still being retried keeps its event. It runs as a pg-boss schedule (hourly, in
+ * Retention of the event log and outbox: an event and its deliveries are removed
+ * EVENT_RETENTION_DAYS (or WEBHOOK_LOG_RETENTION_DAYS, whichever is longer) after the event,
+ * once every delivery of it has finished (delivered, or failed for good); a delivery still
+ * being retried keeps its event. Finished recovery tasks go after the same time. It runs as a pg-boss schedule (hourly, in
  * whichever process takes the job), so a stopped server only delays it. Deletes go in chunks,
  * each its own short transaction, so a large backlog never holds long locks.
  *
@@ -32,12 +33,18 @@ export async function pruneOutbox(db: Knex, retentionDays: number): Promise<numb
   }
 }
 
+/** How long events (and with them their deliveries) are kept. */
+export const retentionDays = (config: Pick<AppDeps['config'], 'eventRetentionDays' | 'webhookLogRetentionDays'>) =>
+  Math.max(config.eventRetentionDays, config.webhookLogRetentionDays);
+
 /** The schedule and its worker; every process registers both (pg-boss keeps one schedule). */
 export async function startOutboxRetention(deps: Pick<AppDeps, 'boss' | 'db' | 'config' | 'logger'>): Promise<void> {
   const { boss, db, config, logger } = deps;
   await boss.schedule(QUEUES.outboxRetention, RETENTION_CRON);
   await boss.work(QUEUES.outboxRetention, { pollingIntervalSeconds: 30 }, async () => {
-    const removed = await pruneOutbox(db, config.webhookLogRetentionDays);
-    if (removed > 0) logger.info({ removed, retentionDays: config.webhookLogRetentionDays }, 'outbox: removed events past retention');
+    const days = retentionDays(config);
+    const removed = await pruneOutbox(db, days);
+    await db.raw(`DELETE FROM webhook_recoveries WHERE completed_at < now() - make_interval(days => ?)`, [days]);
+    if (removed > 0) logger.info({ removed, retentionDays: days }, 'outbox: removed events past retention');
   });
 }

@@ -13,6 +13,25 @@ export interface AttemptResult {
   status: number | null;
   /** Why the attempt failed; null when it succeeded. */
   error: string | null;
+  /** A 429 or 503 with a usable Retry-After: the seconds it asks for, at most an hour. */
+  retryAfterSeconds?: number;
+}
+
+/** The longest wait a Retry-After may ask for; beyond it, we come back after an hour. */
+export const MAX_RETRY_AFTER_SECONDS = 3600;
+
+/** Retry-After as seconds (RFC 9110: delay-seconds or an HTTP-date); undefined when absent or unreadable. */
+export function retryAfterSeconds(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const text = value.trim();
+  let seconds: number;
+  if (/^\d+$/.test(text)) seconds = Number(text);
+  else {
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    seconds = Math.ceil((at - now) / 1000);
+  }
+  return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds));
 }
 
 // Up to 64 connections per endpoint; the worker's per-webhook limit keeps within it.
@@ -68,7 +87,10 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
       const status = response.statusCode ?? 0;
       if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
       else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect (${status}) not followed` });
-      else finish({ ok: false, status, error: `answered ${status}` });
+      else if (status === 429 || status === 503) {
+        const header = response.headers['retry-after'];
+        finish({ ok: false, status, error: `answered ${status}`, retryAfterSeconds: retryAfterSeconds(Array.isArray(header) ? header[0] : header) });
+      } else finish({ ok: false, status, error: `answered ${status}` });
     });
     request.on('error', (error) => {
       clearTimeout(timer);

@@ -6,8 +6,8 @@
  * `*_uuid` property, at any depth, becomes null: the data is stored nowhere and names nothing.
  */
 import { sample } from 'openapi-sampler';
-import { decryptWebhookData } from '../../client/webhooks';
 import { loadDocument } from '../http/validator';
+import { decryptEventData } from './signing';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -38,7 +38,7 @@ function generate(): Map<string, Json> {
     const body = (example ?? sample(media.schema as never, { skipReadOnly: true, quiet: true }, document as never)) as { data: Json };
     let data = body.data;
     // The encrypted event's example is ciphertext; the data object is what it decrypts to.
-    if (event === 'external-charge.create' && typeof data === 'string') data = decryptWebhookData(data, EXAMPLE_SECRET) as Json;
+    if (event === 'external-charge.create' && typeof data === 'string') data = decryptEventData(data, EXAMPLE_SECRET) as Json;
     // A tracking payload names its own event.
     if (data && typeof data === 'object' && !Array.isArray(data) && 'event' in data && 'trackables' in data) data = { ...data, event };
     payloads.set(event, nullIds(data));

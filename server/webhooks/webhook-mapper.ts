@@ -4,17 +4,21 @@ import type { DeliveryRow, WebhookRow } from './webhook-repo';
 
 type S = components['schemas'];
 
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
 export function webhookToApi(row: WebhookRow): S['Webhook'] {
   return {
     id: row.id,
     url: row.url,
     events: row.events,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    disabled_at: iso(row.disabled_at),
+    secret_rotated_at: iso(row.secret_rotated_at),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
 }
-
-const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
 export function deliveryToApi(row: DeliveryRow): S['WebhookDelivery'] {
   return {

@@ -10,18 +10,47 @@ export const DELIVERIES = 'webhook_deliveries';
 
 export type EventName = components['schemas']['EventName'];
 
-export const WEBHOOK_COLUMNS = ['id', 'url', 'events', 'secret_sealed', 'created_at', 'updated_at'].map((column) => `${WEBHOOKS}.${column}`);
+export const WEBHOOK_COLUMNS = [
+  'id',
+  'url',
+  'events',
+  'secret_sealed',
+  'status',
+  'disabled_reason',
+  'disabled_at',
+  'secret_rotated_at',
+  'previous_secret_expires_at',
+  'created_at',
+  'updated_at',
+].map((column) => `${WEBHOOKS}.${column}`);
+
+export type WebhookStatus = 'enabled' | 'disabled';
 
 export interface WebhookRow {
   id: string;
   url: string;
   events: EventName[];
   secret_sealed: string;
+  status: WebhookStatus;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  secret_rotated_at: Date | null;
+  previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export type WebhookValues = Pick<WebhookRow, 'url' | 'events' | 'secret_sealed'>;
+
+/** What an update may change besides url, events and secret (status, rotation's columns). */
+export type WebhookChanges = Partial<
+  WebhookValues &
+    Pick<WebhookRow, 'status' | 'disabled_reason' | 'disabled_at' | 'secret_rotated_at' | 'previous_secret_expires_at'> & {
+      previous_secret_sealed: string | null;
+      failing_since: Date | null;
+      warned_at: Date | null;
+    }
+>;
 
 /** The unique index behind "not the url of another webhook". */
 export const WEBHOOK_URL_UNIQUE = 'webhooks_organization_id_environment_url_unique';
@@ -54,12 +83,6 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
   const webhooks = () => scoped(db, WEBHOOKS, tenant);
   return {
     /** Oldest first. */
-    /** The event names some webhook of the tenant subscribes to. */
-    async subscribedEvents(): Promise<Set<string>> {
-      const rows: { name: string }[] = await scoped(db, WEBHOOKS, tenant).select(db.raw('DISTINCT unnest(events) AS name'));
-      return new Set(rows.map((row) => row.name));
-    },
-
     async list(): Promise<WebhookRow[]> {
       return webhooks().orderBy([{ column: 'created_at' }, { column: 'id' }]).select(WEBHOOK_COLUMNS);
     },
@@ -85,7 +108,7 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
       return row as WebhookRow;
     },
 
-    async update(id: string, values: Partial<WebhookValues>): Promise<WebhookRow> {
+    async update(id: string, values: WebhookChanges): Promise<WebhookRow> {
       const [row] = await webhooks().where('id', id).update({ ...values, updated_at: db.fn.now() }).returning(WEBHOOK_COLUMNS);
       return row as WebhookRow;
     },
@@ -95,25 +118,29 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
     },
 
     /**
-     * The outbox: the events, and one delivery per subscribed webhook and event, in two
-     * statements whatever the number of events. Answers the new deliveries' ids.
+     * The event log and the outbox: every event, and one delivery per enabled webhook
+     * subscribed to it, in one statement whatever the number of events. Each delivery carries
+     * its event's object and sequence (the order of one object's deliveries). Answers the new
+     * deliveries' ids.
      */
-    async insertEvents(events: { name: string; data: unknown }[]): Promise<string[]> {
+    async insertEvents(events: { name: string; objectId: string; data: unknown }[], occurredAt: Date): Promise<string[]> {
       const { organizationId, environment } = tenant;
       const { rows } = await db.raw<{ rows: { id: string }[] }>(
         `WITH inserted AS (
-           INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, payload)
-           SELECT ?, ?, input.name, input.data
-             FROM jsonb_to_recordset(?::jsonb) AS input(name text, data jsonb)
-           RETURNING id, name
+           INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, object_id, payload, occurred_at)
+           SELECT ?, ?, input.name, input."objectId", input.data, ?
+             FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (name text, "objectId" uuid, data jsonb)) WITH ORDINALITY AS input(name, "objectId", data, n)
+            ORDER BY input.n
+           RETURNING id, name, object_id, sequence
          )
-         INSERT INTO ${DELIVERIES} (webhook_id, event_id, next_attempt_at)
-         SELECT hook.id, inserted.id, now()
+         INSERT INTO ${DELIVERIES} (webhook_id, event_id, object_id, sequence, next_attempt_at)
+         SELECT hook.id, inserted.id, inserted.object_id, inserted.sequence, now()
            FROM inserted
            JOIN ${WEBHOOKS} AS hook
-             ON hook.organization_id = ? AND hook.environment = ? AND inserted.name = ANY (hook.events)
+             ON hook.organization_id = ? AND hook.environment = ? AND hook.status = 'enabled' AND inserted.name = ANY (hook.events)
+          ORDER BY inserted.sequence
          RETURNING id`,
-        [organizationId, environment, JSON.stringify(events), organizationId, environment],
+        [organizationId, environment, occurredAt.toISOString(), JSON.stringify(events), organizationId, environment],
       );
       return rows.map((row) => row.id);
     },

@@ -2,10 +2,12 @@ import type { AppDeps } from '../deps';
 import { tenantOf } from '../http/auth';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
+import { recoveryService } from './recovery';
 import { webhookService } from './webhook-service';
 
 export function webhookRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const webhooks = webhookService(deps);
+  const recoveries = recoveryService(deps);
 
   routes.post('/webhooks', async (req, res) => {
     res.status(201).json({ data: await webhooks.create(tenantOf(res), req.body) });
@@ -47,5 +49,17 @@ export function webhookRoutes(routes: TypedRoutes, deps: AppDeps): void {
 
   routes.post('/webhooks/{id}/deliveries/{delivery_id}/redeliver', async (req, res) => {
     res.json({ data: await webhooks.redeliver(tenantOf(res), req.params.id, req.params.delivery_id) });
+  });
+
+  routes.post('/webhooks/{id}/rotate-secret', async (req, res) => {
+    res.json({ data: await webhooks.rotateSecret(tenantOf(res), req.params.id, req.body ?? {}) });
+  });
+
+  routes.post('/webhooks/{id}/recover', async (req, res) => {
+    res.status(202).json({ data: await recoveries.start(tenantOf(res), req.params.id, req.body) });
+  });
+
+  routes.get('/webhooks/{id}/recoveries/{task_id}', async (req, res) => {
+    res.json({ data: await recoveries.find(tenantOf(res), req.params.id, req.params.task_id) });
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The rules of the webhook operations that a schema cannot state: a URL that is https and
  * points outside our network (unless the operator allows insecure URLs), unique per tenant;
- * a secret stored sealed; test deliveries through the normal signed delivery path.
+ * a secret stored sealed (generated when none is given, a `whsec_` one well formed); rotation
+ * with a grace period; test deliveries through the normal signed delivery path.
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
@@ -16,6 +17,7 @@ import { enqueueManyIn } from '../jobs/queue';
 import type PgBoss from 'pg-boss';
 import { deliveryJob } from './delivery-jobs';
 import { testPayload } from './test-payloads';
+import { generateSecret, secretProblem } from './signing';
 import { webhookUrlProblem } from './url-safety';
 import { deliveryToApi, webhookToApi } from './webhook-mapper';
 import {
@@ -27,12 +29,21 @@ import {
   webhookRepo,
   type DeliveryRow,
   type EventName,
+  type WebhookChanges,
   type WebhookRow,
 } from './webhook-repo';
 
 type S = components['schemas'];
 
-export type WebhookDeps = Pick<AppDeps, 'db' | 'boss' | 'config' | 'secrets'>;
+export type WebhookDeps = Pick<AppDeps, 'db' | 'boss' | 'config' | 'secrets' | 'clock'>;
+
+const HOUR_MS = 3_600_000;
+export const DISABLED_BY_HAND = 'Disabled with PUT /webhooks/{id}.';
+
+function checkSecret(secret: string): void {
+  const problem = secretProblem(secret);
+  if (problem) throw ApiError.field('secret', problem);
+}
 
 const TAKEN = 'has already been taken';
 
@@ -66,20 +77,62 @@ async function find({ db }: WebhookDeps, tenant: Tenant, id: string): Promise<S[
   return webhookToApi(await found(db, tenant, id));
 }
 
-async function create({ db, config, secrets }: WebhookDeps, tenant: Tenant, body: S['WebhookCreate']): Promise<S['Webhook']> {
+/** A webhook; with its secret when the service made it up (shown this once). */
+async function create({ db, config, secrets }: WebhookDeps, tenant: Tenant, body: S['WebhookCreate']): Promise<S['WebhookCreated']> {
   await checkUrl(config, body.url);
+  if (body.secret !== undefined) checkSecret(body.secret);
   const repo = webhookRepo(db, tenant);
   if (await repo.urlTaken(body.url)) throw ApiError.field('url', TAKEN);
-  return urlUnique(async () => webhookToApi(await repo.insert({ url: body.url, events: body.events, secret_sealed: secrets.encrypt(body.secret) })));
+  const generated = body.secret === undefined ? generateSecret() : undefined;
+  const row = await urlUnique(() => repo.insert({ url: body.url, events: body.events, secret_sealed: secrets.encrypt(body.secret ?? generated!) }));
+  return generated ? { ...webhookToApi(row), secret: generated } : webhookToApi(row);
 }
 
-async function update({ db, config, secrets }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookUpdate']): Promise<S['Webhook']> {
-  await found(db, tenant, id);
+/** What a PUT's `status` changes: enabling clears the failure record; disabling says it was by hand. */
+function statusChanges(row: WebhookRow, status: S['WebhookStatus'] | undefined, now: Date): WebhookChanges {
+  if (!status || status === row.status) return {};
+  if (status === 'enabled') return { status, disabled_reason: null, disabled_at: null, failing_since: null, warned_at: null };
+  return { status, disabled_reason: DISABLED_BY_HAND, disabled_at: now, failing_since: null, warned_at: null };
+}
+
+async function update({ db, config, secrets, clock }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookUpdate']): Promise<S['Webhook']> {
+  const row = await found(db, tenant, id);
   await checkUrl(config, body.url);
+  if (body.secret !== undefined) checkSecret(body.secret);
   const repo = webhookRepo(db, tenant);
   if (await repo.urlTaken(body.url, id)) throw ApiError.field('url', TAKEN);
-  const changes = { url: body.url, secret_sealed: secrets.encrypt(body.secret), ...(body.events ? { events: body.events } : {}) };
+  const changes: WebhookChanges = {
+    url: body.url,
+    ...(body.events ? { events: body.events } : {}),
+    // A new secret signs alone, at once: a rotation's old secret is forgotten with it.
+    ...(body.secret !== undefined ? { secret_sealed: secrets.encrypt(body.secret), previous_secret_sealed: null, previous_secret_expires_at: null } : {}),
+    ...statusChanges(row, body.status, clock()),
+  };
   return urlUnique(async () => webhookToApi(await repo.update(id, changes)));
+}
+
+/**
+ * A new secret (given or generated), answered once; the one in use until now keeps signing
+ * beside it for the grace period. A rotation within the grace of another replaces the old
+ * secret pending expiry: the one before it is forgotten at once.
+ */
+async function rotateSecret({ db, secrets, config, clock }: WebhookDeps, tenant: Tenant, id: string, body: S['WebhookSecretRotation']): Promise<S['WebhookSecretRotated']> {
+  if (body.secret !== undefined) checkSecret(body.secret);
+  const secret = body.secret ?? generateSecret();
+  return db.transaction(async (trx) => {
+    const repo = webhookRepo(trx, tenant);
+    const row = await repo.find(id, { forUpdate: true });
+    if (!row) throw ApiError.notFound('Webhook');
+    const now = clock();
+    const expires = new Date(now.getTime() + config.webhookSecretGraceHours * HOUR_MS);
+    const updated = await repo.update(id, {
+      secret_sealed: secrets.encrypt(secret),
+      previous_secret_sealed: row.secret_sealed,
+      previous_secret_expires_at: expires,
+      secret_rotated_at: now,
+    });
+    return { ...webhookToApi(updated), secret, previous_secret_expires_at: expires.toISOString() };
+  });
 }
 
 /** Its delivery rows go with it (cascade); their queued attempts then find nothing to send. */
@@ -138,6 +191,7 @@ export function webhookService(deps: WebhookDeps) {
     find: (tenant: Tenant, id: string) => find(deps, tenant, id),
     create: (tenant: Tenant, body: S['WebhookCreate']) => create(deps, tenant, body),
     update: (tenant: Tenant, id: string, body: S['WebhookUpdate']) => update(deps, tenant, id, body),
+    rotateSecret: (tenant: Tenant, id: string, body: S['WebhookSecretRotation']) => rotateSecret(deps, tenant, id, body),
     remove: (tenant: Tenant, id: string) => remove(deps, tenant, id),
     trigger: (tenant: Tenant, events: EventName[], webhookId?: string) => trigger(deps, tenant, events, webhookId),
     deliveries: (tenant: Tenant, webhookId: string, page: PageRequest) => deliveries(deps, tenant, webhookId, page),

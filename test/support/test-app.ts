@@ -103,7 +103,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const boss = await startQueue(database.url, logger);
   const secrets = new SecretBox(randomBytes(32));
   const clock = frozenClock();
-  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now(), events: webhookEvents(boss) };
+  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now(), events: webhookEvents(boss, () => clock.now()) };
   const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();

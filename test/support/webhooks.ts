@@ -73,7 +73,7 @@ export async function startTestWorker(
 ): Promise<WebhookWorker> {
   const boss = await startQueue(app.databaseUrl, app.logger);
   const worker = startWebhookWorker(
-    { config: { ...app.config, ...config }, db: app.db, logger: app.logger, secrets: app.secrets, boss },
+    { config: { ...app.config, ...config }, db: app.db, logger: app.logger, secrets: app.secrets, boss, clock: () => app.clock.now() },
     { pollIntervalMs: 50, ...options },
   );
   await worker.ready;

@@ -217,19 +217,20 @@ describe('GET /webhooks/{id}/deliveries and redeliver', () => {
 });
 
 describe('events nobody subscribes to', () => {
-  test('are neither built nor stored: only what a webhook of the tenant subscribes to reaches the outbox', async () => {
+  test('are recorded in the event log all the same, and queue deliveries only for the webhooks that subscribe', async () => {
     const fresh = await createOrganization(app.db, 'Quiet Recovery', 'ops@quiet-recovery.example');
     const client = app.clientFor(fresh.production_token);
-    const stored = async () =>
-      (await app.db('webhook_events').where({ organization_id: fresh.organization_id }).orderBy('created_at').select('name')).map((row) => row.name);
+    const logged = async () => ((await client.GET('/events', { params: { query: { limit: 100 } } })).data!.data.map((event) => event.type)).reverse();
 
     const customer = (await client.POST('/customers', { body: { name: 'Ivy Chen', email: 'ivy.chen@mail.debt-collection.example' } })).data!.data;
-    expect(await stored()).toEqual([]);
+    expect(await logged()).toEqual(['customer.create']);
 
     const hook = await client.POST('/webhooks', { body: { url: publicUrl(), events: ['customer.update'], secret: SECRET } });
     expect(hook.response.status).toBe(201);
     await client.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Ivy Chen-Park' } });
     await client.POST('/locations', { body: { name: 'Lakeside Medical Center' } });
-    expect(await stored()).toEqual(['customer.update']);
+    expect(await logged()).toEqual(['customer.create', 'customer.update', 'location.create']);
+    const deliveries = await client.GET('/webhooks/{id}/deliveries', { params: { path: { id: hook.data!.data.id } } });
+    expect(deliveries.data!.data.map((delivery) => delivery.event)).toEqual(['customer.update']);
   });
 });

@@ -15,6 +15,7 @@ import * as paymentPlans from './010-payment-plans';
 import * as scheduledCharges from './011-scheduled-charges';
 import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
+import * as webhookTrust from './015-webhook-trust';
 import * as communications from './016-communications';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Knex.Migration> = {
   '011-scheduled-charges': scheduledCharges,
   '012-portal': portal,
   '013-idempotency-scope': idempotencyScope,
+  '015-webhook-trust': webhookTrust,
   '016-communications': communications,
 };
 
