@@ -6,7 +6,6 @@
 const TestRunner = require('jest-runner').default;
 
 module.exports = class SerialRunner extends TestRunner {
-  get isSerial() {
-    return true;
-  }
+  // A field, as jest-runner declares it: a getter would be hidden by the base class's field.
+  isSerial = true;
 };
