@@ -105,7 +105,8 @@ beforeAll(async () => {
     const customer = await newCustomer(app.api, decoy);
     await newAccount(app.api, customer.id);
   }
-});
+  // Some fifteen requests one after another: on a busy machine, more than the 30 s default.
+}, 90_000);
 afterAll(async () => app?.stop());
 
 describe('GET /debt-accounts/lookup: each flow', () => {
