@@ -11,7 +11,9 @@ module.exports = {
   // each test file clones the template, so files run in parallel without touching each other.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 30000,
+  // A safety net against a hang, not a measure: with a file on each core, set-ups (a database
+  // cloned, an app started) on a busy machine passed 30 s.
+  testTimeout: 60000,
   // Both cores (jest's default leaves one to itself): a file spends much of its time waiting
   // on PostgreSQL, and each has its own database.
   maxWorkers: '100%',
