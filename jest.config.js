@@ -1,12 +1,35 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/** What both projects share: jest only transpiles, file by file (type checking is `npm run typecheck`). */
+const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
-  // Type checking is `npm run typecheck`; jest only transpiles, file by file.
   transform: { '^.+\\.ts$': 'ts-jest' },
-  // One PostgreSQL and one migrated template database per run; each test file clones it.
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  // Once per `jest` run, for both projects: one PostgreSQL and one migrated template database;
+  // each test file clones the template, so files run in parallel without touching each other.
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-  testTimeout: 30000,
+  // A safety net against a hang, not a measure: with a file on each core, set-ups (a database
+  // cloned, an app started) on a busy machine passed 30 s.
+  testTimeout: 60000,
+  // Both cores (jest's default leaves one to itself): a file spends much of its time waiting
+  // on PostgreSQL, and each has its own database.
+  maxWorkers: '100%',
+  projects: [
+    {
+      ...project,
+      displayName: 'in-process',
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/operate/'],
+    },
+    {
+      ...project,
+      // Real server processes, as `npm start` runs them: one file at a time.
+      displayName: 'operate',
+      testMatch: ['<rootDir>/test/operate/**/*.test.ts'],
+      runner: '<rootDir>/test/support/serial-runner.js',
+    },
+  ],
 };

@@ -18,7 +18,6 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
@@ -26,13 +25,14 @@ import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
-import { API_BASE, createApp, listen } from '../server/app';
+import { API_BASE, createApp } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { addressRepo } from '../server/customers/address-repo';
 import { customerRepo } from '../server/customers/customer-repo';
 import { customerService, DEFAULT_CUSTOMER_INCLUDES } from '../server/customers/customer-service';
 import { openScratchDatabase } from './scratch-database';
+import { serveForBench, type BenchServer } from './bench-server';
 import { startQueue } from '../server/jobs/queue';
 import { tenantOf, type Tenant } from '../server/http/auth';
 import { authenticateAndLimit } from '../server/http/access';
@@ -183,7 +183,7 @@ async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench', 20);
   const { db } = scratch;
   const url = new URL(scratch.url);
-  const servers: Server[] = [];
+  const servers: BenchServer[] = [];
   let stopQueue = async () => {};
   try {
     const organization = await createOrganization(db, 'Bench Recovery');
@@ -208,11 +208,9 @@ async function main(): Promise<void> {
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {
-      const server = await listen(app, 0, '127.0.0.1');
-      servers.push(server);
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      targets.push({ label, url: `http://127.0.0.1:${port}${API_BASE}/customers/${customer.id}`, results: [] });
+      const served = await serveForBench(app);
+      servers.push(served);
+      targets.push({ label, url: `${served.base}/customers/${customer.id}`, results: [] });
     }
     for (const target of targets) await load(target.url, organization.production_token); // warm-up
     for (let round = 0; round < Number(options.rounds); round++) {
@@ -242,7 +240,8 @@ async function main(): Promise<void> {
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {
-    await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
+    // As the server stops: requests a load left in flight answered, then the pools.
+    await Promise.all(servers.map((served) => served.stop()));
     await stopQueue();
     await scratch.close();
   }

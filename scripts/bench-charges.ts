@@ -12,17 +12,17 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import pino from 'pino';
-import { API_BASE, createApp, listen } from '../server/app';
+import { createApp } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
+import { serveForBench, type BenchServer } from './bench-server';
 import { median } from './measure';
 
 const root = resolve(__dirname, '..');
@@ -68,7 +68,7 @@ async function post(base: string, token: string, path: string, body: object): Pr
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench-charges', 20);
   const { db } = scratch;
-  let server: Server | undefined;
+  let served: BenchServer | undefined;
   let stopQueue = async () => {};
   try {
     const organization = await createOrganization(db, 'Bench Recovery');
@@ -78,9 +78,8 @@ async function main(): Promise<void> {
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
     const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) });
-    server = await listen(app, 0, '127.0.0.1');
-    const address = server.address();
-    const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;
+    served = await serveForBench(app);
+    const { base } = served;
 
     const customer = (await post(base, token, '/customers', { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example' })).data;
     const account = (await post(base, token, '/debt-accounts', { customer_id: customer.id, location_id: 'LOC-BENCH', location_name: 'Bench Location', balance: 100_000_000_000 })).data;
@@ -91,9 +90,15 @@ async function main(): Promise<void> {
       { label: 'POST /customers', url: `${base}/customers`, body: { name: 'Dana Whitfield', email: 'dana.whitfield@debt-collection.example' }, results: [] as Result[] },
       { label: 'POST /charges (card)', url: `${base}/charges`, body: { amount: 100, debt_account_id: account.id, payment_method_id: method.id }, results: [] as Result[] },
     ];
-    for (const target of targets) await load(target.url, token, target.body); // warm-up
+    // Each load starts on a quiet server: the charges the previous one left in flight done.
+    const measured = async (target: (typeof targets)[number]) => {
+      const result = await load(target.url, token, target.body);
+      await served!.settled();
+      return result;
+    };
+    for (const target of targets) await measured(target); // warm-up
     for (let round = 0; round < Number(options.rounds); round++) {
-      for (const target of targets) target.results.push(await load(target.url, token, target.body));
+      for (const target of targets) target.results.push(await measured(target));
     }
     const baseline = median(targets[0]!.results.map((r) => r.requests));
     console.log(`with Idempotency-Key, sandbox gateway: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians (${scratch.source})`);
@@ -106,7 +111,8 @@ async function main(): Promise<void> {
     const charged = await db('charges').count('* as n').first();
     console.log(`charges made: ${charged!.n}`);
   } finally {
-    if (server) await new Promise((done) => server!.close(done));
+    // As the server stops: the requests the last round left in flight answered, then the pools.
+    await served?.stop();
     await stopQueue();
     await scratch.close();
   }

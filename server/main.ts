@@ -117,7 +117,10 @@ async function main(): Promise<void> {
     checkpoint();
     running.server = await listen(createApp(deps), config.port);
     if (requested) return stop(requested);
-    logger.info({ port: config.port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
+    // The port bound: with PORT=0, the one the system chose (the operating tests start so).
+    const address = running.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    logger.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
   } catch (error) {
     await shutdown(running, false).catch(() => {});
     if (error instanceof StartInterrupted) {

@@ -3,6 +3,7 @@
  * "not in the future", "today or later" and card expiry with it.
  */
 import { expectFieldError, newCustomer, unique } from '../support/fixtures';
+import { dateOf } from '../support/dates';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -12,7 +13,6 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const DAY = 86_400_000;
-const dateOf = (time: Date) => time.toISOString().slice(0, 10);
 
 describe('rules of time follow the app clock', () => {
   test('a date of birth tomorrow is refused; once the clock passes it, the same date is accepted', async () => {

@@ -1,5 +1,5 @@
 import type { Schemas } from '../../client';
-import { expectFieldError, newCustomer, unique } from '../support/fixtures';
+import { expectFieldError, newCustomer, newDebtAccount, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -17,12 +17,9 @@ async function customerId(): Promise<string> {
 /** A location every account of this file may reuse. */
 const LOCATION = { location_id: 'LOC-LAKESIDE-01', location_name: 'Lakeside Medical Center' };
 
+/** An account at LOCATION (newDebtAccount's default), with a fresh external_id. */
 async function account(customer: string, body: Partial<Create> = {}) {
-  const { data, response, error } = await app.api.POST('/debt-accounts', {
-    body: { customer_id: customer, ...LOCATION, external_id: unique('ACC'), balance: 10_000, ...body },
-  });
-  if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
+  return newDebtAccount(app.api, customer, { external_id: unique('ACC'), balance: 10_000, ...body });
 }
 
 async function read(id: string) {

@@ -1,6 +1,6 @@
 import type { ApiClient, Schemas } from '../../client';
 import type { components } from '../../generated/schema';
-import { expectFieldError, newCustomer, unique, type ErrorBody } from '../support/fixtures';
+import { expectFieldError, newCustomer, newDebtAccount, unique, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 type DebtAccount = components['schemas']['DebtAccount'];
@@ -68,11 +68,7 @@ async function rawLookup(query: Query, token = app.organization.production_token
 }
 
 async function newAccount(client: ApiClient, customerId: string, body: Partial<Schemas['DebtAccountCreate']> = {}): Promise<DebtAccount> {
-  const { data, response, error } = await client.POST('/debt-accounts', {
-    body: { customer_id: customerId, location_id: 'LOC-LOOKUP-01', location_name: 'Lakeside Medical Center', balance: 184250, ...body },
-  });
-  if (response.status !== 201) throw new Error(`account create failed: ${response.status} ${JSON.stringify(error)}`);
-  return data!.data;
+  return newDebtAccount(client, customerId, { location_id: 'LOC-LOOKUP-01', ...body });
 }
 
 beforeAll(async () => {
@@ -109,7 +105,8 @@ beforeAll(async () => {
     const customer = await newCustomer(app.api, decoy);
     await newAccount(app.api, customer.id);
   }
-});
+  // Some fifteen requests one after another: on a busy machine, more than the 30 s default.
+}, 90_000);
 afterAll(async () => app?.stop());
 
 describe('GET /debt-accounts/lookup: each flow', () => {

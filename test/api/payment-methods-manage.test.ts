@@ -3,7 +3,7 @@
  * customer.update each change emits, in the document's shape.
  */
 import type { ApiClient } from '../../client';
-import { expectFieldError, newCustomer, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
+import { CARD_YEAR, expectFieldError, newCustomer, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
@@ -14,8 +14,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-const card = (number = '4242424242424242') => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR });
+const card = (number = '4242424242424242') => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: CARD_YEAR });
 const ach = { account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '011000015', account_number: '000123456789', account_zip: '78704', account_state: 'TX' };
 
 async function withMethods(client: ApiClient = app.api) {

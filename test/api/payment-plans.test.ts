@@ -5,6 +5,7 @@
  */
 import type { ApiClient, Schemas } from '../../client';
 import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
+import { dateOf } from '../support/dates';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -14,7 +15,6 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const DAY = 86_400_000;
-const dateOf = (time: Date) => time.toISOString().slice(0, 10);
 const inDays = (days: number) => dateOf(new Date(app.clock.now().getTime() + days * DAY));
 
 async function card(api: ApiClient, customerId: string) {

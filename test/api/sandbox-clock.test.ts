@@ -3,6 +3,7 @@
  * forward, read by every rule of time in the sandbox; production has no such path.
  */
 import { expectFieldError, newCustomer, newSession, openLink, unique } from '../support/fixtures';
+import { dateOf } from '../support/dates';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { createOrganization } from '../../server/organizations/organization-repo';
 
@@ -13,7 +14,6 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const DAY = 86_400_000;
-const dateOf = (time: Date) => time.toISOString().slice(0, 10);
 
 async function sandboxNow(): Promise<Date> {
   const { data, response } = await app.sandbox.GET('/sandbox/clock');

@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import chromium from '@sparticuz/chromium';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchBrowser } from '../support/browser';
 
 const root = resolve(__dirname, '../..');
 const file = pathToFileURL(join(root, 'docs', 'index.html')).href;
@@ -43,7 +43,7 @@ async function openOffline(file: string, heading: RegExp): Promise<Page> {
 
 beforeAll(async () => {
   execFileSync(join(root, 'node_modules', '.bin', 'tsx'), [join(root, 'scripts', 'docs.ts')], { cwd: root, stdio: 'pipe' });
-  browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+  browser = await launchBrowser();
   page = await openOffline(file, /Debt Collection Service API/);
   portalPage = await openOffline(portalFile, /Debt Collection Service Portal/);
 }, 120_000);

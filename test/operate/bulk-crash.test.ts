@@ -2,40 +2,19 @@
  * A bulk action accepted by a server process that is then killed (SIGKILL: no clean-up at
  * all) completes once another process starts on the same database, each row exactly once.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
-import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
-import { freePort } from '../../server/net';
 import { createOrganization } from '../../server/organizations/organization-repo';
+import { processClient, startServerProcess, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 
-const root = resolve(__dirname, '../..');
-
-function serve(databaseUrl: string, port: number): ChildProcess {
-  // Chunks of 100 rows (the default is the whole action at once): the kill can then come after
-  // some chunks committed and before the others, and the second process must finish only those.
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', BULK_CHUNK_ROWS: '100' };
-  // node itself, with tsx as a loader: one process, so SIGKILL kills the server and not a wrapper.
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
-}
-
-async function healthy(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 300; attempt++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) return;
-    } catch {
-      // not yet listening
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error('server did not become healthy');
-}
+// Chunks of 100 rows (the default is the whole action at once): the kill can then come after
+// some chunks committed and before the others, and the second process must finish only those.
+const serve = (databaseUrl: string) => startServerProcess(databaseUrl, { BULK_CHUNK_ROWS: '100' });
 
 test('a bulk accepted before a kill -9 completes after the restart, creating every row once', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
-  const children: ChildProcess[] = [];
+  const children: Spawned[] = [];
   try {
     const organization = await createOrganization(db, 'Crash Test Agency');
     const rows = Array.from({ length: 1000 }, (_, i) => ({
@@ -48,20 +27,17 @@ test('a bulk accepted before a kill -9 completes after the restart, creating eve
       ],
     }));
 
-    const firstPort = await freePort();
-    const first = serve(database.url, firstPort);
+    const { server: first, port: firstPort } = await serve(database.url);
     children.push(first);
-    await healthy(firstPort);
-    const api = (port: number) => createApiClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, token: organization.production_token });
+    const api = (port: number) => processClient(port, organization.production_token);
     const accepted = await api(firstPort).POST('/bulk', { body: rows });
     expect(accepted.response.status).toBe(201);
-    first.kill('SIGKILL');
-    await new Promise((done) => first.once('exit', done));
+    first.child.kill('SIGKILL');
+    await first.exited;
     await expect(fetch(`http://127.0.0.1:${firstPort}/health`)).rejects.toThrow();
 
-    const secondPort = await freePort();
-    children.push(serve(database.url, secondPort));
-    await healthy(secondPort);
+    const { server: second, port: secondPort } = await serve(database.url);
+    children.push(second);
     const id = accepted.data!.data.bulk_id;
     let status = '';
     for (let attempt = 0; attempt < 600 && status !== 'completed'; attempt++) {
@@ -77,7 +53,7 @@ test('a bulk accepted before a kill -9 completes after the restart, creating eve
     );
     expect(counted.rows[0]).toEqual({ customers: 1000, distinct_customers: 1000, accounts: 3000 });
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const { child } of children) child.kill('SIGKILL');
     await db.destroy();
     await database.drop();
   }

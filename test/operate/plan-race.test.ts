@@ -5,51 +5,36 @@
  * and the account lock decide; what the killed process had in hand rolls back and is done by
  * the other one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
 import { createLogger } from '../../server/logging';
-import { freePort } from '../../server/net';
 import { startQueue, QUEUES } from '../../server/jobs/queue';
 import { createOrganization } from '../../server/organizations/organization-repo';
+import { CARD_YEAR } from '../support/fixtures';
+import { processClient, startServerProcess, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { eventually } from '../support/webhooks';
 
-const root = resolve(__dirname, '../..');
 const PLANS = 40;
 const INSTALMENTS = 4;
-
-function serve(databaseUrl: string, port: number, key: string): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: key };
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
-}
-
-async function healthy(port: number): Promise<void> {
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 'a healthy server', 30_000);
-}
 
 test('two processes race over 160 due instalments and 40 scheduled charges, one is killed mid-way: each is charged once', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const key = randomBytes(32).toString('base64');
-  const children: ChildProcess[] = [];
+  const children: Spawned[] = [];
   try {
     const organization = await createOrganization(db, 'Race Test Agency');
-    const firstPort = await freePort();
-    const first = serve(database.url, firstPort, key);
+    const { server: first, port: firstPort } = await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key });
     children.push(first);
-    await healthy(firstPort);
-    const api = createApiClient({ baseUrl: `http://127.0.0.1:${firstPort}/api/v1`, token: organization.sandbox_token });
+    const api = processClient(firstPort, organization.sandbox_token);
     const today = new Date().toISOString().slice(0, 10);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    const year = (new Date().getUTCFullYear() + 3) % 100;
     await Promise.all(
       Array.from({ length: PLANS }, async (_, i) => {
         const customer = (await api.POST('/customers', { body: { name: `Racer ${i}`, email: `racer${i}@mail.debt-collection.example` } })).data!.data;
         const account = (await api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: `LOC-RACE-${i}`, location_name: 'Race Clinic', balance: INSTALMENTS * 1000 } })).data!.data;
-        const card = { card_holder: 'Racer', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: year, card_security_code: '123' };
+        const card = { card_holder: 'Racer', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: CARD_YEAR, card_security_code: '123' };
         const method = (await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card } })).data!.data;
         const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'weekly', start_date: today, amount: 1000 } });
         expect(plan.response.status).toBe(201);
@@ -62,9 +47,7 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     await db('payment_plan_charges').update({ due_at: db.raw(`now() - interval '1 minute'`) });
     await db('charges').where({ status: 'scheduled' }).update({ due_at: db.raw(`now() - interval '1 minute'`) });
 
-    const secondPort = await freePort();
-    children.push(serve(database.url, secondPort, key));
-    await healthy(secondPort);
+    children.push((await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key })).server);
     // Work for both processes at once.
     const boss = await startQueue(database.url, createLogger('silent'));
     for (let i = 0; i < 4; i += 1) await boss.send(QUEUES.dueWork, {});
@@ -72,8 +55,8 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
 
     const charged = async () => Number((await db('charges').whereNot({ status: 'scheduled' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
     await eventually(async () => (await charged()) >= 10, 'charges under way', 60_000);
-    first.kill('SIGKILL');
-    await new Promise((done) => first.once('exit', done));
+    first.child.kill('SIGKILL');
+    await first.exited;
     const atKill = await charged();
 
     const pending = async () =>
@@ -101,7 +84,7 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     expect(await db('payment_plans').whereNot({ status: 'completed' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: '0' }]);
     console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} made when one process was killed, each charged once in the end`);
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const { child } of children) child.kill('SIGKILL');
     await db.destroy();
     await database.drop();
   }

@@ -4,53 +4,36 @@
  * of each attempt lapses and the attempt is sent again. A resent attempt carries the same
  * X-Service-Delivery-ID as the first, so a receiver can tell the repeat.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
-import { freePort } from '../../server/net';
 import { createOrganization } from '../../server/organizations/organization-repo';
+import { processClient, startServerProcess, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { eventually, startReceiver } from '../support/webhooks';
 
-const root = resolve(__dirname, '../..');
 const EVENTS = 200;
 const TIMEOUT_MS = 2000;
 
-function serve(databaseUrl: string, port: number, key: string): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATABASE_URL: databaseUrl,
-    PORT: String(port),
-    LOG_LEVEL: 'warn',
+const serve = (databaseUrl: string, key: string) =>
+  startServerProcess(databaseUrl, {
     DATA_ENCRYPTION_KEY: key,
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     WEBHOOK_RETRY_DELAY_SECONDS: '1',
-  };
-  // node itself, with tsx as a loader: one process, so SIGKILL kills the server and not a wrapper.
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
-}
-
-async function healthy(port: number): Promise<void> {
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 'a healthy server', 30_000);
-}
+  });
 
 test('deliveries in flight at a kill -9 all arrive after the restart, a resend under the same delivery id', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const key = randomBytes(32).toString('base64');
-  const children: ChildProcess[] = [];
+  const children: Spawned[] = [];
   // Each answer takes a while, so that many attempts are in flight when the server dies.
   const receiver = await startReceiver((_request, response) => void setTimeout(() => response.writeHead(200).end(), 400));
   try {
     const organization = await createOrganization(db, 'Crash Test Agency');
-    const firstPort = await freePort();
-    const first = serve(database.url, firstPort, key);
+    const { server: first, port: firstPort } = await serve(database.url, key);
     children.push(first);
-    await healthy(firstPort);
-    const api = createApiClient({ baseUrl: `http://127.0.0.1:${firstPort}/api/v1`, token: organization.production_token });
+    const api = processClient(firstPort, organization.production_token);
     const hook = await api.POST('/webhooks', { body: { url: receiver.url, events: ['location.create'], secret: 'crash_test_secret_0123' } });
     expect(hook.response.status).toBe(201);
     for (let i = 0; i < EVENTS; i += 20) {
@@ -58,16 +41,14 @@ test('deliveries in flight at a kill -9 all arrive after the restart, a resend u
     }
 
     await eventually(() => receiver.received.length >= 20, 'attempts in flight');
-    first.kill('SIGKILL');
-    await new Promise((done) => first.once('exit', done));
+    first.child.kill('SIGKILL');
+    await first.exited;
     const killedAt = Date.now();
     await expect(fetch(`http://127.0.0.1:${firstPort}/health`)).rejects.toThrow();
     const unrecorded = await db('webhook_deliveries').whereNull('delivered_at').count<{ count: string }[]>({ count: '*' });
     expect(Number(unrecorded[0]!.count)).toBeGreaterThan(0);
 
-    const secondPort = await freePort();
-    children.push(serve(database.url, secondPort, key));
-    await healthy(secondPort);
+    children.push((await serve(database.url, key)).server);
     const pending = () => db('webhook_deliveries').whereNull('delivered_at').count<{ count: string }[]>({ count: '*' });
     await eventually(async () => Number((await pending())[0]!.count) === 0, 'every delivery recorded', 90_000);
     const recoveredMs = Date.now() - killedAt;
@@ -88,7 +69,7 @@ test('deliveries in flight at a kill -9 all arrive after the restart, a resend u
     const repeats = receiver.received.length - seen.size;
     console.log(`webhook crash: ${EVENTS} events, ${receiver.received.length} requests received (${repeats} repeats), all recorded ${(recoveredMs / 1000).toFixed(1)} s after the kill`);
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const { child } of children) child.kill('SIGKILL');
     await receiver.close();
     await db.destroy();
     await database.drop();

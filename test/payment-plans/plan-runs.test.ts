@@ -4,9 +4,9 @@
  * plan's account changed under it (cancel, update, paid off by a one-time charge).
  */
 import type { ApiClient } from '../../client';
-import { newCustomer, newDebtAccount, unique, testCard } from '../support/fixtures';
+import { balanceOf, newCustomer, newDebtAccount, unique, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
@@ -41,15 +41,7 @@ async function weeklyPlan(balance: number, amount: number, number = GOOD) {
 }
 
 const planNow = async (id: string) => (await api.GET('/payment-plans/{id}', { params: { path: { id } } })).data!.data;
-const balanceOf = async (id: string) => (await api.GET('/debt-accounts/{id}', { params: { path: { id } } })).data!.data.current_balance;
 const chargesOf = async (accountId: string) => (await api.GET('/charges', { params: { query: { debt_account_id: accountId, limit: 100 } } })).data!.data;
-
-async function events(name: string, match: (data: Record<string, any>) => boolean) { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const rows = await app.db('webhook_events').where({ name }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  const found = rows.map((row) => row.payload).filter(match);
-  for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
-  return found;
-}
 
 describe('a weekly plan through the sandbox clock', () => {
   test('15 days on: three instalments charged, the balance lowered three times, the events in the order of the instalments', async () => {
@@ -65,7 +57,7 @@ describe('a weekly plan through the sandbox clock', () => {
       ['pending', 0],
     ]);
     expect(after).toMatchObject({ status: 'active', charges_total_amount: 30_000 });
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
 
     const charges = await chargesOf(account.id);
     expect(charges).toHaveLength(3);
@@ -73,11 +65,11 @@ describe('a weekly plan through the sandbox clock', () => {
     expect(charges.map((c) => c.payment_plan_charge_uuid).sort()).toEqual(plan.charges.slice(0, 3).map((c) => c.id).sort());
 
     // The events, as recorded for delivery, follow the instalments: one charge each, in order.
-    const succeeded = await events('charge.succeeded', (d) => d.debt_account?.id === account.id || d.debt_account_id === account.id);
+    const succeeded = await outboxEvents(app, 'charge.succeeded', (d) => d.debt_account?.id === account.id || d.debt_account_id === account.id);
     expect(succeeded.map((d) => d.payment_plan_charge_uuid)).toEqual(plan.charges.slice(0, 3).map((c) => c.id));
-    const balances = (await events('debt-account.update', (d) => d.id === account.id)).map((d) => d.current_balance);
+    const balances = (await outboxEvents(app, 'debt-account.update', (d) => d.id === account.id)).map((d) => d.current_balance);
     expect(balances).toEqual([30_000, 20_000, 10_000]);
-    const updates = await events('payment-plan.update', (d) => d.id === plan.id);
+    const updates = await outboxEvents(app, 'payment-plan.update', (d) => d.id === plan.id);
     expect(updates.map((d) => d.charges.filter((c: { status: string }) => c.status === 'succeeded').length)).toEqual([1, 2, 3]);
 
     // Nothing is charged twice by moving on again.
@@ -90,14 +82,14 @@ describe('a weekly plan through the sandbox clock', () => {
     await advanceSandbox(api, 1);
     let now = await planNow(plan.id);
     expect(now.charges[0]).toMatchObject({ status: 'pending', attempts: 1, error_code: 'card_declined' });
-    expect(await balanceOf(account.id)).toBe(20_000);
+    expect(await balanceOf(api, account.id)).toBe(20_000);
 
     const good = await method(customer.id, GOOD);
     await api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { payment_method_id: good } });
     await advanceSandbox(api, 3);
     now = await planNow(plan.id);
     expect(now.charges[0]).toMatchObject({ status: 'succeeded', attempts: 2, error_code: null });
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
     const charges = await chargesOf(account.id);
     expect(charges.map((c) => c.status).sort()).toEqual(['failed', 'succeeded']);
   });
@@ -111,7 +103,7 @@ describe('a weekly plan through the sandbox clock', () => {
     expect(defaulted.charges.slice(1).every((c) => c.status === 'canceled' || c.status === 'failed')).toBe(true);
     await advanceSandbox(api, 14);
     expect((await chargesOf(account.id)).filter((c) => c.status === 'failed')).toHaveLength(3);
-    const statuses = (await events('payment-plan.update', (d) => d.id === plan.id)).map((d) => d.status);
+    const statuses = (await outboxEvents(app, 'payment-plan.update', (d) => d.id === plan.id)).map((d) => d.status);
     expect(statuses.at(-1)).toBe('defaulted');
   });
 
@@ -121,7 +113,7 @@ describe('a weekly plan through the sandbox clock', () => {
     await api.DELETE('/payment-plans/{id}', { params: { path: { id: plan.id } } });
     await advanceSandbox(api, 21);
     expect(await chargesOf(account.id)).toHaveLength(1);
-    expect(await balanceOf(account.id)).toBe(20_000);
+    expect(await balanceOf(api, account.id)).toBe(20_000);
   });
 
   test('updated mid-way: the rest of the balance in instalments of the new amount', async () => {
@@ -130,7 +122,7 @@ describe('a weekly plan through the sandbox clock', () => {
     const { data } = await api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { amount: 15_000 } });
     expect(data!.data.charges.filter((c) => c.status === 'pending').map((c) => c.amount)).toEqual([15_000, 5_000]);
     await advanceSandbox(api, 14);
-    expect(await balanceOf(account.id)).toBe(0);
+    expect(await balanceOf(api, account.id)).toBe(0);
     expect((await planNow(plan.id)).status).toBe('completed');
   });
 
@@ -143,7 +135,7 @@ describe('a weekly plan through the sandbox clock', () => {
     const completed = await planNow(plan.id);
     expect(completed.status).toBe('completed');
     expect(completed.charges.filter((c) => c.status === 'pending')).toHaveLength(0);
-    expect((await events('payment-plan.update', (d) => d.id === plan.id)).at(-1)).toMatchObject({ status: 'completed' });
+    expect((await outboxEvents(app, 'payment-plan.update', (d) => d.id === plan.id)).at(-1)).toMatchObject({ status: 'completed' });
     await advanceSandbox(api, 8);
     expect((await planNow(plan.id)).status).toBe('completed');
     expect(await chargesOf(account.id)).toHaveLength(2);

@@ -4,9 +4,9 @@
  */
 import type { Schemas } from '../../client';
 import { settleAch } from '../../server/payments/ach-settlement';
-import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
+import { accountOf, newCustomer, newDebtAccount, testAch, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { eventually, outboxEvents, subscribeToEverything } from '../support/webhooks';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -17,13 +17,10 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const ach = (account_number: string) => ({ account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '110000000', account_number, account_zip: '78704', account_state: 'TX' });
-const balanceOf = async (id: string) => (await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id } } })).data!.data;
-
 async function debit(accountNumber: string, amount = 4000) {
   const customer = await newCustomer(app.sandbox);
   const account = await newDebtAccount(app.sandbox, customer.id, { balance: 4000, external_id: unique('DA') });
-  const { data, response } = await app.sandbox.POST('/charges', { body: { amount, debt_account_id: account.id, ach: ach(accountNumber) } });
+  const { data, response } = await app.sandbox.POST('/charges', { body: { amount, debt_account_id: account.id, ach: testAch(accountNumber) } });
   expect(response.status).toBe(201);
   return { account, charge: data!.data };
 }
@@ -35,10 +32,9 @@ async function finalCharge(id: string): Promise<Schemas['Charge']> {
   }, `charge ${id} settled or returned`);
 }
 
+/** The `name` events of the charge (ACH events carry its gateway reference); every `name` event must conform. */
 async function events(name: string, chargeId: string) {
-  const rows = await app.db('webhook_events').where({ name }).orderBy('created_at');
-  const found = rows.map((row) => row.payload as Record<string, unknown>);
-  for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
+  const found = await outboxEvents(app, name, () => true);
   const references = (await app.db('charges').where({ id: chargeId }).first('gateway_reference')).gateway_reference;
   return found.filter((data) => data.reference_number === references);
 }
@@ -48,7 +44,7 @@ test.each(['000123456789', '000999999991'])('account %s: pending (the balance al
   expect(charge.status).toBe('pending');
   const settled = await finalCharge(charge.id);
   expect(settled).toMatchObject({ status: 'succeeded', return_code: null });
-  expect(await balanceOf(account.id)).toMatchObject({ current_balance: 0, status: 'paid_off' });
+  expect(await accountOf(app.sandbox, account.id)).toMatchObject({ current_balance: 0, status: 'paid_off' });
   const txs = (await app.sandbox.GET('/transactions', { params: { query: { debt_account_id: account.id } } })).data!.data;
   expect(txs.map((t) => [t.type, t.status]).sort()).toEqual([['ach_settlement', 'settled'], ['charge', 'succeeded']]);
   expect(await events('transaction.settled-ach', charge.id)).toHaveLength(1);
@@ -61,10 +57,10 @@ test.each([
   ['000333333335', 'R10'],
 ])('account %s: pending, then returned %s; the balance is given back and the account active again', async (number, code) => {
   const { account, charge } = await debit(number);
-  expect((await balanceOf(account.id)).status).toBe('paid_off');
+  expect((await accountOf(app.sandbox, account.id)).status).toBe('paid_off');
   const returned = await finalCharge(charge.id);
   expect(returned).toMatchObject({ status: 'returned', return_code: code, error_code: code });
-  expect(await balanceOf(account.id)).toMatchObject({ current_balance: 4000, status: 'active' });
+  expect(await accountOf(app.sandbox, account.id)).toMatchObject({ current_balance: 4000, status: 'active' });
   const [event] = await events('transaction.returned-ach', charge.id);
   expect(event).toMatchObject({ status: 'returned', gateway_code: code, amount_cents: -4000 });
 });
@@ -80,10 +76,10 @@ test('the settlement waits SANDBOX_ACH_SETTLEMENT_SECONDS in a durable job; a pe
     expect(Math.round(Number(rows[0].delay))).toBe(172_800);
     const voided = await app.sandbox.POST('/charges/{id}/void', { params: { path: { id: charge.id } } });
     expect(voided.data!.data.status).toBe('voided');
-    expect((await balanceOf(account.id)).current_balance).toBe(4000);
+    expect((await accountOf(app.sandbox, account.id)).current_balance).toBe(4000);
     await settleAch(app.deps, { organizationId: app.organization.organization_id, environment: 'sandbox', chargeId: charge.id });
     expect((await app.sandbox.GET('/charges/{id}', { params: { path: { id: charge.id } } })).data!.data.status).toBe('voided');
-    expect((await balanceOf(account.id)).current_balance).toBe(4000);
+    expect((await accountOf(app.sandbox, account.id)).current_balance).toBe(4000);
   } finally {
     app.config.sandboxAchSettlementSeconds = 0;
   }

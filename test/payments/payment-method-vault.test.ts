@@ -2,7 +2,7 @@
  * Saving a payment method sends its numbers to the gateway's vault: we keep the token beside
  * what we show, and no row anywhere holds a card number, a security code or an account number.
  */
-import { newCustomer } from '../support/fixtures';
+import { CARD_YEAR, newCustomer, testAch } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { subscribeToEverything } from '../support/webhooks';
 
@@ -15,9 +15,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-const card = { card_holder: 'Maria Gonzalez', card_number: '4000000000009995', card_expiration_month: 8, card_expiration_year: YEAR, card_security_code: '9731' };
-const ach = { account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '110000000', account_number: '000222222227', account_zip: '78704', account_state: 'TX' };
+const card = { card_holder: 'Maria Gonzalez', card_number: '4000000000009995', card_expiration_month: 8, card_expiration_year: CARD_YEAR, card_security_code: '9731' };
+const ach = testAch('000222222227');
 
 /** Every row of the tables that payments touch, as one text. */
 async function everyRow(): Promise<string> {

@@ -5,9 +5,9 @@
  * the clock's advance settling ACH debits and reopening a returned ACH instalment.
  */
 import type { ApiClient } from '../../client';
-import { expectFieldError, newCustomer, newDebtAccount, unique, UNKNOWN_UUID, testCard } from '../support/fixtures';
+import { accountWithCard, balanceOf, expectFieldError, newCustomer, newDebtAccount, testAch, unique, UNKNOWN_UUID, testCard } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
@@ -20,67 +20,50 @@ beforeAll(async () => {
 afterAll(async () => app?.stop());
 
 const card = testCard;
-const ach = (account_number: string) => ({ account_holder: 'Maria Gonzalez', account_type: 'checking' as const, routing_number: '110000000', account_number, account_zip: '78704', account_state: 'TX' });
-
-async function accountWithCard(balance = 10_000, number = '4242424242424242') {
-  const customer = await newCustomer(api);
-  const account = await newDebtAccount(api, customer.id, { balance, external_id: unique('DA') });
-  const { data } = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: card(number) } });
-  return { customer, account, methodId: data!.data.id };
-}
-
 const charge = (body: Record<string, unknown>) => api.POST('/charges', { body: body as never });
 const chargeNow = async (id: string) => (await api.GET('/charges/{id}', { params: { path: { id } } })).data!.data;
-const balanceOf = async (id: string) => (await api.GET('/debt-accounts/{id}', { params: { path: { id } } })).data!.data.current_balance;
 const cancel = (id: string) => api.POST('/charges/{id}/cancel', { params: { path: { id } } });
-
-async function events(name: string, id: string) { // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const rows = await app.db('webhook_events').where({ name }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  const found = rows.map((row) => row.payload as Record<string, any>).filter((data) => data.id === id); // eslint-disable-line @typescript-eslint/no-explicit-any
-  for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
-  return found;
-}
 
 describe('POST /charges with scheduled_at', () => {
   test('today charges at once', async () => {
-    const { account, methodId } = await accountWithCard();
+    const { account, methodId } = await accountWithCard(api);
     const { data, response } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxToday(api) });
     expect(response.status).toBe(201);
     expect(data!.data).toMatchObject({ status: 'succeeded', scheduled_at: null });
-    expect(await balanceOf(account.id)).toBe(7500);
+    expect(await balanceOf(api, account.id)).toBe(7500);
   });
 
   test('tomorrow: 201 scheduled, nothing moves; on its day it is carried out once, with its events', async () => {
-    const { account, methodId } = await accountWithCard();
+    const { account, methodId } = await accountWithCard(api);
     const tomorrow = await sandboxDayAfter(api, 1);
     const { data, response } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: tomorrow });
     expect(response.status).toBe(201);
     const id = data!.data.id;
     expect(data!.data).toMatchObject({ status: 'scheduled', scheduled_at: tomorrow, settled_at: null, amount: 2500 });
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
     const listed = await api.GET('/charges', { params: { query: { debt_account_id: account.id, status: 'scheduled' } } });
     expect(listed.data!.data.map((c) => c.id)).toEqual([id]);
-    const [created] = await events('scheduled-charge.create', id);
+    const [created] = await outboxEvents(app, 'scheduled-charge.create', id);
     expect(created).toMatchObject({ scheduled_at: `${tomorrow} 14:00:00`, successfully_charged_at: null, charge: null, amount: 2500 });
-    expect(await events('charge.succeeded', id)).toHaveLength(0);
+    expect(await outboxEvents(app, 'charge.succeeded', id)).toHaveLength(0);
 
     await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'succeeded', scheduled_at: tomorrow, amount: 2500 });
-    expect(await balanceOf(account.id)).toBe(7500);
-    const [succeeded] = await events('charge.succeeded', id);
+    expect(await balanceOf(api, account.id)).toBe(7500);
+    const [succeeded] = await outboxEvents(app, 'charge.succeeded', id);
     expect(succeeded).toMatchObject({ success: true, scheduled_charge_uuid: id });
-    const [updated] = await events('scheduled-charge.update', id);
+    const [updated] = await outboxEvents(app, 'scheduled-charge.update', id);
     expect(updated).toMatchObject({ successfully_charged_at: `${tomorrow} 14:00:00`, charge: { id, success: true } });
 
     // Moving on again does nothing more: one run, one gateway payment.
     await advanceSandbox(api, 3);
     expect(await app.db('scheduled_charge_runs').where({ charge_id: id }).count('* as count')).toEqual([{ count: '1' }]);
-    expect(await events('charge.succeeded', id)).toHaveLength(1);
-    expect(await balanceOf(account.id)).toBe(7500);
+    expect(await outboxEvents(app, 'charge.succeeded', id)).toHaveLength(1);
+    expect(await balanceOf(api, account.id)).toBe(7500);
   });
 
   test('a past day, or a later day without a saved method, is a 422 on scheduled_at; the other rules are checked now', async () => {
-    const { account, methodId } = await accountWithCard();
+    const { account, methodId } = await accountWithCard(api);
     const yesterday = await sandboxDayAfter(api, -1);
     expectFieldError((await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: yesterday })).error, 'scheduled_at');
     expectFieldError((await charge({ amount: 2500, debt_account_id: account.id, card: card(), scheduled_at: await sandboxDayAfter(api, 1) })).error, 'scheduled_at');
@@ -88,32 +71,32 @@ describe('POST /charges with scheduled_at', () => {
     const saved = await charge({ amount: 2500, debt_account_id: account.id, card: card(), save_payment_method: true, scheduled_at: await sandboxDayAfter(api, 1) });
     expect(saved.response.status).toBe(201);
     expect(saved.data!.data).toMatchObject({ status: 'scheduled', payment_method_id: expect.any(String) });
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
   });
 
   test('a declined card on its day: failed, scheduled-charge.update with the failure, not retried', async () => {
-    const { account, methodId } = await accountWithCard(10_000, '4000000000000002');
+    const { account, methodId } = await accountWithCard(api, 10_000, {}, '4000000000000002');
     const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
     await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'failed', error_code: 'card_declined' });
-    const [updated] = await events('scheduled-charge.update', id);
+    const [updated] = await outboxEvents(app, 'scheduled-charge.update', id);
     expect(updated).toMatchObject({ successfully_charged_at: null, charge: { success: false, error_code: 'card_declined' } });
     await advanceSandbox(api, 7);
-    expect(await events('charge.failed', id)).toHaveLength(1);
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await outboxEvents(app, 'charge.failed', id)).toHaveLength(1);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
   });
 });
 
 describe('POST /charges/{id}/cancel', () => {
   test('cancels a scheduled charge (scheduled-charge.delete); a second cancel and a succeeded charge are 409; it never runs', async () => {
-    const { account, methodId } = await accountWithCard();
+    const { account, methodId } = await accountWithCard(api);
     const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
     const canceled = await cancel(id);
     expect(canceled.response.status).toBe(200);
     expect(canceled.data!.data).toMatchObject({ id, status: 'canceled' });
-    expect(await events('scheduled-charge.delete', id)).toHaveLength(1);
+    expect(await outboxEvents(app, 'scheduled-charge.delete', id)).toHaveLength(1);
     const voided = await api.POST('/charges/{id}/void', { params: { path: { id } } });
     expect(voided.response.status).toBe(409);
     const again = await cancel(id);
@@ -127,20 +110,20 @@ describe('POST /charges/{id}/cancel', () => {
 
     await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'canceled' });
-    expect(await balanceOf(account.id)).toBe(9000);
+    expect(await balanceOf(api, account.id)).toBe(9000);
   });
 
   test('an account closed before the day: the scheduled charge is canceled, not charged', async () => {
-    const { account, methodId } = await accountWithCard();
+    const { account, methodId } = await accountWithCard(api);
     const { data } = await charge({ amount: 2500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 1) });
     const id = data!.data.id;
     const closed = await api.PUT('/debt-accounts/{id}', { params: { path: { id: account.id } }, body: { balance: 10_000, status: 'closed' } });
     expect(closed.response.status).toBe(200);
     await advanceSandbox(api, 2);
     expect(await chargeNow(id)).toMatchObject({ status: 'canceled', error: null });
-    expect(await events('scheduled-charge.delete', id)).toHaveLength(1);
-    expect(await events('charge.succeeded', id)).toHaveLength(0);
-    expect(await balanceOf(account.id)).toBe(10_000);
+    expect(await outboxEvents(app, 'scheduled-charge.delete', id)).toHaveLength(1);
+    expect(await outboxEvents(app, 'charge.succeeded', id)).toHaveLength(0);
+    expect(await balanceOf(api, account.id)).toBe(10_000);
   });
 });
 
@@ -149,22 +132,22 @@ describe('the sandbox clock and ACH', () => {
     const customer = await newCustomer(api);
     const good = await newDebtAccount(api, customer.id, { balance: 4000, external_id: unique('DA') });
     const bounced = await newDebtAccount(api, customer.id, { balance: 4000, external_id: unique('DA') });
-    const settles = await charge({ amount: 4000, debt_account_id: good.id, ach: ach('000123456789') });
-    const returns = await charge({ amount: 4000, debt_account_id: bounced.id, ach: ach('000222222227') });
+    const settles = await charge({ amount: 4000, debt_account_id: good.id, ach: testAch('000123456789') });
+    const returns = await charge({ amount: 4000, debt_account_id: bounced.id, ach: testAch('000222222227') });
     expect([settles.data!.data.status, returns.data!.data.status]).toEqual(['pending', 'pending']);
     await advanceSandbox(api, 1);
     expect((await chargeNow(settles.data!.data.id)).status).toBe('pending');
     await advanceSandbox(api, 2);
     expect(await chargeNow(settles.data!.data.id)).toMatchObject({ status: 'succeeded', settled_at: expect.any(String) });
     expect(await chargeNow(returns.data!.data.id)).toMatchObject({ status: 'returned', return_code: 'R01' });
-    expect(await balanceOf(good.id)).toBe(0);
-    expect(await balanceOf(bounced.id)).toBe(4000);
+    expect(await balanceOf(api, good.id)).toBe(0);
+    expect(await balanceOf(api, bounced.id)).toBe(4000);
   });
 
   test('a returned ACH instalment is reopened as a failed attempt and retried', async () => {
     const customer = await newCustomer(api);
     const account = await newDebtAccount(api, customer.id, { balance: 20_000, external_id: unique('DA') });
-    const method = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { ach: ach('000222222227') } });
+    const method = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { ach: testAch('000222222227') } });
     const plan = await api.POST('/payment-plans', {
       body: { debt_account_id: account.id, payment_method_id: method.data!.data.id, frequency: 'monthly', start_date: await sandboxToday(api), amount: 10_000 },
     });
@@ -178,6 +161,6 @@ describe('the sandbox clock and ACH', () => {
     expect(charges.data!.data.map((c) => [c.status, c.return_code])).toEqual([['returned', 'R01']]);
     expect(now.charges[0]).toMatchObject({ status: 'pending', attempts: 1, error_code: 'R01' });
     expect(now.status).toBe('active');
-    expect(await balanceOf(account.id)).toBe(20_000);
+    expect(await balanceOf(api, account.id)).toBe(20_000);
   });
 });

@@ -6,12 +6,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import chromium from '@sparticuz/chromium';
 import AxeBuilder from '@axe-core/playwright';
-import { chromium as playwright, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Schemas } from '../../client';
+import { launchBrowser } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { customerWithAccount, newSession, unique } from '../support/fixtures';
+import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
 const screenshots = join(resolve(__dirname, '../..'), 'screenshots');
@@ -25,7 +25,7 @@ beforeAll(async () => {
   mkdirSync(screenshots, { recursive: true });
   app = await startTestApp({ webhookAllowInsecureUrls: true });
   await subscribeToEverything(app.sandbox);
-  browser = await playwright.launch({ executablePath: await chromium.executablePath(), args: chromium.args, headless: true });
+  browser = await launchBrowser();
 }, 120_000);
 
 afterAll(async () => {
@@ -75,11 +75,6 @@ async function debtor(account: Partial<Schemas['DebtAccountCreate']> = {}, custo
     { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' }, ...customer },
     { balance: 184250, external_account_number: unique('AN'), ...account },
   );
-}
-
-async function balanceOf(id: string): Promise<number> {
-  const { data } = await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id } } });
-  return data!.data.current_balance;
 }
 
 async function trackingEvents(name: string): Promise<unknown[]> {
@@ -143,7 +138,7 @@ describe('a customer session link', () => {
     expect(receipt).toContain('$1,792.50');
     expect(await page.getByRole('link', { name: 'Return to the website' }).getAttribute('href')).toBe('https://www.acme-recovery.example/thanks');
     await check(page, 'receipt');
-    expect(await balanceOf(made.account.id)).toBe(184250 - 5000);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(184250 - 5000);
 
     await page.getByRole('link', { name: 'Back to the account' }).click();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
@@ -171,7 +166,7 @@ describe('a customer session link', () => {
     expect(await page.getByRole('alert').innerText()).toMatch(/declined.*Nothing was charged/);
     await check(page, 'declined');
     await context.close();
-    expect(await balanceOf(made.account.id)).toBe(184250);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(184250);
     await expectTracked('customer.checkout.one-time-payment.full-amount.failed', made);
   });
 
@@ -342,7 +337,7 @@ describe('a guest', () => {
     await page.getByRole('heading', { name: 'Thank you' }).waitFor();
     expect(await page.locator('main').innerText()).toContain('$0.00');
     await context.close();
-    expect(await balanceOf(made.account.id)).toBe(0);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(0);
     await expectTracked('guest.customer.checkout.verification.failed');
     await expectTracked('guest.customer.checkout.verification.success', made);
     await expectTracked('guest.customer.one-time-payment.full-amount.success', made);

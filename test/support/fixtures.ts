@@ -23,6 +23,16 @@ export const testCard = (number = '4242424242424242') => ({
   card_security_code: '9731',
 });
 
+/** A bank account as a charge or a new payment method takes it; the sandbox's outcome follows `account_number`. */
+export const testAch = (account_number: string) => ({
+  account_holder: 'Maria Gonzalez',
+  account_type: 'checking' as const,
+  routing_number: '110000000',
+  account_number,
+  account_zip: '78704',
+  account_state: 'TX',
+});
+
 export const maria = () => ({ name: 'Maria Gonzalez', email: 'maria.gonzalez@mail.debt-collection.example' });
 
 /** Creates a customer through the API (Maria Gonzalez unless `body` says otherwise). */
@@ -71,3 +81,25 @@ export async function newSession(api: ApiClient, body: Schemas['CustomerSessionC
 export function openLink(url: string): Promise<Response> {
   return fetch(url, { redirect: 'manual' });
 }
+
+/**
+ * A customer (Maria Gonzalez), a debt account of `balance` with a fresh external_id (and
+ * `account`'s fields), and the card `cardNumber` saved as the customer's payment method.
+ */
+export async function accountWithCard(
+  api: ApiClient,
+  balance = 10_000,
+  account: Partial<Schemas['DebtAccountCreate']> = {},
+  cardNumber = '4242424242424242',
+) {
+  const customer = await newCustomer(api);
+  const created = await newDebtAccount(api, customer.id, { balance, external_id: unique('DA'), ...account });
+  const { data } = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: testCard(cardNumber) } });
+  return { customer, account: created, methodId: data!.data.id };
+}
+
+/** The debt account as the API shows it now. */
+export const accountOf = async (api: ApiClient, id: string) => (await api.GET('/debt-accounts/{id}', { params: { path: { id } } })).data!.data;
+
+/** The debt account's current balance as the API shows it now. */
+export const balanceOf = async (api: ApiClient, id: string) => (await accountOf(api, id)).current_balance;

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createApiClient, type ApiClient } from '../../client';
 import { alive } from '../../server/db/dir-lock';
 
 export { alive };
@@ -49,6 +50,46 @@ export function embeddedEnv(dataDir: string, extra: NodeJS.ProcessEnv = {}): Nod
 /** The server as node itself, tsx as a loader: signals reach the server and not a wrapper. */
 export function spawnServer(env: NodeJS.ProcessEnv): Spawned {
   return spawnProcess(process.execPath, ['--import', 'tsx', 'server/main.ts'], env);
+}
+
+/**
+ * A server process on the database at `databaseUrl`, once it serves, and its port. The system
+ * chooses the port (PORT=0) and the server's own "serving" line names it: a port found free
+ * beforehand may be taken by another process of this busy machine before the server binds it,
+ * and /health could then be answered by that other process.
+ */
+export async function startServerProcess(databaseUrl: string, extra: NodeJS.ProcessEnv = {}, timeoutMs = 90_000): Promise<{ server: Spawned; port: number }> {
+  const server = spawnServer({ ...process.env, DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'info', ...extra });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const serving = server
+      .output()
+      .split('\n')
+      .slice(0, -1)
+      .find((line) => line.includes('"msg":"serving /api/v1"'));
+    if (serving) return { server, port: (JSON.parse(serving) as { port: number }).port };
+    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`the server ended before serving:\n${server.output()}`);
+    if (Date.now() > deadline) {
+      server.child.kill('SIGKILL');
+      throw new Error(`the server did not serve within ${timeoutMs / 1000} s:\n${server.output()}`);
+    }
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/**
+ * The API client of a server process, each request on a connection of its own. On a kept-alive
+ * connection, a request written just as the server closes the connection at its keep-alive
+ * timeout fails ("fetch failed") and a POST cannot safely be sent again; the client's idle
+ * timer, meant to close first, runs late on a busy machine.
+ */
+export function processClient(port: number, token: string): ApiClient {
+  const closing: typeof fetch = (input, init) => {
+    const request = new Request(input, init);
+    request.headers.set('connection', 'close');
+    return fetch(request);
+  };
+  return createApiClient({ baseUrl: `http://127.0.0.1:${port}/api/v1`, token, fetch: closing });
 }
 
 export async function waitForHealth(port: number, timeoutMs = 90_000): Promise<void> {

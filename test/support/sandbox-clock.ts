@@ -3,6 +3,7 @@
  * some days away, and a move of whole days that must have carried out everything due.
  */
 import type { ApiClient } from '../../client';
+import { dateOf } from './dates';
 
 export const DAY = 86_400_000;
 
@@ -11,11 +12,11 @@ export async function sandboxNow(api: ApiClient): Promise<Date> {
 }
 
 /** The sandbox's day (YYYY-MM-DD, UTC). */
-export const sandboxToday = async (api: ApiClient) => (await sandboxNow(api)).toISOString().slice(0, 10);
+export const sandboxToday = async (api: ApiClient) => dateOf(await sandboxNow(api));
 
 /** The day `days` after the sandbox's day (negative: before it). */
 export const sandboxDayAfter = async (api: ApiClient, days: number) =>
-  new Date(Date.parse(`${await sandboxToday(api)}T00:00:00Z`) + days * DAY).toISOString().slice(0, 10);
+  dateOf(new Date(Date.parse(`${await sandboxToday(api)}T00:00:00Z`) + days * DAY));
 
 /** Moves the sandbox clock `days` on and expects the work due by then done (`ready`). */
 export async function advanceSandbox(api: ApiClient, days: number): Promise<void> {

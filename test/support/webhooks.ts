@@ -110,3 +110,19 @@ export async function subscribeToEverything(client: ApiClient): Promise<void> {
   const { response } = await client.POST('/webhooks', { body: { url: 'http://127.0.0.1:9/outbox-only', events, secret: 'outbox_only_secret_123' } });
   if (response.status !== 201) throw new Error(`could not subscribe: ${response.status}`);
 }
+
+/**
+ * The payloads of the `name` events the outbox holds that `match` picks (a function, or the id
+ * the payload must carry), in the order they were recorded; each must conform to the document.
+ */
+export async function outboxEvents(
+  app: Pick<TestApp, 'db'>,
+  name: string,
+  match: string | ((data: Record<string, any>) => boolean), // eslint-disable-line @typescript-eslint/no-explicit-any
+): Promise<Record<string, any>[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const picks = typeof match === 'string' ? (data: { id?: unknown }) => data.id === match : match;
+  const rows = await app.db('webhook_events').where({ name }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  const found = rows.map((row) => row.payload as Record<string, any>).filter(picks); // eslint-disable-line @typescript-eslint/no-explicit-any
+  for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
+  return found;
+}

@@ -3,7 +3,7 @@
  * webhook schemas: a payload that breaks the document fails here.
  */
 import { decryptWebhookData, verifyWebhookSignature, type Schemas } from '../../client';
-import { newCustomer, unique } from '../support/fixtures';
+import { CARD_YEAR, newCustomer, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { eventually, payloadErrors, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
 import type { WebhookWorker } from '../../server/webhooks/delivery-worker';
@@ -164,8 +164,7 @@ describe('debt account, payment plan and location events', () => {
 });
 
 describe('payment events', () => {
-  const YEAR = (new Date().getUTCFullYear() + 3) % 100;
-  const card = (number: string) => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: YEAR });
+  const card = (number: string) => ({ card_holder: 'Maria Gonzalez', card_number: number, card_expiration_month: 8, card_expiration_year: CARD_YEAR });
 
   test('a charge on a parent: charge.succeeded, debt-account.update of child and parent listing the charge and its transactions, then refund.succeeded and void.succeeded', async () => {
     const customer = await newCustomer(app.api);
