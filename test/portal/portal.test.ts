@@ -284,7 +284,7 @@ describe('the checkout with a saved card', () => {
       "You chose to pay with your Mastercard card ending 4444, but a new card's number was also entered. Nothing was charged. Choose one way to pay and press Pay again.",
     );
     await check(page, 'checkout-two-ways');
-    expect(await balanceOf(made.account.id)).toBe(30000);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(30000);
     expect((await app.sandbox.GET('/charges', { params: { query: { debt_account_id: made.account.id } } })).data!.data).toEqual([]);
 
     // Choosing the new card pays with it, as the receipt says.
@@ -293,7 +293,7 @@ describe('the checkout with a saved card', () => {
     await page.getByRole('button', { name: /^Pay/ }).click();
     await page.getByRole('heading', { name: 'Thank you' }).waitFor();
     expect(await page.locator('main').innerText()).toContain('Card ending 4242');
-    expect(await balanceOf(made.account.id)).toBe(25000);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(25000);
     await context.close();
   });
 });
