@@ -1,7 +1,7 @@
 /**
  * What stands in front of Prism: the service's own request checks, so that the mock refuses
  * what the service refuses, in the same words. The same express-openapi-validator set-up
- * (server/http/validator.ts) and the same error mapper (server/http/errors.ts) as the service,
+ * (server/http/validator.ts) and the same error mapper (server/kernel/errors.ts) as the service,
  * a bearer token required on the API as the service requires one (any token will do here),
  * the Portal's CSRF check, and the sandbox's declining test cards; whatever passes goes on to
  * Prism for the documented example (or, with `Prefer: dynamic=true`, a generated answer).
@@ -9,8 +9,8 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import pino from 'pino';
-import { ApiError, errorHandler } from '../server/http/errors';
-import { BEARER } from '../server/http/auth';
+import { ApiError, errorHandler } from '../server/kernel/errors';
+import { BEARER } from '../server/kernel/tenant';
 import { loadDocument, loadPortalDocument, openApiValidator, portalDocumentAt } from '../server/http/validator';
 import { SANDBOX_DECLINES } from '../server/gateway/sandbox-gateway';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from '../server/portal/csrf';

@@ -24,13 +24,13 @@ import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
-import { CUSTOMER_COLUMNS } from '../server/customers/customer-repo';
+import { CUSTOMER_COLUMNS } from '../server/customer-store/customer-repo';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { DEBT_ACCOUNT_INCLUDES } from '../server/debt-accounts/debt-account-loader';
 import { LOOKUP_FLOWS } from '../server/debt-accounts/lookup';
 import { debtAccountService } from '../server/debt-accounts/debt-account-service';
-import type { Tenant } from '../server/http/auth';
+import type { Tenant } from '../server/kernel/tenant';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { encodeQueryValue } from '../server/http/pagination';
 

@@ -26,7 +26,7 @@ import pino from 'pino';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { customerService } from '../server/customers/customer-service';
-import type { Tenant } from '../server/http/auth';
+import type { Tenant } from '../server/kernel/tenant';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import express, { type Express } from 'express';
 import type { AppDeps } from './deps';
 import { authenticateAndLimit } from './http/access';
-import { ApiError, errorHandler } from './http/errors';
+import { ApiError, errorHandler } from './kernel/errors';
 import { refuseUnstorablePath, refuseUnstorableText } from './http/text';
 import { openApiValidator } from './http/validator';
 import { idempotency } from './idempotency/idempotency';
@@ -15,8 +15,8 @@ import { locationRoutes } from './locations/location-routes';
 import { paymentMethodRoutes } from './payment-methods/payment-method-routes';
 import { debtAccountRoutes } from './debt-accounts/debt-account-routes';
 import { bulkRoutes } from './bulk/bulk-routes';
-import { bulkSessionThrottle, customerSessionRoutes } from './customer-sessions/session-routes';
-import { browserLinks } from './customer-sessions/portal-routes';
+import { bulkCustomerSessionThrottle, customerSessionRoutes } from './customer-sessions/customer-session-routes';
+import { shortLinkRoutes } from './portal/short-link-routes';
 import { portalRouter, portalScope } from './portal/portal-router';
 import { webhookRoutes } from './webhooks/webhook-routes';
 import { eventLogRoutes } from './event-log/event-log-routes';
@@ -38,7 +38,7 @@ const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> 
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
-  const links = browserLinks(deps);
+  const links = shortLinkRoutes(deps);
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -72,7 +72,7 @@ export function createApp(deps: AppDeps): Express {
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
     ]),
   );
-  api.post('/bulk/customer-sessions', bulkSessionThrottle(deps));
+  api.post('/bulk/customer-sessions', bulkCustomerSessionThrottle(deps));
   api.use(chain([...openApiValidator(), refuseUnstorableText, idempotency(db, deps.secrets)]));
   // Every resource's operations in one table, answered by the operation the validator matched.
   const { routes, dispatch } = operationRoutes(API_BASE);

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { RecordedEvent } from '../events/events';
-import type { Environment, Tenant } from '../http/auth';
+import type { Environment, Tenant } from '../kernel/tenant';
 import { isUniqueViolation } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { checkRows, type PendingRow } from './bulk-rows';

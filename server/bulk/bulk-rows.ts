@@ -4,10 +4,10 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { concurrently } from '../db/concurrently';
 import { scoped } from '../db/tenant';
-import { CUSTOMERS } from '../customers/customer-repo';
+import { CUSTOMERS } from '../customer-store/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 
 export type BulkItem = components['schemas']['BulkItem'];

@@ -4,14 +4,14 @@ import type { AppDeps } from '../deps';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { copyRows } from '../db/copy-rows';
 import { wakeWorker } from '../jobs/wake';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
 import { BULK_JOB_OPTIONS, type BulkJob } from './bulk-import';
 import { todayUtc } from '../dates';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 
 type Schemas = components['schemas'];
 

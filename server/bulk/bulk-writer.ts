@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { tenantColumns } from '../db/tenant';
-import { ADDRESSES } from '../customers/address-repo';
-import { CUSTOMERS } from '../customers/customer-repo';
+import { ADDRESSES } from '../customer-store/address-repo';
+import { CUSTOMERS } from '../customer-store/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { sortBillingTypes } from '../billing-types';
 import { insertOrGetLocations, LOCATIONS } from '../locations/location-repo';

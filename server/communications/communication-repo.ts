@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
 import type { CommunicationKind, CommunicationStatus } from './message-kinds';
 

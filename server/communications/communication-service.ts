@@ -1,8 +1,8 @@
 /** Reading the communications log: one tenant's messages, newest first, by filter or by id. */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { communicationToApi } from './communication-mapper';

@@ -3,7 +3,7 @@
  * and scheduled charges, at real time and on a sandbox clock's advance): payment reminders, and
  * messages held by quiet hours.
  */
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { dueHeldMessages, dueHeldMessagesOf, releaseHeld } from './held-messages';
 import { dueReminders, dueRemindersOf, runReminder, type ReminderDeps } from './reminders';
 

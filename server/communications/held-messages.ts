@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { communicationRepo, COMMUNICATIONS } from './communication-repo';
 import { enqueueDelivery } from './outgoing';
 import { recipientOf } from './recipients';

@@ -5,9 +5,9 @@
  * left alone. After the last retry a refused message is `failed`.
  */
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import type { Mail, SendMail } from '../mail/mailer';
-import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import { nowFor, withClock } from '../kernel/clock';
 import { communicationRepo, type CommunicationRow } from './communication-repo';
 
 export function mailOf(row: Pick<CommunicationRow, 'to' | 'subject' | 'text' | 'opt_out_url'>): Mail {

@@ -6,7 +6,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { SecretBox } from '../crypto/secrets';
-import type { Environment, Tenant } from '../http/auth';
+import type { Environment, Tenant } from '../kernel/tenant';
 import { UUID } from '../db/tenant';
 
 const PURPOSE = 'opt-out-link';

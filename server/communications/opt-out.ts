@@ -3,9 +3,9 @@
  * credential, so no sign-in. A link that fails its signature changes nothing.
  */
 import type { AppDeps } from '../deps';
-import { customerRepo } from '../customers/customer-repo';
+import { customerRepo } from '../customer-store/customer-repo';
 import { emailPreferenceChange } from '../customers/email-preference';
-import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import { nowFor, withClock } from '../kernel/clock';
 import { settingsRepo } from '../settings/settings-repo';
 import { readOptOutToken } from './opt-out-links';
 

@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { readSettings } from '../settings/settings-service';
 import type { Settings } from '../settings/settings-keys';

@@ -1,6 +1,6 @@
 /** The communications log's read model of a customer: where and when they may be e-mailed. */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 
 export interface Recipient {
   id: string;

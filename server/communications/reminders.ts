@@ -8,10 +8,10 @@
  */
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { customerRepo } from '../customers/customer-repo';
+import type { Tenant } from '../kernel/tenant';
+import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { openSessionIn } from '../customer-sessions/session-service';
+import { openSessionIn } from '../customer-sessions/customer-session-service';
 import { SETTING_KEYS } from '../settings/settings-keys';
 import { COMMUNICATIONS } from './communication-repo';
 import { sendToDebtor } from './outgoing';

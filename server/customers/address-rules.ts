@@ -6,9 +6,9 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
-import { addressRepo, type AddressRow, type AddressValues } from './address-repo';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { addressRepo, type AddressRow, type AddressValues } from '../customer-store/address-repo';
 
 type AddressInput = components['schemas']['AddressCreate'] | components['schemas']['AddressUpdate'];
 

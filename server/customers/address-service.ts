@@ -6,12 +6,12 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
-import { addressRepo, type AddressRow } from './address-repo';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { addressRepo, type AddressRow } from '../customer-store/address-repo';
 import { addAddress, changeAddress, removeAddress } from './address-rules';
-import { addressToApi } from './customer-mapper';
-import { customerRepo } from './customer-repo';
+import { addressToApi } from '../customer-store/customer-mapper';
+import { customerRepo } from '../customer-store/customer-repo';
 
 type Schemas = components['schemas'];
 

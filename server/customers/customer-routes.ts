@@ -1,10 +1,10 @@
 import type { AppDeps } from '../deps';
-import { tenantOf } from '../http/auth';
+import { tenantOf } from '../kernel/tenant';
 import { parseInclude } from '../http/include';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
 import { addressService } from './address-service';
-import { createdCustomerToApi } from './customer-mapper';
+import { createdCustomerToApi } from '../customer-store/customer-mapper';
 import { CUSTOMER_INCLUDES, customerService, DEFAULT_CUSTOMER_INCLUDES } from './customer-service';
 
 const include = (raw: string | undefined) => parseInclude(raw, CUSTOMER_INCLUDES, DEFAULT_CUSTOMER_INCLUDES);

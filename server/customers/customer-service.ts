@@ -6,8 +6,8 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
@@ -16,13 +16,13 @@ import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
-import { addressRepo, type AddressRow } from './address-repo';
+import { addressRepo, type AddressRow } from '../customer-store/address-repo';
 import { addAddress, changeAddress } from './address-rules';
-import { customerToApi } from './customer-mapper';
-import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from './customer-repo';
+import { customerToApi } from '../customer-store/customer-mapper';
+import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from '../customer-store/customer-repo';
 import { groupBy } from '../collections';
 import { todayUtc } from '../dates';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 import { canonicalTimeZone } from '../time-zones';
 import { emailPreferenceChange } from './email-preference';
 

@@ -1,5 +1,5 @@
 /** A change of a customer's e-mail preference (opt-out), by whoever made it, at the tenant's time. */
-import type { CustomerRow } from './customer-repo';
+import type { CustomerRow } from '../customer-store/customer-repo';
 
 export function emailPreferenceChange(
   email: CustomerRow['email_preference'],

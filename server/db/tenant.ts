@@ -4,8 +4,8 @@
  * not found (404), exactly like a missing one.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,14 +1,14 @@
 /** Debt accounts as API objects, with their relations loaded in one query each, whatever the number of accounts. */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { concurrently } from '../db/concurrently';
-import { customerRepo } from '../customers/customer-repo';
+import { customerRepo } from '../customer-store/customer-repo';
 import { locationRepo } from '../locations/location-repo';
 import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
 import { groupBy } from '../collections';
-import { latestOfAccounts } from '../payments/charge-repo';
+import { latestOfAccounts } from '../charge-store/charge-repo';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
 const EMBEDDED_PAYMENTS = 10;

@@ -1,12 +1,12 @@
 /** The one place where debt-account rows become API objects. */
 import type { components } from '../../generated/schema';
-import { metadataToApi } from '../customers/customer-mapper';
-import type { CustomerRow } from '../customers/customer-repo';
+import { metadataToApi } from '../customer-store/customer-mapper';
+import type { CustomerRow } from '../customer-store/customer-repo';
 import { locationToApi } from '../locations/location-mapper';
 import type { LocationRow } from '../locations/location-repo';
 import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
-import type { ChargeRow, TransactionRow } from '../payments/charge-repo';
-import { chargeToApi, transactionToApi } from '../payments/charge-mapper';
+import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
+import { chargeToApi, transactionToApi } from '../charge-store/charge-mapper';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 
 type Schemas = components['schemas'];

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 import { externalIdUnique, TAKEN } from '../db/tenant';
-import { customerRepo } from '../customers/customer-repo';
+import { customerRepo } from '../customer-store/customer-repo';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from './debt-account-loader';
 import { sortBillingTypes } from '../billing-types';
@@ -17,7 +17,7 @@ import type { PageRequest } from '../http/pagination';
 import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
 import { offeredOptions } from '../payment-terms/payment-terms';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];

@@ -4,11 +4,11 @@
  * first and last name lowercased) and their per-tenant indexes.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { scoped } from '../db/tenant';
-import { ADDRESSES } from '../customers/address-repo';
-import { CUSTOMERS } from '../customers/customer-repo';
+import { ADDRESSES } from '../customer-store/address-repo';
+import { CUSTOMERS } from '../customer-store/customer-repo';
 import type { paths } from '../../generated/schema';
 import { DEBT_ACCOUNTS, debtAccountRepo } from './debt-account-repo';
 

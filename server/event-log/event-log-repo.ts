@@ -1,6 +1,6 @@
 /** SQL of the event log: the events table the outbox writes (webhooks/outbox.ts), read by tenant. */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 
 export const EVENTS = 'webhook_events';

@@ -5,8 +5,8 @@
  */
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { loadDocument } from '../http/validator';

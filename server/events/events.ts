@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 
 export type EventName = components['schemas']['EventName'];
 

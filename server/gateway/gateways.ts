@@ -6,8 +6,8 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
 

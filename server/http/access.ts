@@ -15,8 +15,8 @@
 import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { hashToken } from '../crypto/secrets';
-import { BEARER, type Tenant } from './auth';
-import { ApiError } from './errors';
+import { BEARER, type Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
 
 interface Row {

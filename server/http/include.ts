@@ -1,4 +1,4 @@
-import { ApiError } from './errors';
+import { ApiError } from '../kernel/errors';
 
 /**
  * The `include` query parameter: absent, the resource's default set; given, it replaces the

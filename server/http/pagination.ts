@@ -6,7 +6,7 @@ import type { Request } from 'express';
 import type { Knex } from 'knex';
 import { concurrently } from '../db/concurrently';
 import type { components } from '../../generated/schema';
-import { ApiError } from './errors';
+import { ApiError } from '../kernel/errors';
 
 type Meta = components['schemas']['PaginationMeta'];
 type Links = components['schemas']['PaginationLinks'];

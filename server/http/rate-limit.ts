@@ -6,8 +6,8 @@
 import type { RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from './errors';
-import { tenantOf } from './auth';
+import { ApiError } from '../kernel/errors';
+import { tenantOf } from '../kernel/tenant';
 
 export const RATE_LIMIT_TABLE = 'rate_limits';
 

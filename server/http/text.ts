@@ -5,7 +5,7 @@
  * in the path a 404 (no resource has such an id), in the query or the body a 422 on the field.
  */
 import type { RequestHandler } from 'express';
-import { ApiError, type FieldErrors } from './errors';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 
 // A NUL, a high surrogate not followed by a low one, or a low one not preceded by a high one.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

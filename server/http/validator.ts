@@ -75,7 +75,7 @@ export function openApiValidator(document: Document = loadDocument(), { forLinks
     validateRequests: { allErrors: true, removeAdditional: false, allowUnknownQueryParameters: forLinks },
     // `responses: false` for the mock, whose answers are Prism's, not this process's.
     validateResponses: responses ? { allErrors: true, removeAdditional: false } : false,
-    // Authentication is ours (auth.ts): it runs first and answers 401 in the spec's shape.
+    // Authentication is ours (../kernel/tenant.ts): it runs first and answers 401 in the spec's shape.
     validateSecurity: false,
     // 'full' checks that a date exists (1984-02-30 is a 422, not a 500 from PostgreSQL).
     validateFormats: true,

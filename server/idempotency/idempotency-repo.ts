@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { tenantColumns } from '../db/tenant';
 import type { IdempotencyScope } from './request-fingerprint';
 

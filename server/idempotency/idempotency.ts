@@ -15,8 +15,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
-import { tenantOf } from '../http/auth';
-import { ApiError } from '../http/errors';
+import { tenantOf } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { idempotencyRepo, pruneExpiredKeys } from './idempotency-repo';
 import { apiCaller, requestFingerprint, type IdempotencyScope } from './request-fingerprint';
 

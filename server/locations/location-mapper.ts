@@ -1,5 +1,5 @@
 import type { components } from '../../generated/schema';
-import { metadataToApi } from '../customers/customer-mapper';
+import { metadataToApi } from '../customer-store/customer-mapper';
 import type { LocationRow } from './location-repo';
 
 export function locationToApi(row: LocationRow, debtAccountsCount: number): components['schemas']['Location'] {

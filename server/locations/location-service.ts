@@ -5,8 +5,8 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
 import type { AppDeps } from '../deps';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { hashToken, newToken } from '../crypto/secrets';
-import type { Environment } from '../http/auth';
+import type { Environment } from '../kernel/tenant';
 
 export const ORGANIZATIONS = 'organizations';
 export const API_TOKENS = 'api_tokens';

@@ -6,9 +6,9 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
-import { customerRepo } from '../customers/customer-repo';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { customerRepo } from '../customer-store/customer-repo';
 import type { EventRecorder } from '../events/events';
 import { paymentMethodRepo, type PaymentMethodRow } from './payment-method-repo';
 

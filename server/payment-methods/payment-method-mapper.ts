@@ -1,6 +1,6 @@
 import type { components } from '../../generated/schema';
-import { addressToApi } from '../customers/customer-mapper';
-import type { AddressRow } from '../customers/address-repo';
+import { addressToApi } from '../customer-store/customer-mapper';
+import type { AddressRow } from '../customer-store/address-repo';
 import { bankAccount, cardToken } from '../masking';
 import { isExpired } from './card';
 import type { PaymentMethodRow } from './payment-method-repo';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
 import type { ShownPaymentMethod } from '../masking';
 

@@ -5,9 +5,9 @@
  */
 import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
-import { customerRepo } from '../customers/customer-repo';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
+import { customerRepo } from '../customer-store/customer-repo';
 import type { AppDeps } from '../deps';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
@@ -18,7 +18,7 @@ import { isValidRoutingNumber, mask, US_STATES } from './ach';
 import type { PaymentGateway } from '../gateway/gateway';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 
 type PaymentMethodCreate = components['schemas']['PaymentMethodCreate'];
 type PaymentMethodUpdate = components['schemas']['PaymentMethodUpdate'];

@@ -8,7 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { groupBy } from '../collections';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
 

@@ -6,13 +6,13 @@
  * by the payments service, each reading the app's time of the item's due time.
  */
 import type { AppDeps } from '../deps';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../kernel/errors';
 import { gatewayFor } from '../gateway/gateways';
 import { lockAccount } from '../payments/balances';
-import { createCharge } from '../payments/charge-service';
+import { createCharge } from '../payments/create-charge';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import type { DueWorkPorts } from './due-work';
 import { messageDueSources } from '../communications/due-messages';
 import type { DueRef } from './plan-runner';

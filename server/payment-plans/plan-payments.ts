@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventRecorder } from '../events/events';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { PAYMENT_PLANS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanValues } from './plan-repo';

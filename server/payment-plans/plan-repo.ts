@@ -1,7 +1,7 @@
 /** The SQL of payment plans and their instalments, every query scoped to one tenant. */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
 import type { Frequency } from './schedule';
 

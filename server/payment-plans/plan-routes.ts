@@ -1,6 +1,6 @@
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import { tenantOf } from '../http/auth';
+import { tenantOf } from '../kernel/tenant';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
 import { planService } from './plan-service';

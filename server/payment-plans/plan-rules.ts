@@ -3,11 +3,11 @@
  * account's terms (can it have a plan, the start date, the amount) are payment-terms'.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
-import type { FieldErrors } from '../http/errors';
+import type { FieldErrors } from '../kernel/errors';
 
 const add = (errors: FieldErrors, field: string, message: string) => {
   (errors[field] ??= []).push(message);

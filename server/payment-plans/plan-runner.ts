@@ -8,7 +8,7 @@
  */
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
-import type { Environment, Tenant } from '../http/auth';
+import type { Environment, Tenant } from '../kernel/tenant';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';

@@ -5,7 +5,7 @@
  * shows each beside its own field.
  */
 import type { components } from '../../generated/schema';
-import { ApiError, type FieldErrors } from '../http/errors';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 import { addDays } from '../dates';
 import { instalmentCount, money, offersOneTime, WINDOWS, type AccountTerms, type Channel, type TermsAccount } from './payment-terms';
 

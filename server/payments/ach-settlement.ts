@@ -7,12 +7,12 @@
  * instalment's debit reopens the instalment (plan-payments.ts).
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
-import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import { nowFor, withClock } from '../kernel/clock';
 import { reopenReturnedInstalment } from '../payment-plans/plan-payments';
-import { CHARGES, chargeRepo } from './charge-repo';
+import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
 import { gatewayFor } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { achOutcome } from './payment-events';

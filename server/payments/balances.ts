@@ -6,7 +6,7 @@
  * of deadlocking, and never together take more than the balance.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { scoped } from '../db/tenant';
 

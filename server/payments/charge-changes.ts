@@ -5,10 +5,10 @@
  * paid (a partial refund to the last-paid first), and record transactions of their own.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { lockAccount, moveBalances } from './balances';
-import { chargeRepo, type ChargeRow } from './charge-repo';
+import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import { GatewayRefusal } from '../gateway/gateway';
 import type { GatewayOn } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';

@@ -6,11 +6,11 @@
  * another body is 422 `idempotency_key_reused`, and another caller's key is simply not theirs.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError, type ErrorCode } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type ErrorCode } from '../kernel/errors';
 import { isUniqueViolation } from '../db/tenant';
 import { scopeText, type IdempotencyScope } from '../idempotency/request-fingerprint';
-import { chargeRepo, type ChargeRow } from './charge-repo';
+import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { ChargeOutcome } from './charge-outcome';
 
 /** The unique index of (tenant, idempotency_scope, idempotency_key) on charges. */

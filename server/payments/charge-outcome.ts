@@ -6,13 +6,13 @@
  * the same to the user.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
 import { completePaidOffPlans } from '../payment-plans/plan-payments';
 import { moveBalances, spread, type LockedFamily } from './balances';
-import { chargeRepo, type ChargeRow } from './charge-repo';
+import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
 import { settlementJob } from './ach-settlement';

@@ -1,11 +1,11 @@
 import type { Response } from 'express';
 import type { AppDeps } from '../deps';
-import { tenantOf } from '../http/auth';
+import { tenantOf } from '../kernel/tenant';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
 import { idempotencyOf } from '../idempotency/idempotency';
-import { chargeToApi } from './charge-mapper';
-import { chargeService, transactionService } from './payment-service';
+import { chargeToApi } from '../charge-store/charge-mapper';
+import { chargeService, transactionService } from './charge-service';
 
 export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const charges = chargeService(deps);

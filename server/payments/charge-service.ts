@@ -1,144 +1,112 @@
 /**
- * POST /charges as a story: check the request, tokenize inline details, then in one
- * transaction lock the account family, check the amount against the balance, ask the gateway,
- * record the charge, its allocations and transactions, move the balances, and emit the events.
- * A declined card is stored as a failed charge, and answered 400 after the commit.
+ * Charges and transactions as the routes use them: `chargeService(deps).create(tenant, body,
+ * key)` and the reads. Money moves in create-charge.ts (a charge) and charge-changes.ts (void,
+ * refund); the gateway is asked for only once the request has been found to concern this tenant.
  */
-import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { SecretBox } from '../crypto/secrets';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
-import { isChargeable } from '../payment-methods/payment-method-mapper';
-import { bankAccount, cardToken } from '../masking';
-import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
-import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
-import { customerRepo } from '../customers/customer-repo';
-import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { lockAccount } from './balances';
-import { chargeRepo, type ChargeRow, type ChargeValues } from './charge-repo';
-import type { GatewayOn } from '../gateway/gateways';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { listPage, type Listed } from '../http/listing';
+import type { PageRequest } from '../http/pagination';
+import { customerRepo } from '../customer-store/customer-repo';
+import { DEBT_ACCOUNTS, debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { scoped } from '../db/tenant';
+import { CHARGE_COLUMNS, CHARGES, chargeRepo, TRANSACTION_COLUMNS, TRANSACTIONS, type ChargeRow, type TransactionRow } from '../charge-store/charge-repo';
+import { chargeToApi, transactionToApi } from '../charge-store/charge-mapper';
+import { refundCharge, voidCharge } from './charge-changes';
+import { createCharge, type ChargeContext, type ChargeOutcome } from './create-charge';
+import { dateRange, type DateRange } from './date-ranges';
+import { cancelScheduledCharge } from './scheduled-charges';
+import { requireGateway } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
-import { paymentMethodSaved } from './payment-events';
-import { recordCharge, type AnsweredValues, type ChargeOutcome } from './charge-outcome';
-import { scheduleCharge } from './scheduled-charges';
-import { nowFor } from '../sandbox/sandbox-clock';
-import { todayUtc } from '../dates';
-import { termsOf, type Channel } from '../payment-terms/payment-terms';
-import { amountErrors, intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
+import { nowFor } from '../kernel/clock';
 import type { IdempotencyScope } from '../idempotency/request-fingerprint';
-import { chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
 
-type ChargeCreate = components['schemas']['ChargeCreate'];
+type S = components['schemas'];
 
-
-/** CH- and ten letters and digits without look-alikes: about 50 bits, unique per tenant by index. */
-function referenceNumber(): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-  return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
+export interface ChargeFilters {
+  debt_account_id?: string;
+  customer_id?: string;
+  status?: string;
 }
 
-async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
-  const method = await paymentMethodRepo(trx, tenant).find(id);
-  if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
-  if (!method.gateway_token) {
-    throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
+export interface TransactionFilters {
+  debt_account_id?: string;
+  start_date?: string;
+  end_date?: string;
+  date_range?: string;
+}
+
+/** An account key as the ids of the account and its children; [] when it does not exist. */
+async function accountAndChildren(db: Knex, tenant: Tenant, key: string): Promise<string[]> {
+  const account = await debtAccountRepo(db, tenant).find(key);
+  if (!account) return [];
+  const children = await scoped(db, DEBT_ACCOUNTS, tenant).where({ parent_id: account.id }).pluck('id');
+  return [account.id, ...children];
+}
+
+/** Inclusive UTC days, from `start_date`/`end_date` or a named range (not both). */
+function days(filters: TransactionFilters, now: Date): { first?: string; last?: string } {
+  const { start_date, end_date, date_range } = filters;
+  if (date_range) {
+    if (start_date || end_date) throw ApiError.field('date_range', 'cannot be combined with start_date or end_date');
+    return dateRange(date_range as DateRange, now);
   }
-  if (!isChargeable(method, now)) throw ApiError.field('payment_method_id', 'the card has expired');
-  return method;
+  if (start_date && end_date && end_date < start_date) throw ApiError.field('end_date', 'must not be before start_date');
+  return { first: start_date, last: end_date };
 }
 
-export type { ChargeOutcome };
+export function chargeService(deps: PaymentDeps) {
+  const { db } = deps;
+  return {
+    create: (tenant: Tenant, body: S['ChargeCreate'], idempotency: IdempotencyScope | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
+      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotency, undefined, context),
 
-/** Who asks for the charge beyond the API's caller, and what must commit with it. */
-export interface ChargeContext {
-  /** Whose windows of time apply (payment-terms.ts); the API's by default. */
-  channel?: Channel;
-  /** A guest of the Portal: pays once, today, with a new card or bank account. */
-  guest?: boolean;
-  /** Runs in the charge's transaction once it is recorded (also a declined one): what must commit with it. */
-  within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+    /** Newest first; a charge on a parent is listed under the parent's id only. */
+    async list(tenant: Tenant, filters: ChargeFilters, page: PageRequest): Promise<Listed<S['Charge']>> {
+      const query = chargeRepo(db, tenant).charges();
+      if (filters.debt_account_id) query.whereIn(`${CHARGES}.debt_account_id`, (await accountAndChildren(db, tenant, filters.debt_account_id)).slice(0, 1));
+      if (filters.customer_id) query.where(`${CHARGES}.customer_id`, (await customerRepo(db, tenant).find(filters.customer_id))?.id ?? null);
+      if (filters.status) query.where(`${CHARGES}.status`, filters.status);
+      return listPage<ChargeRow, S['Charge']>(query, page, { columns: CHARGE_COLUMNS, table: CHARGES, order: 'desc' }, (rows) => rows.map(chargeToApi));
+    },
+
+    async find(tenant: Tenant, id: string): Promise<S['Charge']> {
+      const charge = await chargeRepo(db, tenant).find(id);
+      if (!charge) throw ApiError.notFound('Charge');
+      return chargeToApi(charge);
+    },
+
+    void: async (tenant: Tenant, id: string): Promise<S['Charge']> =>
+      chargeToApi(await voidCharge(deps, () => requireGateway(deps, tenant), tenant, id, nowFor(deps.clock, tenant))),
+
+    cancel: async (tenant: Tenant, id: string): Promise<S['Charge']> => chargeToApi(await cancelScheduledCharge(deps, tenant, id)),
+
+    refund: async (tenant: Tenant, id: string, amount: number | undefined): Promise<S['Charge']> =>
+      chargeToApi(await refundCharge(deps, () => requireGateway(deps, tenant), tenant, id, amount)),
+  };
 }
 
-export async function createCharge(
-  deps: PaymentDeps,
-  gatewayOn: GatewayOn,
-  tenant: Tenant,
-  body: ChargeCreate,
-  idempotency: IdempotencyScope | undefined,
-  /** Who made the charge when not the API's caller: a plan's instalment. */
-  origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
-  context: ChargeContext = {},
-): Promise<ChargeOutcome> {
-  const now = nowFor(deps.clock, tenant);
-  const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
-  const intent = { ...body, instalment: origin?.source === 'payment_plan', guest: context.guest };
-  throwIfAny(intentErrors(intent, at));
-  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency));
-  if (earlier) return earlier;
-  const later = laterDayOf(body, at.today);
-  const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
-  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
-  const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
-  try {
-    return await deps.db.transaction(async (trx) => {
-      // Saving a method locks the customer (as saving one directly does); taking it before the
-      // accounts keeps one lock order, customer then accounts, for every charge.
-      if (inlineValues && body.save_payment_method) {
-        const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
-        if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
-      }
-      const family = await lockAccount(trx, tenant, body.debt_account_id);
-      if (!family) throw ApiError.field('debt_account_id', 'does not exist');
-      const { account } = family;
-      throwIfAny(amountErrors(termsOf(account), intent));
+export function transactionService(deps: PaymentDeps) {
+  const { db } = deps;
+  return {
+    /** Newest submitted first; an account's include its children's (where a parent's charge lands). */
+    async list(tenant: Tenant, filters: TransactionFilters, page: PageRequest): Promise<Listed<S['Transaction']>> {
+      const query = chargeRepo(db, tenant).transactions();
+      if (filters.debt_account_id) query.whereIn(`${TRANSACTIONS}.debt_account_id`, await accountAndChildren(db, tenant, filters.debt_account_id));
+      const { first, last } = days(filters, nowFor(deps.clock, tenant));
+      if (first) query.where(`${TRANSACTIONS}.submitted_at`, '>=', `${first}T00:00:00Z`);
+      if (last) query.whereRaw(`${TRANSACTIONS}.submitted_at < (?::date + 1)::timestamptz`, [last]);
+      return listPage<TransactionRow, S['Transaction']>(query, page, { columns: TRANSACTION_COLUMNS, table: TRANSACTIONS, order: 'desc' }, (rows) =>
+        rows.map(transactionToApi),
+      );
+    },
 
-      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
-      if (inlineValues && body.save_payment_method) {
-        const methods = paymentMethodRepo(trx, tenant);
-        const first = !(await methods.hasAny(account.customer_id));
-        method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
-        await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
-      }
-      const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
-      const token = method?.gateway_token ?? inlineToken!;
-
-      const gateway = gatewayOn(trx);
-      const customer = await customerRepo(trx, tenant).find(account.customer_id);
-      const values: Omit<ChargeValues, keyof AnsweredValues> = {
-        reference_number: referenceNumber(),
-        debt_account_id: account.id,
-        customer_id: account.customer_id,
-        payment_method_id: method?.id ?? null,
-        payment_method_type: shown.type,
-        card: cardToken(shown),
-        bank_account: bankAccount(shown),
-        gateway: gateway.name,
-        amount: body.amount,
-        return_code: null,
-        email: body.email ?? customer!.email,
-        send_email: body.send_email ?? false,
-        metadata: body.metadata ?? {},
-        ...keyColumns(idempotency),
-        ...origin,
-      };
-      const outcome = later
-        ? { charge: await scheduleCharge(deps, trx, tenant, values, later) }
-        : await recordCharge(deps, trx, tenant, {
-            family,
-            amount: body.amount,
-            answer: await gateway.charge(token, body.amount),
-            now,
-            ofPlan: origin?.source === 'payment_plan',
-            write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
-          });
-      await context.within?.(trx, outcome);
-      return outcome;
-    });
-  } catch (error) {
-    // Two requests of one caller with one key that both got past the checks before: the
-    // database lets one charge through; the other answers it only if it is the same request.
-    return chargeOfRace(deps.db, tenant, idempotency, error);
-  }
+    async find(tenant: Tenant, id: string): Promise<S['Transaction']> {
+      const row = await chargeRepo(db, tenant).findTransaction(id);
+      if (!row) throw ApiError.notFound('Transaction');
+      return transactionToApi(row);
+    },
+  };
 }

@@ -4,8 +4,8 @@
  */
 import type { Knex } from 'knex';
 import type { EventRecorder } from '../events/events';
-import type { Tenant } from '../http/auth';
-import type { ChargeRow, TransactionRow } from './charge-repo';
+import type { Tenant } from '../kernel/tenant';
+import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
 
 /** charge.succeeded (a pending ACH debit too) or charge.failed, and the accounts whose balance moved. */
 export function chargeMade(events: EventRecorder, trx: Knex.Transaction, tenant: Tenant, charge: ChargeRow, moved: string[]): Promise<void> {

@@ -8,8 +8,8 @@
  * again. A failed scheduled charge is not retried (documented in the Charges tag).
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { scoped, tenantColumns } from '../db/tenant';
 import { termsOf } from '../payment-terms/payment-terms';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
@@ -17,7 +17,7 @@ import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import { dueAt } from '../payment-plans/schedule';
 import type { GatewayOn } from '../gateway/gateways';
 import { lockAccount } from './balances';
-import { CHARGES, chargeRepo, type ChargeRow, type ChargeValues } from './charge-repo';
+import { CHARGES, chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
 import { recordCharge, type AnsweredValues } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';

@@ -1,6 +1,6 @@
 /** Browser sessions: the SQL. A cookie finds its row by the SHA-256 of its value. */
 import type { Knex } from 'knex';
-import type { Environment, Tenant } from '../http/auth';
+import type { Environment, Tenant } from '../kernel/tenant';
 
 export const BROWSER_SESSIONS = 'portal_browser_sessions';
 

@@ -6,12 +6,12 @@
 import type { Request, Response } from 'express';
 import { hashToken } from '../crypto/secrets';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { expired, portalService, useSession } from '../customer-sessions/portal-service';
-import { sessionLinkRepo, tenantOfSession, type SessionRow } from '../customer-sessions/session-repo';
-import { nowFor, withClock } from '../sandbox/sandbox-clock';
+import type { Tenant } from '../kernel/tenant';
+import { expired, linkEntry, useCustomerSession } from './link-entry';
+import { customerSessionLinkRepo, tenantOfCustomerSession, type CustomerSessionRow } from '../customer-sessions/customer-session-repo';
+import { nowFor, withClock } from '../kernel/clock';
 import { browserSessionRepo, tenantOfBrowser, type BrowserSessionRow } from './browser-session-repo';
-import { clearSessionCookie, deviceId, newSecret, readCookie, SESSION_COOKIE, setSessionCookie, type CookieScope } from './cookies';
+import { clearBrowserSessionCookie, deviceId, newSecret, readCookie, BROWSER_SESSION_COOKIE, setBrowserSessionCookie, type CookieScope } from './cookies';
 import { PortalStop } from './page-error';
 
 /** A guest's browser session ends after this long without a request. */
@@ -20,7 +20,7 @@ export const GUEST_IDLE_MINUTES = 30;
 export interface Visit {
   browser: BrowserSessionRow;
   /** The customer session of a link; undefined for a guest. */
-  session: SessionRow | undefined;
+  customerSession: CustomerSessionRow | undefined;
   tenant: Tenant;
   now: Date;
   deviceId: string;
@@ -37,7 +37,7 @@ export const signedOut = (base: string) =>
     text: 'Find my account instead',
   });
 
-function expiredStop(session: SessionRow): PortalStop {
+function expiredStop(session: CustomerSessionRow): PortalStop {
   try {
     return new PortalStop(303, 'gone', 'This link has expired', 'This link has expired.', expired(session).redirect);
   } catch {
@@ -47,7 +47,7 @@ function expiredStop(session: SessionRow): PortalStop {
 
 /** Opens `portal_url`: a new browser session, its cookie, and the page without the token. */
 export async function enterByLink(deps: AppDeps, scope: PortalScope, token: string, page: string, req: Request, res: Response): Promise<void> {
-  const opened = await portalService(deps).openEntry(token, page);
+  const opened = await linkEntry(deps).openEntry(token, page);
   if ('redirect' in opened) {
     res.redirect(302, opened.redirect);
     return;
@@ -55,44 +55,44 @@ export async function enterByLink(deps: AppDeps, scope: PortalScope, token: stri
   const { session } = opened;
   const repo = browserSessionRepo(deps.db);
   // One browser, one visit: a link opened over an earlier one replaces it.
-  const previous = readCookie(req, SESSION_COOKIE);
+  const previous = readCookie(req, BROWSER_SESSION_COOKIE);
   if (previous) {
     const old = await repo.findByTokenHash(hashToken(previous));
     if (old) await repo.delete(old.id);
   }
   const secret = newSecret();
-  await repo.insert(tenantOfSession(session), hashToken(secret), {
+  await repo.insert(tenantOfCustomerSession(session), hashToken(secret), {
     customer_session_id: session.id,
     customer_id: session.customer_id,
     csrf_token: newSecret(),
   });
-  setSessionCookie(res, scope, secret);
+  setBrowserSessionCookie(res, scope, secret);
   deviceId(req, res, scope);
   res.redirect(303, `${scope.base}${page}`);
 }
 
 /** The visit of this request's cookie, or a stop: signed out, expired. */
 export async function visitOf(deps: AppDeps, scope: PortalScope, req: Request, res: Response): Promise<Visit> {
-  const cookie = readCookie(req, SESSION_COOKIE);
+  const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
   const repo = browserSessionRepo(deps.db);
   const browser = cookie ? await repo.findByTokenHash(hashToken(cookie)) : undefined;
   if (!browser) throw signedOut(scope.base);
   const tenant = await withClock(deps.db, tenantOfBrowser(browser));
   const now = nowFor(deps.clock, tenant);
-  let session: SessionRow | undefined;
+  let session: CustomerSessionRow | undefined;
   if (browser.customer_session_id) {
-    const found = await sessionLinkRepo(deps.db).findById(browser.customer_session_id);
+    const found = await customerSessionLinkRepo(deps.db).findById(browser.customer_session_id);
     if (!found) throw signedOut(scope.base);
-    session = await useSession(deps, found);
+    session = await useCustomerSession(deps, found);
     if (!session) {
       await repo.delete(browser.id);
-      clearSessionCookie(res, scope);
+      clearBrowserSessionCookie(res, scope);
       throw expiredStop(found);
     }
   } else {
     if (browser.expires_at && browser.expires_at.getTime() <= now.getTime()) {
       await repo.delete(browser.id);
-      clearSessionCookie(res, scope);
+      clearBrowserSessionCookie(res, scope);
       throw new PortalStop(410, 'gone', 'Your visit has ended', 'You were away for a while, so we ended your visit to keep your details safe.', undefined, {
         href: `${scope.base}/?organization=${browser.organization_id}${browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`,
         text: 'Find my account again',
@@ -102,7 +102,7 @@ export async function visitOf(deps: AppDeps, scope: PortalScope, req: Request, r
     await repo.update(browser.id, { expires_at: expiresAt });
     browser.expires_at = expiresAt;
   }
-  return { browser, session, tenant, now, deviceId: deviceId(req, res, scope) };
+  return { browser, customerSession: session, tenant, now, deviceId: deviceId(req, res, scope) };
 }
 
 /** A guest's first request: a browser session for the organization the Portal's root names. */
@@ -113,10 +113,10 @@ export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tena
     csrf_token: newSecret(),
     expires_at: new Date(now.getTime() + GUEST_IDLE_MINUTES * 60_000),
   });
-  setSessionCookie(res, scope, secret);
+  setBrowserSessionCookie(res, scope, secret);
   return row;
 }
 
 export function needsVerification(visit: Visit): boolean {
-  return Boolean(visit.session?.verification) && !visit.browser.verified_at;
+  return Boolean(visit.customerSession?.verification) && !visit.browser.verified_at;
 }

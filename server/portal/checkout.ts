@@ -8,10 +8,10 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../kernel/errors';
 import type { EventName } from '../events/events';
-import { chargeService } from '../payments/payment-service';
-import type { ChargeRow } from '../payments/charge-repo';
+import { chargeService } from '../payments/charge-service';
+import type { ChargeRow } from '../charge-store/charge-repo';
 import { paymentMethodService } from '../payment-methods/payment-method-service';
 import { planService } from '../payment-plans/plan-service';
 import { planRepo } from '../payment-plans/plan-repo';
@@ -69,7 +69,7 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean, schedul
 }
 
 export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input: PayInput): Promise<Paid> {
-  const guest = !visit.session;
+  const guest = !visit.customerSession;
   const later = input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
   const newMethod = input.way.payment_method_id === undefined;
   const body: S['ChargeCreate'] = {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 
-export const SESSION_COOKIE = 'portal_session';
+export const BROWSER_SESSION_COOKIE = 'portal_session';
 export const DEVICE_COOKIE = 'portal_device';
 const DEVICE_DAYS = 730;
 
@@ -26,12 +26,12 @@ export function readCookie(req: Request, name: string): string | undefined {
 const options = (scope: CookieScope) => ({ httpOnly: true, sameSite: 'lax' as const, secure: scope.secure, path: scope.path || '/' });
 
 /** A session cookie (no Max-Age): the browser session also ends when the browser closes. */
-export function setSessionCookie(res: Response, scope: CookieScope, value: string): void {
-  res.cookie(SESSION_COOKIE, value, options(scope));
+export function setBrowserSessionCookie(res: Response, scope: CookieScope, value: string): void {
+  res.cookie(BROWSER_SESSION_COOKIE, value, options(scope));
 }
 
-export function clearSessionCookie(res: Response, scope: CookieScope): void {
-  res.clearCookie(SESSION_COOKIE, options(scope));
+export function clearBrowserSessionCookie(res: Response, scope: CookieScope): void {
+  res.clearCookie(BROWSER_SESSION_COOKIE, options(scope));
 }
 
 /** The device id: the cookie's, or a new random one set for two years. */

@@ -8,7 +8,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
-import { ApiError } from '../http/errors';
+import { ApiError } from '../kernel/errors';
 
 export function csrfTokenOf(req: Request): string | undefined {
   const header = req.get('x-csrf-token');

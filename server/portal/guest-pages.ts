@@ -1,12 +1,12 @@
 /** The guest's pages at the Portal's root: "Find my account", then the customer's accounts. */
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
-import type { Environment, Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Environment, Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { startGuest, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { browserSessionRepo } from './browser-session-repo';
 import { hashToken } from '../crypto/secrets';
-import { readCookie, SESSION_COOKIE, deviceId } from './cookies';
+import { readCookie, BROWSER_SESSION_COOKIE, deviceId } from './cookies';
 import { guestFinder, NO_MATCH } from './guest';
 import { PortalStop } from './page-error';
 import type { Form, FormErrors } from './payment-form';
@@ -37,7 +37,7 @@ export function guestRouter(deps: AppDeps, scope: PortalScope): Router {
   router.get('/', async (req, res) => {
     const tenant = await tenantOfQuery(req);
     // A guest's earlier visit to this organization goes on; anything else starts afresh.
-    const cookie = readCookie(req, SESSION_COOKIE);
+    const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
     const known = cookie ? await browserSessionRepo(deps.db).findByTokenHash(hashToken(cookie)) : undefined;
     const same = known && !known.customer_session_id && known.organization_id === tenant.organizationId && known.environment === tenant.environment;
     const browser = same ? (await visitOf(deps, scope, req, res)).browser : await startGuest(deps, scope, tenant, res);
@@ -47,7 +47,7 @@ export function guestRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/find', async (req: Request, res: Response) => {
     const visit = await visitOf(deps, scope, req, res);
-    if (visit.session) throw new PortalStop(409, 'conflict', 'You are signed in', 'You opened a link from your creditor; your accounts are already here.', undefined, { href: `${base}/accounts`, text: 'See your accounts' });
+    if (visit.customerSession) throw new PortalStop(409, 'conflict', 'You are signed in', 'You opened a link from your creditor; your accounts are already here.', undefined, { href: `${base}/accounts`, text: 'See your accounts' });
     const form = req.body as Form;
     const answers = { phone: form.phone, first_name: form.first_name, last_name: form.last_name, ssn_last4: form.ssn_last4, date_of_birth: form.date_of_birth, postal_code: form.postal_code };
     try {

@@ -10,8 +10,8 @@
 import type { Knex } from 'knex';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { createLimiter } from '../http/rate-limit';
 import { lookupQuery, type LookupQuery } from '../debt-accounts/lookup';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';

@@ -2,7 +2,7 @@
  * What stops a Portal request before its page: the answer a browser gets (a page with a
  * status, or a redirect) and the one the Portal API gets (the spec's error body).
  */
-import type { ErrorCode } from '../http/errors';
+import type { ErrorCode } from '../kernel/errors';
 
 export class PortalStop extends Error {
   constructor(

@@ -5,12 +5,12 @@
  */
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import { customerRepo, type CustomerRow } from '../customers/customer-repo';
+import { customerRepo, type CustomerRow } from '../customer-store/customer-repo';
 import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
-import { chargeService, transactionService } from '../payments/payment-service';
+import { chargeService, transactionService } from '../payments/charge-service';
 import { planService } from '../payment-plans/plan-service';
 import { PortalStop } from './page-error';
 import { termsOf, type AccountTerms } from '../payment-terms/payment-terms';

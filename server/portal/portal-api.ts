@@ -6,12 +6,12 @@
 import { Router, type Request, type Response } from 'express';
 import type { components } from '../../generated/portal';
 import type { AppDeps } from '../deps';
-import { ApiError } from '../http/errors';
-import { customerRepo } from '../customers/customer-repo';
+import { ApiError } from '../kernel/errors';
+import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { portalSessionToApi } from '../customer-sessions/session-mapper';
+import { portalSessionToApi } from '../customer-sessions/customer-session-mapper';
 import { todayUtc } from '../dates';
-import { chargeService } from '../payments/payment-service';
+import { chargeService } from '../payments/charge-service';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { pay, setUpPlan, suggestedPlan } from './checkout';
 import { portalAccounts, viewOf, type AccountDetail, type AccountView } from './portal-accounts';
@@ -61,12 +61,12 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
   };
 
   async function sessionAnswer(visit: Visit): Promise<S['PortalSession']> {
-    if (!visit.session) throw ApiError.notFound('Customer session');
-    const customer = await customerRepo(deps.db, visit.tenant).find(visit.session.customer_id);
-    const account = visit.session.debt_account_id ? await debtAccountRepo(deps.db, visit.tenant).find(visit.session.debt_account_id) : undefined;
+    if (!visit.customerSession) throw ApiError.notFound('Customer session');
+    const customer = await customerRepo(deps.db, visit.tenant).find(visit.customerSession.customer_id);
+    const account = visit.customerSession.debt_account_id ? await debtAccountRepo(deps.db, visit.tenant).find(visit.customerSession.debt_account_id) : undefined;
     if (!customer) throw ApiError.notFound('Customer');
     // Withheld until verified, as the pages are.
-    return portalSessionToApi({ ...visit.session, verification: needsVerification(visit) }, customer, account);
+    return portalSessionToApi({ ...visit.customerSession, verification: needsVerification(visit) }, customer, account);
   }
 
   router.get('/session', async (req, res) => {
@@ -105,7 +105,7 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/accounts/:accountId/payment-plan', async (req, res) => {
     const visit = await signedIn(req, res);
-    if (!visit.session) throw new ApiError('forbidden', 'A guest makes one-time payments only.');
+    if (!visit.customerSession) throw new ApiError('forbidden', 'A guest makes one-time payments only.');
     const body = req.body as S['PortalPlanCreate'];
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
     const refusal = planRefusal(view.account, view);
@@ -119,7 +119,7 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/verification', async (req, res) => {
     const visit = await visitOf(deps, scope, req, res);
-    if (!visit.session) throw ApiError.notFound('Customer session');
+    if (!visit.customerSession) throw ApiError.notFound('Customer session');
     if (needsVerification(visit)) {
       const ok = await verify(deps, visit, req.body as S['PortalVerification']);
       if (!ok) throw ApiError.field('form', 'does not match what is on file');

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import type { AppDeps } from '../deps';
 import { hashToken } from '../crypto/secrets';
-import { ApiError, fromValidator } from '../http/errors';
+import { ApiError, fromValidator } from '../kernel/errors';
 import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/validator';
-import { mountPath } from '../customer-sessions/session-links';
+import { mountPath } from '../customer-sessions/customer-session-links';
 import { browserSessionRepo } from './browser-session-repo';
 import { enterByLink, type PortalScope } from './browser-sessions';
-import { readCookie, SESSION_COOKIE } from './cookies';
+import { readCookie, BROWSER_SESSION_COOKIE } from './cookies';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { PortalStop } from './page-error';
@@ -24,7 +24,7 @@ import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
 
-/** The link entries: one per destination, as session-links.ts builds them. */
+/** The link entries: one per destination, as customer-sessions/customer-session-links.ts builds them. */
 const ENTRY_PAGES = ['/s/:token/accounts', '/s/:token/accounts/:accountId', '/s/:token/accounts/:accountId/checkout', '/s/:token/accounts/:accountId/documents', '/s/:token/disputes/:disputeId'];
 
 const STYLESHEET = readFileSync(join(__dirname, 'assets', 'portal.css'), 'utf8');
@@ -41,7 +41,7 @@ function csrfCheck(deps: AppDeps): RequestHandler {
   return async (req, _res, next) => {
     if (req.method !== 'POST') return next();
     try {
-      const cookie = readCookie(req, SESSION_COOKIE);
+      const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
       const browser = cookie ? await browserSessionRepo(deps.db).findByTokenHash(hashToken(cookie)) : undefined;
       // Without a browser session the page says so (visitOf); with one, the token must match.
       if (browser && !csrfMatches(browser.csrf_token, csrfTokenOf(req))) {

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventName, EventRecorder } from '../events/events';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 
 export interface Activity {
   event: EventName;

@@ -7,9 +7,9 @@
  * (in the database, for every browser that opened it) for 15 minutes.
  */
 import type { AppDeps } from '../deps';
-import { ApiError } from '../http/errors';
-import { customerRepo } from '../customers/customer-repo';
-import { addressRepo } from '../customers/address-repo';
+import { ApiError } from '../kernel/errors';
+import { customerRepo } from '../customer-store/customer-repo';
+import { addressRepo } from '../customer-store/address-repo';
 import { browserSessionRepo } from './browser-session-repo';
 import type { Visit } from './browser-sessions';
 import { track } from './tracking';
@@ -31,7 +31,7 @@ export interface Answers {
 }
 
 async function lockedUntil(deps: AppDeps, visit: Visit): Promise<Date | undefined> {
-  const row = await deps.db('customer_sessions').where({ id: visit.session!.id }).first('verification_locked_until');
+  const row = await deps.db('customer_sessions').where({ id: visit.customerSession!.id }).first('verification_locked_until');
   const until = row?.verification_locked_until as Date | null | undefined;
   return until && until.getTime() > visit.now.getTime() ? until : undefined;
 }
@@ -79,7 +79,7 @@ export async function verify(deps: AppDeps, visit: Visit, answers: Answers): Pro
     return /^\d{5}$/.test(answer) && zips.includes(answer);
   };
   const ok = given.every(matches);
-  const session = visit.session!;
+  const session = visit.customerSession!;
   const base = { deviceId: visit.deviceId, occurredAt: visit.now, customerId: customer.id, debtAccountId: session.debt_account_id };
   if (ok) {
     await deps.db.transaction(async (trx) => {

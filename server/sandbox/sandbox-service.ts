@@ -6,9 +6,9 @@
 import type { AppDeps } from '../deps';
 import { runDueUpTo } from '../payment-plans/due-work';
 import { planPorts } from '../payment-plans/plan-charges';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
-import { type ClockStatus, nowFor, sandboxClockRepo } from './sandbox-clock';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { type ClockStatus, nowFor, sandboxClockRepo } from '../kernel/clock';
 
 export type SandboxDeps = AppDeps;
 

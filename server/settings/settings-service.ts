@@ -3,8 +3,8 @@
  * default; a change writes only the keys sent, after every key's rule passed.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
 import { SETTING_KEYS, type Settings, type SettingsUpdate } from './settings-keys';
 import { settingsRepo, type StoredSettings } from './settings-repo';
 

@@ -8,9 +8,9 @@
  */
 import type { Knex } from 'knex';
 import type { EventRecorder, RecordedEvent } from '../events/events';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { enqueueManyIn, type Boss } from '../jobs/queue';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 import { deliveryJob } from './delivery-jobs';
 import { kindOf } from './event-kinds';
 import { loadPayloadRows, noNeeds } from './payload-reads';

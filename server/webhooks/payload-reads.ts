@@ -9,7 +9,7 @@ import { loadActivity, type ActivityRow } from './tracking-payloads';
 import type { Knex } from 'knex';
 import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';

@@ -11,10 +11,10 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
-import type { Tenant } from '../http/auth';
-import { ApiError } from '../http/errors';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
 import { enqueueIn, enqueueManyIn, QUEUES } from '../jobs/queue';
-import { nowFor } from '../sandbox/sandbox-clock';
+import { nowFor } from '../kernel/clock';
 import { deliveryJob } from './delivery-jobs';
 import { webhookRepo } from './webhook-repo';
 

@@ -3,7 +3,7 @@
  * happened, the device and the customer and account it is tied to, by their ids and external ids.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 
 export interface ActivityRow {

@@ -1,7 +1,7 @@
 /** SQL of the webhook operations, scoped by tenant: subscriptions, the outbox and deliveries as the API sees them. */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
 
 export const WEBHOOKS = 'webhooks';

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../deps';
-import { tenantOf } from '../http/auth';
+import { tenantOf } from '../kernel/tenant';
 import { envelope, pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
 import { recoveryService } from './recovery';

@@ -1,7 +1,7 @@
 /** Short codes: their form, and a collision retried without spoiling the caller's transaction. */
 import { hashToken } from '../../server/crypto/secrets';
-import { newSessionToken, newShortCode } from '../../server/customer-sessions/session-links';
-import { sessionRepo, type SessionValues } from '../../server/customer-sessions/session-repo';
+import { newCustomerSessionToken, newShortCode } from '../../server/customer-sessions/customer-session-links';
+import { customerSessionRepo, type CustomerSessionValues } from '../../server/customer-sessions/customer-session-repo';
 import { newCustomer, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -27,8 +27,8 @@ describe('short codes', () => {
     const { data } = await app.api.POST('/customer-sessions', { body: { customer_id: customer.id, short_link: true } });
     const taken = new URL(data!.data.short_url!).pathname.split('/').pop()!;
     const tenant = { organizationId: app.organization.organization_id, environment: 'production' as const, tokenHash: '' };
-    const values = (): SessionValues => {
-      const token = newSessionToken();
+    const values = (): CustomerSessionValues => {
+      const token = newCustomerSessionToken();
       return {
         customer_id: customer.id,
         debt_account_id: null,
@@ -53,13 +53,13 @@ describe('short codes', () => {
       return code;
     };
     const rows = await app.db.transaction(async (trx) => {
-      const first = await sessionRepo(trx, tenant).insert(values(), codes(taken, taken, 'Fresh0Code01'));
+      const first = await customerSessionRepo(trx, tenant).insert(values(), codes(taken, taken, 'Fresh0Code01'));
       // The transaction is still usable after the collisions.
-      const second = await sessionRepo(trx, tenant).insert(values(), codes('Fresh0Code02'));
+      const second = await customerSessionRepo(trx, tenant).insert(values(), codes('Fresh0Code02'));
       return [first, second];
     });
     expect(offered).toEqual([taken, taken, 'Fresh0Code01', 'Fresh0Code02']);
     expect(rows.map((row) => row.short_code)).toEqual(['Fresh0Code01', 'Fresh0Code02']);
-    await expect(sessionRepo(app.db, tenant).insert(values(), codes(taken, taken, taken, taken, taken))).rejects.toMatchObject({ code: '23505' });
+    await expect(customerSessionRepo(app.db, tenant).insert(values(), codes(taken, taken, taken, taken, taken))).rejects.toMatchObject({ code: '23505' });
   });
 });

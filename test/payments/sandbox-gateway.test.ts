@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { loadConfig } from '../../server/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
-import type { Tenant } from '../../server/http/auth';
+import type { Tenant } from '../../server/kernel/tenant';
 import { GatewayRefusal, type PaymentGateway } from '../../server/gateway/gateway';
 import { gatewayFor, requireGateway } from '../../server/gateway/gateways';
 import { sandboxGateway } from '../../server/gateway/sandbox-gateway';

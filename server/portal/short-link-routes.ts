@@ -7,11 +7,11 @@
 import { Router } from 'express';
 import type { AppDeps } from '../deps';
 import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/validator';
-import { portalService } from './portal-service';
-import { mountPath, redactLinkCredentials } from './session-links';
+import { linkEntry } from './link-entry';
+import { mountPath, redactLinkCredentials } from '../customer-sessions/customer-session-links';
 
 function shortLinkRouter(deps: AppDeps, basePath: string): Router {
-  const portal = portalService(deps);
+  const portal = linkEntry(deps);
   const router = Router();
   router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'shortLinks', basePath), { forLinks: true }));
   router.get('/:code', async (req, res) => {
@@ -20,7 +20,7 @@ function shortLinkRouter(deps: AppDeps, basePath: string): Router {
   return router;
 }
 
-export interface BrowserLinks {
+export interface ShortLinkRoutes {
   /** Where the short links are mounted: the path of SHORT_LINK_BASE_URL. */
   mounts: { path: string; router: Router }[];
   /**
@@ -30,7 +30,7 @@ export interface BrowserLinks {
   logPath: (url: string) => string;
 }
 
-export function browserLinks(deps: AppDeps): BrowserLinks {
+export function shortLinkRoutes(deps: AppDeps): ShortLinkRoutes {
   const shortLinks = mountPath(deps.config.shortLinkBaseUrl);
   return {
     mounts: [{ path: shortLinks || '/', router: shortLinkRouter(deps, shortLinks) }],

@@ -5,7 +5,7 @@
  * through the same function.
  */
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from './tenant';
 
 export const SANDBOX_CLOCKS = 'sandbox_clocks';
 

@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
 import type { AppDeps } from '../deps';
-import { tenantOf } from '../http/auth';
+import { tenantOf } from '../kernel/tenant';
 import { createLimiter, rateLimit } from '../http/rate-limit';
 import type { TypedRoutes } from '../http/typed-routes';
-import { sessionService } from './session-service';
+import { customerSessionService } from './customer-session-service';
 
 export function customerSessionRoutes(routes: TypedRoutes, deps: AppDeps): void {
-  const sessions = sessionService(deps);
+  const sessions = customerSessionService(deps);
 
   routes.post('/customer-sessions', async (req, res) => {
     res.status(201).json({ data: await sessions.create(tenantOf(res), req.body) });
@@ -22,7 +22,7 @@ export function customerSessionRoutes(routes: TypedRoutes, deps: AppDeps): void 
  * general one. It must run before the request is validated, because an invalid request
  * counts too (the document's rule): the app mounts it ahead of its validator.
  */
-export function bulkSessionThrottle({ db, config }: Pick<AppDeps, 'db' | 'config'>): RequestHandler {
+export function bulkCustomerSessionThrottle({ db, config }: Pick<AppDeps, 'db' | 'config'>): RequestHandler {
   const limiter = createLimiter(db, { points: config.bulkSessionRateLimitPerMinute, durationSeconds: 60, keyPrefix: 'bulk-sessions' });
   return rateLimit(limiter, 'bulk session requests');
 }

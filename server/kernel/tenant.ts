@@ -10,7 +10,7 @@ export interface Tenant {
   tokenId?: string;
   /**
    * How far the sandbox clock of the organization is ahead of real time (0 in production,
-   * and where it was not loaded): read with `nowFor` (server/sandbox/sandbox-clock.ts).
+   * and where it was not loaded): read with `nowFor` (server/kernel/clock.ts).
    */
   clockOffsetMs?: number;
 }

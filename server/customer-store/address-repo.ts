@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns, UUID } from '../db/tenant';
 
 export const ADDRESSES = 'customer_addresses';

@@ -8,21 +8,21 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { hashToken } from '../crypto/secrets';
-import { customerRepo, type CustomerRow } from '../customers/customer-repo';
+import { customerRepo, type CustomerRow } from '../customer-store/customer-repo';
 import { isForeignKeyViolation } from '../db/tenant';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import type { Tenant } from '../http/auth';
-import { ApiError, type FieldErrors } from '../http/errors';
-import { expiryAtCreation } from './session-lifetime';
-import { newSessionToken, newShortCode, PORTAL_URL_MAX_LENGTH, portalUrlLength } from './session-links';
-import { bulkSessionToApi, sessionToApi } from './session-mapper';
-import { sessionRepo, type SessionRow } from './session-repo';
-import { nowFor } from '../sandbox/sandbox-clock';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type FieldErrors } from '../kernel/errors';
+import { expiryAtCreation } from './customer-session-lifetime';
+import { newCustomerSessionToken, newShortCode, PORTAL_URL_MAX_LENGTH, portalUrlLength } from './customer-session-links';
+import { bulkCustomerSessionToApi, customerSessionToApi } from './customer-session-mapper';
+import { customerSessionRepo, type CustomerSessionRow } from './customer-session-repo';
+import { nowFor } from '../kernel/clock';
 
 type Schemas = components['schemas'];
 type Create = Schemas['CustomerSessionCreate'];
 type Destination = Schemas['SessionDestination'];
-export type SessionDeps = Pick<AppDeps, 'db' | 'config' | 'secrets' | 'clock'>;
+export type CustomerSessionDeps = Pick<AppDeps, 'db' | 'config' | 'secrets' | 'clock'>;
 
 interface Checked {
   body: Create;
@@ -37,7 +37,7 @@ export function defaultDestination(body: Create): Destination {
 }
 
 /** One request item against the tenant's data; field keys start with `prefix` (`[3].` in bulk). */
-async function check(trx: Knex, deps: SessionDeps, tenant: Tenant, body: Create, prefix: string): Promise<{ checked?: Checked; errors: FieldErrors }> {
+async function check(trx: Knex, deps: CustomerSessionDeps, tenant: Tenant, body: Create, prefix: string): Promise<{ checked?: Checked; errors: FieldErrors }> {
   const errors: FieldErrors = {};
   const customer = await customerRepo(trx, tenant).find(body.customer_id);
   if (!customer) errors[`${prefix}customer_id`] = ['does not match a customer'];
@@ -59,11 +59,11 @@ async function check(trx: Knex, deps: SessionDeps, tenant: Tenant, body: Create,
   return { checked: { body, customer: customer!, account }, errors };
 }
 
-async function insert(trx: Knex, deps: SessionDeps, tenant: Tenant, { body, customer, account }: Checked): Promise<{ row: SessionRow; token: string }> {
-  const token = newSessionToken();
+async function insert(trx: Knex, deps: CustomerSessionDeps, tenant: Tenant, { body, customer, account }: Checked): Promise<{ row: CustomerSessionRow; token: string }> {
+  const token = newCustomerSessionToken();
   const now = nowFor(deps.clock, tenant);
   const lifetime = { valid_until_hours: body.valid_until ?? null, is_valid_forever: body.is_valid_forever === true };
-  const row = await sessionRepo(trx, tenant).insert(
+  const row = await customerSessionRepo(trx, tenant).insert(
     {
       customer_id: customer.id,
       debt_account_id: account?.id ?? null,
@@ -94,19 +94,19 @@ async function stillThere<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-async function createOne(deps: SessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
+async function createOne(deps: CustomerSessionDeps, tenant: Tenant, body: Create): Promise<Schemas['CustomerSession']> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
       const { checked, errors } = await check(trx, deps, tenant, body, '');
       if (!checked) throw ApiError.invalid(errors);
       const { row, token } = await insert(trx, deps, tenant, checked);
-      return sessionToApi(row, token, deps.config);
+      return customerSessionToApi(row, token, deps.config);
     }),
   );
 }
 
 /** All items or none: every invalid item is reported, keyed by its index, and nothing is made. */
-async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
+async function createMany(deps: CustomerSessionDeps, tenant: Tenant, items: Create[]): Promise<Schemas['BulkCustomerSession'][]> {
   return stillThere(() =>
     deps.db.transaction(async (trx) => {
       const checked: Checked[] = [];
@@ -120,7 +120,7 @@ async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): P
       const sessions: Schemas['BulkCustomerSession'][] = [];
       for (const item of checked) {
         const { row, token } = await insert(trx, deps, tenant, item);
-        sessions.push(bulkSessionToApi(row, token, deps.config, item.body));
+        sessions.push(bulkCustomerSessionToApi(row, token, deps.config, item.body));
       }
       return sessions;
     }),
@@ -133,16 +133,16 @@ async function createMany(deps: SessionDeps, tenant: Tenant, items: Create[]): P
  */
 export async function openSessionIn(
   trx: Knex,
-  deps: SessionDeps,
+  deps: CustomerSessionDeps,
   tenant: Tenant,
   request: { customer: CustomerRow; account: DebtAccountRow; validUntilHours: number; tags: Create['tags'] },
 ): Promise<string> {
   const body: Create = { customer_id: request.customer.id, debt_account_id: request.account.id, valid_until: request.validUntilHours, tags: request.tags };
   const { row, token } = await insert(trx, deps, tenant, { body, customer: request.customer, account: request.account });
-  return sessionToApi(row, token, deps.config).portal_url;
+  return customerSessionToApi(row, token, deps.config).portal_url;
 }
 
-export function sessionService(deps: SessionDeps) {
+export function customerSessionService(deps: CustomerSessionDeps) {
   return {
     create: (tenant: Tenant, body: Create) => createOne(deps, tenant, body),
     createMany: (tenant: Tenant, items: Create[]) => createMany(deps, tenant, items),

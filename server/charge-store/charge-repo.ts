@@ -1,7 +1,7 @@
 /** Charges, their allocations over accounts, and transactions: the SQL, scoped to the tenant. */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Tenant } from '../http/auth';
+import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
 
 type S = components['schemas'];

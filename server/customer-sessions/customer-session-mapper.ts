@@ -2,20 +2,20 @@
 import type { components } from '../../generated/schema';
 import type { components as PortalComponents } from '../../generated/portal';
 import type { Config } from '../config';
-import type { CustomerRow } from '../customers/customer-repo';
+import type { CustomerRow } from '../customer-store/customer-repo';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import { portalUrl, shortUrl } from './session-links';
-import type { SessionRow } from './session-repo';
+import { portalUrl, shortUrl } from './customer-session-links';
+import type { CustomerSessionRow } from './customer-session-repo';
 
 type Schemas = components['schemas'];
 type Links = Pick<Config, 'portalUrl' | 'shortLinkBaseUrl'>;
 
 /** The link of a session; `token` is the clear one, just made or unsealed. */
-export function portalUrlOf(row: SessionRow, token: string, config: Links): string {
+export function portalUrlOf(row: CustomerSessionRow, token: string, config: Links): string {
   return portalUrl(config.portalUrl, token, row, row.organization_id, row.tags);
 }
 
-export function sessionToApi(row: SessionRow, token: string, config: Links): Schemas['CustomerSession'] {
+export function customerSessionToApi(row: CustomerSessionRow, token: string, config: Links): Schemas['CustomerSession'] {
   return {
     id: row.id,
     portal_url: portalUrlOf(row, token, config),
@@ -33,9 +33,9 @@ export interface SuppliedIds {
   debt_account_dispute_id?: string;
 }
 
-export function bulkSessionToApi(row: SessionRow, token: string, config: Links, ids: SuppliedIds): Schemas['BulkCustomerSession'] {
+export function bulkCustomerSessionToApi(row: CustomerSessionRow, token: string, config: Links, ids: SuppliedIds): Schemas['BulkCustomerSession'] {
   return {
-    ...sessionToApi(row, token, config),
+    ...customerSessionToApi(row, token, config),
     customer_id: ids.customer_id,
     debt_account_id: ids.debt_account_id ?? null,
     debt_account_dispute_id: ids.debt_account_dispute_id ?? null,
@@ -43,7 +43,7 @@ export function bulkSessionToApi(row: SessionRow, token: string, config: Links, 
 }
 
 /** What the Portal entry answers; names and amounts stay withheld until verification. */
-export function portalSessionToApi(row: SessionRow, customer: CustomerRow, account: DebtAccountRow | undefined): PortalComponents['schemas']['PortalSession'] {
+export function portalSessionToApi(row: CustomerSessionRow, customer: CustomerRow, account: DebtAccountRow | undefined): PortalComponents['schemas']['PortalSession'] {
   const withhold = row.verification;
   return {
     session_id: row.id,

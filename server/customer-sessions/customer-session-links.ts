@@ -12,7 +12,7 @@ export type SessionTag = components['schemas']['SessionTag'];
 
 /** 32 random bytes, base64url: 43 characters, 256 bits. */
 const TOKEN_LENGTH = 43;
-export function newSessionToken(): string {
+export function newCustomerSessionToken(): string {
   return randomBytes(32).toString('base64url');
 }
 

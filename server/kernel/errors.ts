@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { components } from '../../generated/schema';
-import { requestLogger } from './request-log';
+import { requestLogger } from '../http/request-log';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type FieldErrors = components['schemas']['FieldErrors'];

@@ -1,0 +1,144 @@
+/**
+ * POST /charges as a story: check the request, tokenize inline details, then in one
+ * transaction lock the account family, check the amount against the balance, ask the gateway,
+ * record the charge, its allocations and transactions, move the balances, and emit the events.
+ * A declined card is stored as a failed charge, and answered 400 after the commit.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { components } from '../../generated/schema';
+import type { SecretBox } from '../crypto/secrets';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError } from '../kernel/errors';
+import { isChargeable } from '../payment-methods/payment-method-mapper';
+import { bankAccount, cardToken } from '../masking';
+import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
+import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
+import { customerRepo } from '../customer-store/customer-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { lockAccount } from './balances';
+import { chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
+import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
+import { paymentMethodSaved } from './payment-events';
+import { recordCharge, type AnsweredValues, type ChargeOutcome } from './charge-outcome';
+import { scheduleCharge } from './scheduled-charges';
+import { nowFor } from '../kernel/clock';
+import { todayUtc } from '../dates';
+import { termsOf, type Channel } from '../payment-terms/payment-terms';
+import { amountErrors, intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
+import type { IdempotencyScope } from '../idempotency/request-fingerprint';
+import { chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
+
+type ChargeCreate = components['schemas']['ChargeCreate'];
+
+
+/** CH- and ten letters and digits without look-alikes: about 50 bits, unique per tenant by index. */
+function referenceNumber(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
+}
+
+async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
+  const method = await paymentMethodRepo(trx, tenant).find(id);
+  if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
+  if (!method.gateway_token) {
+    throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
+  }
+  if (!isChargeable(method, now)) throw ApiError.field('payment_method_id', 'the card has expired');
+  return method;
+}
+
+export type { ChargeOutcome };
+
+/** Who asks for the charge beyond the API's caller, and what must commit with it. */
+export interface ChargeContext {
+  /** Whose windows of time apply (payment-terms.ts); the API's by default. */
+  channel?: Channel;
+  /** A guest of the Portal: pays once, today, with a new card or bank account. */
+  guest?: boolean;
+  /** Runs in the charge's transaction once it is recorded (also a declined one): what must commit with it. */
+  within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+}
+
+export async function createCharge(
+  deps: PaymentDeps,
+  gatewayOn: GatewayOn,
+  tenant: Tenant,
+  body: ChargeCreate,
+  idempotency: IdempotencyScope | undefined,
+  /** Who made the charge when not the API's caller: a plan's instalment. */
+  origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
+  context: ChargeContext = {},
+): Promise<ChargeOutcome> {
+  const now = nowFor(deps.clock, tenant);
+  const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
+  const intent = { ...body, instalment: origin?.source === 'payment_plan', guest: context.guest };
+  throwIfAny(intentErrors(intent, at));
+  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency));
+  if (earlier) return earlier;
+  const later = laterDayOf(body, at.today);
+  const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
+  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
+  const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
+  try {
+    return await deps.db.transaction(async (trx) => {
+      // Saving a method locks the customer (as saving one directly does); taking it before the
+      // accounts keeps one lock order, customer then accounts, for every charge.
+      if (inlineValues && body.save_payment_method) {
+        const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
+        if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
+      }
+      const family = await lockAccount(trx, tenant, body.debt_account_id);
+      if (!family) throw ApiError.field('debt_account_id', 'does not exist');
+      const { account } = family;
+      throwIfAny(amountErrors(termsOf(account), intent));
+
+      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
+      if (inlineValues && body.save_payment_method) {
+        const methods = paymentMethodRepo(trx, tenant);
+        const first = !(await methods.hasAny(account.customer_id));
+        method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
+        await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
+      }
+      const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
+      const token = method?.gateway_token ?? inlineToken!;
+
+      const gateway = gatewayOn(trx);
+      const customer = await customerRepo(trx, tenant).find(account.customer_id);
+      const values: Omit<ChargeValues, keyof AnsweredValues> = {
+        reference_number: referenceNumber(),
+        debt_account_id: account.id,
+        customer_id: account.customer_id,
+        payment_method_id: method?.id ?? null,
+        payment_method_type: shown.type,
+        card: cardToken(shown),
+        bank_account: bankAccount(shown),
+        gateway: gateway.name,
+        amount: body.amount,
+        return_code: null,
+        email: body.email ?? customer!.email,
+        send_email: body.send_email ?? false,
+        metadata: body.metadata ?? {},
+        ...keyColumns(idempotency),
+        ...origin,
+      };
+      const outcome = later
+        ? { charge: await scheduleCharge(deps, trx, tenant, values, later) }
+        : await recordCharge(deps, trx, tenant, {
+            family,
+            amount: body.amount,
+            answer: await gateway.charge(token, body.amount),
+            now,
+            ofPlan: origin?.source === 'payment_plan',
+            write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
+          });
+      await context.within?.(trx, outcome);
+      return outcome;
+    });
+  } catch (error) {
+    // Two requests of one caller with one key that both got past the checks before: the
+    // database lets one charge through; the other answers it only if it is the same request.
+    return chargeOfRace(deps.db, tenant, idempotency, error);
+  }
+}
