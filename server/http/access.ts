@@ -15,9 +15,12 @@
 import type { RequestHandler } from 'express';
 import type { Knex } from 'knex';
 import { hashToken } from '../crypto/secrets';
-import { BEARER, type Tenant } from '../kernel/tenant';
+import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
+
+// RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
+const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
 
 interface Row {
   token_id: string;

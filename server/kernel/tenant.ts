@@ -15,10 +15,7 @@ export interface Tenant {
   clockOffsetMs?: number;
 }
 
-// RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
-export const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
-
-/** The tenant authenticateAndLimit (access.ts) found for the request's token. */
+/** The tenant that authentication (server/http/access.ts) found for the request's token. */
 export function tenantOf(res: { locals: Record<string, unknown> }): Tenant {
   return res.locals.tenant as Tenant;
 }
