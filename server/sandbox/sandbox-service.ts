@@ -8,7 +8,8 @@ import { runDueUpTo } from '../payment-plans/due-work';
 import { planPorts } from '../payment-plans/plan-charges';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { type ClockStatus, nowFor, sandboxClockRepo } from '../kernel/clock';
+import { nowFor } from '../kernel/clock';
+import { type ClockStatus, sandboxClockRepo } from './sandbox-clock-repo';
 
 export type SandboxDeps = AppDeps;
 
