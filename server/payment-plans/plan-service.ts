@@ -11,7 +11,7 @@ import { ApiError } from '../kernel/errors';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
-import { todayUtc } from '../dates';
+import { dueAt, todayUtc } from '../dates';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { nowFor } from '../kernel/clock';
 import { planToApi } from './plan-mapper';
@@ -20,7 +20,7 @@ import { checkPaymentMethod } from './plan-rules';
 import type { FieldErrors } from '../kernel/errors';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
 import { planAmountErrors, planErrors, planStartErrors, throwIfAny } from '../payment-terms/payment-intent';
-import { dueAt, schedule, type Frequency } from './schedule';
+import { schedule, type Frequency } from './schedule';
 
 type Schemas = components['schemas'];
 type Plan = Schemas['PaymentPlanDetail'];

@@ -3,7 +3,7 @@
  * calendar dates (`YYYY-MM-DD`) computed in UTC, never in the machine's zone, so a server in
  * any zone computes the same schedule.
  */
-import { addDays } from '../dates';
+import { addDays, dueAt } from '../dates';
 import { instalmentCount } from '../payment-terms/payment-terms';
 
 export type Frequency = 'weekly' | 'every_other_week' | 'monthly' | 'last_of_month';
@@ -15,11 +15,6 @@ export interface Instalment {
   amount: number;
 }
 
-/**
- * The hour (UTC) at which the work of a date is carried out: 14:00 UTC is 09:00 in New York
- * in winter and 04:00 in Honolulu, so every US zone is already on that calendar date.
- */
-export const RUN_HOUR_UTC = 14;
 
 const parse = (date: string): Date => new Date(`${date}T00:00:00.000Z`);
 const format = (date: Date): string => date.toISOString().slice(0, 10);
@@ -70,11 +65,6 @@ export function schedule(terms: { frequency: Frequency; start: string; amount: n
     instalments.push({ index, date: chargeDate(terms.frequency, terms.start, index), amount });
   }
   return instalments;
-}
-
-/** When the work of a charge date is carried out. */
-export function dueAt(date: string): Date {
-  return new Date(parse(date).getTime() + RUN_HOUR_UTC * 3_600_000);
 }
 
 /** A failed attempt is tried again this many days later, at the run hour. */
