@@ -9,8 +9,9 @@
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import pino from 'pino';
-import { ApiError, errorHandler } from '../server/kernel/errors';
-import { BEARER } from '../server/kernel/tenant';
+import { ApiError } from '../server/kernel/errors';
+import { errorHandler } from '../server/http/error-handler';
+import { BEARER } from '../server/http/access';
 import { loadDocument, loadPortalDocument, openApiValidator, portalDocumentAt } from '../server/http/validator';
 import { SANDBOX_DECLINES } from '../server/gateway/sandbox-gateway';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from '../server/portal/csrf';

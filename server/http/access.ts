@@ -20,7 +20,7 @@ import { ApiError } from '../kernel/errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
 
 // RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
-const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
+export const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
 
 interface Row {
   token_id: string;
