@@ -29,6 +29,7 @@ import { createOrganization } from '../server/organizations/organization-repo';
 import { gatewayFor } from '../server/gateway/gateways';
 import { createCharge } from '../server/payments/create-charge';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
+import { listenToPayments } from '../server/payment-plans/plan-listeners';
 import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
@@ -108,6 +109,7 @@ async function main(): Promise<void> {
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const deps: AppDeps = { config: loadConfig({ PORT: '0' }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) };
+    listenToPayments();
     const gatewayOn = gatewayFor(deps, tenant)!;
     const token = await gatewayOn(db).tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
 

@@ -23,6 +23,7 @@ import { webhookRoutes } from './webhooks/webhook-routes';
 import { eventLogRoutes } from './event-log/event-log-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
+import { listenToPayments } from './payment-plans/plan-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
@@ -39,6 +40,7 @@ const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> 
 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
+  listenToPayments();
   const links = shortLinkRoutes(deps);
   const app = express();
   app.disable('x-powered-by');

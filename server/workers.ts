@@ -14,6 +14,7 @@ import { runRecovery, type RecoveryJob } from './webhooks/recovery';
 import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
+import { listenToPayments } from './payment-plans/plan-listeners';
 import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
 
@@ -24,6 +25,7 @@ export interface Workers {
 
 export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const { boss } = deps;
+  listenToPayments();
   const bulkWorker = await boss.work<BulkJob>(QUEUES.bulkImport, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     await runBulkImport(deps, job!.data);
   });

@@ -4,14 +4,14 @@
  * (SANDBOX_ACH_SETTLEMENT_SECONDS for the simulator). Safe to run twice: a charge that is no
  * longer pending (settled, returned, voided) is left alone. A sandbox's clock moved past a
  * debit's `settles_at` settles it at once (due-work.ts); the job then finds it done. A returned
- * instalment's debit reopens the instalment (plan-payments.ts).
+ * instalment's debit reopens the instalment (payment plans listen: events/listeners.ts).
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { nowFor, withClock } from '../kernel/clock';
-import { reopenReturnedInstalment } from '../payment-plans/plan-payments';
+import { announce } from '../events/listeners';
 import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
 import { gatewayFor } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
@@ -86,7 +86,7 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
     const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
     await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
     // An instalment it paid is open again (retried, or the plan defaults).
-    await reopenReturnedInstalment(trx, deps.events, tenant, { ...charge, error: outcome.message, return_code: outcome.code }, now);
+    await announce(trx, deps.events, tenant, 'ach.returned', { charge: { ...charge, error: outcome.message, return_code: outcome.code }, now });
     return true;
   });
 }

@@ -10,7 +10,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
-import { completePaidOffPlans } from '../payment-plans/plan-payments';
+import { announce } from '../events/listeners';
 import { moveBalances, spread, type LockedFamily } from './balances';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentDeps } from './payment-deps';
@@ -70,7 +70,7 @@ export async function recordCharge(
   );
   const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
   await chargeMade(deps.events, trx, tenant, charge, moved);
-  if (!request.ofPlan) await completePaidOffPlans(trx, deps.events, tenant, moved, now);
+  if (!request.ofPlan) await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now });
   if (answer.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: answer.checkAfterSeconds });
   if (charge.send_email) await sendToDebtor(deps, trx, tenant, receipt(charge, now));
   return { charge };

@@ -1,0 +1,35 @@
+/**
+ * In-process listeners, the other half of the events port: a feature says what it did, in the
+ * transaction that did it, and a feature above it reacts in that same transaction, before it
+ * commits, without the one below importing the one above (payments say an account was paid;
+ * payment plans complete or reopen the plan). A listener that throws rolls the whole
+ * transaction back, as a direct call would.
+ *
+ * Listeners register once per process, when the service is put together (createApp,
+ * startWorkers), and run one after the other in the order they registered.
+ */
+import type { Knex } from 'knex';
+import type { Tenant } from '../kernel/tenant';
+import type { EventRecorder } from './events';
+
+export interface Happenings {
+  /** A charge outside a plan's own run lowered the balances of `accountIds` (made now or scheduled). */
+  'charge.paid-accounts': { accountIds: string[]; now: Date };
+  /** The bank returned the ACH debit `charge`; its balances are already given back. */
+  'ach.returned': { charge: { id: string; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
+}
+
+export type Listener<K extends keyof Happenings> = (trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, what: Happenings[K]) => Promise<void>;
+
+const listeners: { [K in keyof Happenings]?: Listener<K>[] } = {};
+
+/** Adds `listener` for `name`; the same listener twice is kept once. */
+export function listen<K extends keyof Happenings>(name: K, listener: Listener<K>): void {
+  const list = (listeners[name] ??= []) as Listener<K>[];
+  if (!list.includes(listener)) list.push(listener);
+}
+
+/** Runs the listeners of `name`, in `trx`. */
+export async function announce<K extends keyof Happenings>(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, name: K, what: Happenings[K]): Promise<void> {
+  for (const listener of (listeners[name] ?? []) as Listener<K>[]) await listener(trx, events, tenant, what);
+}
