@@ -12,19 +12,15 @@ import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { mergeMetadata } from '../metadata';
-import { loadDebtAccounts } from '../debt-accounts/debt-account-loader';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { paymentMethodToApi } from '../payment-methods/payment-method-mapper';
-import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
-import { addressRepo, type AddressRow } from '../customer-store/address-repo';
+import { addressRepo } from '../customer-store/address-repo';
 import { addAddress, changeAddress } from './address-rules';
-import { customerToApi } from '../customer-store/customer-mapper';
 import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, CUSTOMERS } from '../customer-store/customer-repo';
-import { groupBy } from '../collections';
 import { todayUtc } from '../dates';
 import { nowFor } from '../kernel/clock';
 import { canonicalTimeZone } from '../time-zones';
 import { emailPreferenceChange } from './email-preference';
+import { loadCustomers } from './customer-loader';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -44,39 +40,6 @@ export const CUSTOMER_INCLUDES = [
 export const DEFAULT_CUSTOMER_INCLUDES = ['metadata', 'addresses'] as const;
 
 export type CustomerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
-
-/** Customers as API objects, with the included relations loaded in one query each. */
-export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>, now: Date): Promise<Customer[]> {
-  const ids = rows.map((row) => row.id);
-  const billing = include.has('payment_methods.billing_address');
-  const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
-  const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
-  const accounts = include.has('debt_accounts') ? await debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>();
-  return rows.map((row) => {
-    const own: AddressRow[] = addresses.get(row.id) ?? [];
-    const primary = own.find((address) => address.is_primary) ?? null;
-    const paymentMethods = (methods.get(row.id) ?? []).map((method) =>
-      paymentMethodToApi(method, {
-        ...(include.has('payment_methods.chargeable') ? { chargeableAt: now } : {}),
-        ...(billing ? { billingAddress: primary } : {}),
-      }),
-    );
-    return customerToApi(row, { include, addresses: own, paymentMethods, debtAccounts: accounts.get(row.id) ?? [] });
-  });
-}
-
-/**
- * The customers' debt accounts, each with the relations named after `debt_accounts.` in the
- * customer's include (never the customer again: it is the one being read).
- */
-async function debtAccountsOf(db: Knex, tenant: Tenant, customerIds: string[], include: Set<string>) {
-  const rows = await debtAccountRepo(db, tenant).forCustomers(customerIds);
-  const nested = new Set(['metadata', 'location', 'locations'].filter((relation) => include.has(`debt_accounts.${relation}`)));
-  const accounts = await loadDebtAccounts(db, tenant, rows, nested);
-  const byCustomer = new Map<string, Schemas['DebtAccount'][]>();
-  rows.forEach((row, i) => byCustomer.set(row.customer_id, [...(byCustomer.get(row.customer_id) ?? []), accounts[i]!]));
-  return byCustomer;
-}
 
 /** An integer keeps its leading zeros: 427 is 0427. */
 function ssnLast4(value: number | string | null | undefined): string | null | undefined {
