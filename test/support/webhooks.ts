@@ -126,3 +126,34 @@ export async function outboxEvents(
   for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
   return found;
 }
+
+/**
+ * Receivers and delivery workers that a test starts and that stop after it (an `afterEach` of
+ * the calling file): `app` is read when a worker starts, after the file's `beforeAll`.
+ */
+export function webhookTestKit(app: () => TestApp) {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    while (cleanups.length > 0) await cleanups.pop()!();
+  });
+  return {
+    /** Something to undo after the test (a webhook to delete, a server to close). */
+    after(cleanup: () => Promise<unknown>): void {
+      cleanups.push(cleanup);
+    },
+    /** Something to undo once everything else of the test is undone (a webhook, after its worker stopped). */
+    last(cleanup: () => Promise<unknown>): void {
+      cleanups.unshift(cleanup);
+    },
+    async receiver(answer?: Receiver['answer']): Promise<Receiver> {
+      const started = await startReceiver(answer);
+      cleanups.push(() => started.close());
+      return started;
+    },
+    async worker(config: Partial<Config> = {}, options: WebhookWorkerOptions = {}): Promise<WebhookWorker> {
+      const started = await startTestWorker(app(), config, options);
+      cleanups.push(() => started.stop());
+      return started;
+    },
+  };
+}

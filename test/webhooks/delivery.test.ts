@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { signWebhookBody } from '../../client';
 import type { WebhookWorker } from '../../server/webhooks/delivery-worker';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
+import { type Receiver, eventually, startTestWorker, webhookTestKit } from '../support/webhooks';
 
 const SECRET = 'delivery_tests_secret_42';
 
@@ -14,28 +14,13 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
-  const started = await startReceiver(answer);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-async function worker(config: Parameters<typeof startTestWorker>[1] = {}, options: Parameters<typeof startTestWorker>[2] = {}): Promise<WebhookWorker> {
-  const started = await startTestWorker(app, config, options);
-  cleanups.push(() => started.stop());
-  return started;
-}
+const { after, last, receiver, worker } = webhookTestKit(() => app);
 
 /** A webhook for location.create at `url`; deleted after the test so later tests' events do not reach it. */
 async function webhook(url: string): Promise<string> {
   const { data, error } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], secret: SECRET } });
   if (!data) throw new Error(JSON.stringify(error));
-  cleanups.unshift(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
+  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
   return data.data.id;
 }
 
@@ -122,7 +107,7 @@ describe('retries', () => {
   test('no answer within WEBHOOK_TIMEOUT_MS is a failure', async () => {
     const held: ServerResponse[] = [];
     const target = await receiver((_request, response) => held.push(response));
-    cleanups.push(async () => held.forEach((response) => response.destroy()));
+    after(async () => held.forEach((response) => response.destroy()));
     const id = await webhook(target.url);
     await worker({ webhookTimeoutMs: 300 });
     await emitLocation();

@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { checkFailingWebhooks } from '../../server/webhooks/webhook-health';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, startReceiver, startTestWorker, type Received, type Receiver } from '../support/webhooks';
+import { type Received, type Receiver, eventually, webhookTestKit } from '../support/webhooks';
 
 const SECRET = 'failing_endpoint_secret';
 const DAY = 86_400_000;
@@ -17,25 +17,11 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function receiver(answer: Receiver['answer']): Promise<Receiver> {
-  const started = await startReceiver(answer);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-async function worker(): Promise<void> {
-  const started = await startTestWorker(app);
-  cleanups.push(() => started.stop());
-}
+const { last, receiver, worker } = webhookTestKit(() => app);
 
 async function webhook(url: string) {
   const { data } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], secret: SECRET } });
-  cleanups.unshift(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data!.data.id } } }));
+  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data!.data.id } } }));
   return data!.data;
 }
 

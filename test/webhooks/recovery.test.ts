@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { advanceSandbox, sandboxNow } from '../support/sandbox-clock';
-import { eventually, startReceiver, startTestWorker, type Received, type Receiver } from '../support/webhooks';
+import { type Received, type Receiver, eventually, webhookTestKit } from '../support/webhooks';
 import { createOrganization } from '../../server/organizations/organization-repo';
 
 const SECRET = 'recovery_tests_secret_42';
@@ -18,21 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
-  const started = await startReceiver(answer);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-async function worker(): Promise<void> {
-  const started = await startTestWorker(app);
-  cleanups.push(() => started.stop());
-}
+const { after, receiver, worker } = webhookTestKit(() => app);
 
 /** A fresh organization's sandbox, so that its clock and log are the test's own. */
 async function freshSandbox() {
@@ -134,7 +120,7 @@ describe('recovery', () => {
     expect(recover.response.status).toBe(202);
     const task = recover.data!.data;
     expect(task.status).toBe('pending');
-    await app.startWorkers().then((workers) => cleanups.push(() => workers.stop()));
+    await app.startWorkers().then((workers) => after(() => workers.stop()));
     await eventually(async () => (await api.GET('/webhooks/{id}/recoveries/{task_id}', { params: { path: { id: hook.id, task_id: task.id } } })).data!.data.status === 'completed', 'the recovery');
     await eventually(() => accepted.length === 5, 'the recovered deliveries');
     await new Promise((done) => setTimeout(done, 500));

@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { verifyWebhook } from '../../client';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, startReceiver, startTestWorker, type Received, type Receiver } from '../support/webhooks';
+import { type Received, type Receiver, eventually, webhookTestKit } from '../support/webhooks';
 
 const SECRET = 'standard_webhooks_secret_42';
 const HOUR = 3_600_000;
@@ -16,27 +16,13 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const cleanups: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
-  const started = await startReceiver(answer);
-  cleanups.push(() => started.close());
-  return started;
-}
-
-async function worker(): Promise<void> {
-  const started = await startTestWorker(app);
-  cleanups.push(() => started.stop());
-}
+const { last, receiver, worker } = webhookTestKit(() => app);
 
 async function webhook(url: string, secret?: string) {
   const { data, error, response } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], ...(secret ? { secret } : {}) } });
   if (!data) throw new Error(JSON.stringify(error));
   expect(response.status).toBe(201);
-  cleanups.unshift(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
+  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
   return data.data;
 }
 
