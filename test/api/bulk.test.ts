@@ -62,6 +62,17 @@ async function errorsOf(client: ApiClient, id: string) {
   return data!;
 }
 
+
+/** Whether a statement of this database waits on a lock within about 6 s (asked every 20 ms). */
+async function someoneWaitsOnALock(): Promise<boolean> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const { rows } = await app.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    if (rows[0].n > 0) return true;
+    await new Promise((done) => setTimeout(done, 20));
+  }
+  return false;
+}
+
 describe('POST /bulk', () => {
   test('1000 rows, each a customer with an address, a parent and two children, are all created, with parents rolled up', async () => {
     const { client } = await freshTenant();
@@ -301,13 +312,7 @@ describe('bulk import after a crash', () => {
       try {
         await other('customers').insert({ organization_id: job.organizationId, environment: 'production', name: 'Through the API', email: 'api@y.example', external_id: 'U-CUST-1' });
         const run = runBulkImport(app.deps, job);
-        let waiting = false;
-        for (let attempt = 0; attempt < 300 && !waiting; attempt++) {
-          const { rows } = await app.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-          waiting = rows[0].n > 0;
-          if (!waiting) await new Promise((done) => setTimeout(done, 20));
-        }
-        expect(waiting).toBe(true);
+        expect(await someoneWaitsOnALock()).toBe(true);
         await other.commit();
         await run;
       } finally {
@@ -331,13 +336,7 @@ describe('bulk import after a crash', () => {
         await other('locations').insert({ organization_id: job.organizationId, environment: 'production', name: 'Through the API', external_id: 'V-LOC' });
         // One row per transaction (BULK_CHUNK_ROWS=1): no smaller chunk to fall back on.
         const run = runBulkImport({ ...app.deps, config: { ...app.deps.config, bulkChunkRows: 1 } }, job);
-        let waiting = false;
-        for (let attempt = 0; attempt < 300 && !waiting; attempt++) {
-          const { rows } = await app.db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
-          waiting = rows[0].n > 0;
-          if (!waiting) await new Promise((done) => setTimeout(done, 20));
-        }
-        expect(waiting).toBe(true);
+        expect(await someoneWaitsOnALock()).toBe(true);
         await other.commit();
         await run;
       } finally {
