@@ -16,6 +16,7 @@
  *
  *   npm run bench:api [-- --seconds 5 --rounds 5 --connections 10 --processes 1]
  */
+import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -204,7 +205,7 @@ async function main(): Promise<void> {
       ['+ auth + rate limit', handlerApp(db, tenant, { auth: true })],
       ['+ validation only', handlerApp(db, tenant, { validate: true })],
       ['+ auth + validation', handlerApp(db, tenant, { auth: true, validate: true })],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) })],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {

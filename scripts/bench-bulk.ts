@@ -6,6 +6,7 @@
  *
  *   npm run bench:bulk [-- --rounds 5 --rows 1000]
  */
+import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Readable } from 'node:stream';
@@ -94,7 +95,7 @@ async function main(): Promise<void> {
     return startQueue(url.toString(), logger);
   })();
   try {
-    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) };
+    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
     workers = await startWorkers(deps);
     server = await listen(createApp(deps), 0, '127.0.0.1');
     const address = server.address();

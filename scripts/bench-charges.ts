@@ -10,6 +10,7 @@
  *
  *   npm run bench:charges [-- --seconds 5 --rounds 3 --connections 10]
  */
+import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -77,7 +78,7 @@ async function main(): Promise<void> {
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) });
+    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) });
     served = await serveForBench(app);
     const { base } = served;
 

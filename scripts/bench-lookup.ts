@@ -15,6 +15,7 @@
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * unset, an embedded PostgreSQL under .data/bench-lookup-<pid>, removed after.
  */
+import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -194,7 +195,7 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) });
+    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) });
     server = await listen(app, 0, '127.0.0.1');
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;

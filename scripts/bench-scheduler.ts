@@ -16,6 +16,7 @@
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
  */
+import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -108,7 +109,7 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'warn' });
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const deps: AppDeps = { config: loadConfig({ PORT: '0' }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) };
+    const deps: AppDeps = { config: loadConfig({ PORT: '0' }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
     listenToPayments();
     const gatewayOn = gatewayFor(deps, tenant)!;
     const token = await gatewayOn(db).tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });

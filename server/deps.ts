@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config';
 import type { SecretBox } from './crypto/secrets';
 import type { EventRecorder } from './events/events';
+import type { FileStore } from './files/file-store';
 import type { Boss } from './jobs/queue';
 
 export interface AppDeps {
@@ -21,4 +22,6 @@ export interface AppDeps {
   clock: () => Date;
   /** The one port through which services say what happened (webhooks listen behind it). */
   events: EventRecorder;
+  /** The one storage port for files (evidence, documents, attachments): disk under DATA_DIR built in. */
+  files: FileStore;
 }

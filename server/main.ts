@@ -19,6 +19,7 @@ import { createLogger } from './logging';
 import { superviseServers } from './cluster';
 import { portIsFree } from './net';
 import { webhookEvents } from './webhooks/outbox';
+import { diskFileStore } from './files/disk-file-store';
 import { closeServer } from './http/close-server';
 import { within } from './within';
 
@@ -112,7 +113,7 @@ async function main(): Promise<void> {
     // pg-boss creating its schema and queues in two processes at once deadlocks: one at a time.
     running.boss = await underAdvisoryLock(database.knex, STARTUP_LOCKS.jobQueue, () => startQueue(database.url, logger));
     checkpoint();
-    const deps = { config, db: database.knex, logger, secrets, boss: running.boss, clock: () => new Date(), events: webhookEvents(running.boss) };
+    const deps = { config, db: database.knex, logger, secrets, boss: running.boss, clock: () => new Date(), events: webhookEvents(running.boss), files: diskFileStore(config.dataDir) };
     running.workers = await startWorkers(deps);
     checkpoint();
     running.server = await listen(createApp(deps), config.port);

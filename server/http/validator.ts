@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OpenApiValidator from 'express-openapi-validator';
+import { acceptUploads } from './uploads';
 import type { RequestHandler } from 'express';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 
@@ -70,7 +71,7 @@ export function portalDocumentAt(document: Document, base: PortalBase, mountPath
  * request none of its operations describes falls through to the app's 404.
  */
 export function openApiValidator(document: Document = loadDocument(), { forLinks = false, responses = true } = {}): RequestHandler[] {
-  return OpenApiValidator.middleware({
+  const middlewares = OpenApiValidator.middleware({
     apiSpec: document,
     validateRequests: { allErrors: true, removeAdditional: false, allowUnknownQueryParameters: forLinks },
     // `responses: false` for the mock, whose answers are Prism's, not this process's.
@@ -81,7 +82,12 @@ export function openApiValidator(document: Document = loadDocument(), { forLinks
     validateFormats: true,
     ajvFormats: { mode: 'full' },
     ignoreUndocumented: forLinks,
-    // No operation takes multipart: no upload middleware on every request.
+    // Uploads are ours (uploads.ts): its limits and errors in the spec's shape, and only for
+    // the operations that take multipart.
     fileUploader: false,
   }) as unknown as RequestHandler[];
+  // After the operation is matched (the metadata step), before the request is validated.
+  const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');
+  if (at < 0) throw new Error('express-openapi-validator no longer names its request step: place the upload step by hand');
+  return [...middlewares.slice(0, at), acceptUploads, ...middlewares.slice(at)];
 }

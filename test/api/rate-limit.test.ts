@@ -16,7 +16,7 @@ beforeAll(async () => {
   app = await startTestApp({ rateLimitPerMinute: LIMIT });
   // A second server process over the same database, as operators run them.
   second = await listen(
-    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss, clock: () => new Date(), events: app.deps.events }),
+    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss, clock: () => new Date(), events: app.deps.events, files: app.deps.files }),
     0,
     '127.0.0.1',
   );

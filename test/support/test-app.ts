@@ -18,6 +18,10 @@ import { createLogger } from '../../server/logging';
 import type { Logger } from 'pino';
 import { createOrganization, type CreatedOrganization } from '../../server/organizations/organization-repo';
 import { webhookEvents } from '../../server/webhooks/outbox';
+import { diskFileStore } from '../../server/files/disk-file-store';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** The app's clock, frozen at the start of the file until a test moves it. */
 export interface TestClock {
@@ -103,7 +107,7 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
   const boss = await startQueue(database.url, logger);
   const secrets = new SecretBox(randomBytes(32));
   const clock = frozenClock();
-  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now(), events: webhookEvents(boss, () => clock.now()) };
+  const deps: AppDeps = { config, db, logger, secrets, boss, clock: () => clock.now(), events: webhookEvents(boss, () => clock.now()), files: diskFileStore(mkdtempSync(join(tmpdir(), 'dcs-files-'))) };
   const app = createApp(deps);
   const server: Server = await listen(app, 0, '127.0.0.1');
   const address = server.address();
