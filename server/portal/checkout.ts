@@ -68,16 +68,24 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean, schedul
   return full ? `customer.checkout.one-time-payment.full-amount.${outcome}` : `customer.checkout.one-time-payment.amount.${outcome}`;
 }
 
+/**
+ * Whether the payment saves its new card or bank account: when the customer asks, and always
+ * for a new one on a later day (a scheduled charge charges a saved method; the form says so).
+ * The form's checks and the payment ask this one rule.
+ */
+export function savesMethod(visit: Visit, input: Pick<PayInput, 'save' | 'way' | 'scheduledAt'>): boolean {
+  const later = input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
+  return input.save || (later && input.way.payment_method_id === undefined && Boolean(visit.customerSession));
+}
+
 export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input: PayInput): Promise<Paid> {
   const guest = !visit.customerSession;
   const later = input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
-  const newMethod = input.way.payment_method_id === undefined;
   const body: S['ChargeCreate'] = {
     debt_account_id: view.account.id,
     amount: input.amount,
     ...(input.way as Pick<S['ChargeCreate'], 'payment_method_id' | 'card' | 'ach'>),
-    // A later day charges a saved method: a new card or bank account is saved for it.
-    ...(input.save || (later && newMethod && !guest) ? { save_payment_method: true } : {}),
+    ...(savesMethod(visit, input) ? { save_payment_method: true } : {}),
     ...(input.scheduledAt !== undefined ? { scheduled_at: input.scheduledAt } : {}),
   };
   const full = input.amount === view.balance;

@@ -9,7 +9,7 @@ import { ApiError } from '../kernel/errors';
 import { chargeService } from '../payments/charge-service';
 import { todayUtc } from '../dates';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
-import { pay, setUpPlan, suggestedPlan } from './checkout';
+import { pay, savesMethod, setUpPlan, suggestedPlan } from './checkout';
 import { PortalStop } from './page-error';
 import { centsOf, formErrorsOf, sentence, waysToPay, type Form, type FormErrors } from './payment-form';
 import { portalAccounts, type AccountView } from './portal-accounts';
@@ -194,7 +194,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
     if (way && amount !== undefined) {
       // The account's terms, as the payment itself will check them: every message at once.
-      const intent = { amount, ...way, save_payment_method: save || undefined, scheduled_at: payOn || undefined, guest: !visit.customerSession };
+      const intent = { amount, ...way, save_payment_method: savesMethod(visit, { save, way, scheduledAt: payOn || undefined }) || undefined, scheduled_at: payOn || undefined, guest: !visit.customerSession };
       for (const [field, message] of Object.entries(formErrorsOf(paymentErrors(view, intent, { channel: 'portal', today: todayUtc(visit.now) })))) errors[field] ??= message;
     }
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);

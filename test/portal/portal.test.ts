@@ -12,6 +12,7 @@ import type { Schemas } from '../../client';
 import { launchBrowser } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
+import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 
 const screenshots = join(resolve(__dirname, '../..'), 'screenshots');
@@ -295,6 +296,30 @@ describe('the checkout with a saved card', () => {
     expect(await page.locator('main').innerText()).toContain('Card ending 4242');
     expect(await balanceOf(app.sandbox, made.account.id)).toBe(25000);
     await context.close();
+  });
+});
+
+describe('a payment on a later day', () => {
+  test('with a new card, as the form says, saves the card and schedules the charge without asking to tick "save"', async () => {
+    const made = await debtor({ balance: 30000 });
+    const session = await newSession(app.sandbox, { customer_id: made.customer.id, debt_account_id: made.account.id, destination: 'account_checkout' });
+    const { context, page } = await newPage();
+    await page.goto(session.portal_url);
+    await page.getByLabel('Another amount').check();
+    await page.getByLabel('Amount', { exact: true }).fill('50.00');
+    const day = await sandboxDayAfter(app.sandbox, 7);
+    await page.getByLabel('Payment date').fill(day);
+    await payWithNewCard(page, '4242424242424242');
+    expect(await page.getByLabel('Save this card for next time').isChecked()).toBe(false);
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await page.getByRole('heading', { name: 'Thank you' }).waitFor();
+    expect(await page.getByRole('status').innerText()).toMatch(/^Your payment is scheduled for /);
+    await context.close();
+    const charges = (await app.sandbox.GET('/charges', { params: { query: { debt_account_id: made.account.id } } })).data!.data;
+    expect(charges).toEqual([expect.objectContaining({ status: 'scheduled', scheduled_at: day, amount: 5000 })]);
+    const methods = (await app.sandbox.GET('/customers/{id}', { params: { path: { id: made.customer.id }, query: { include: 'payment_methods' } as never } })).data!.data as { payment_methods?: { type: string; card_token?: unknown }[] };
+    expect(methods.payment_methods).toEqual([expect.objectContaining({ type: 'card', card_token: expect.objectContaining({ card_number: expect.stringContaining('4242') }) })]);
+    expect(await balanceOf(app.sandbox, made.account.id)).toBe(30000);
   });
 });
 
