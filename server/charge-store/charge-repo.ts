@@ -64,14 +64,16 @@ export interface ChargeRow {
 export type TransactionKind = S['Transaction']['type'];
 export type TransactionStatus = S['Transaction']['status'];
 
-export const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'].map(
+export const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'external_charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'].map(
   (column) => `${TRANSACTIONS}.${column}`,
 );
 
 export interface TransactionRow {
   id: string;
   number: string;
-  charge_id: string;
+  /** Null on an external charge's transaction, which names its external charge instead. */
+  charge_id: string | null;
+  external_charge_id: string | null;
   debt_account_id: string;
   kind: TransactionKind;
   status: TransactionStatus;

@@ -8,6 +8,7 @@ import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
+import { externalChargeToApi } from '../external-charges/external-charge-mapper';
 
 interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
@@ -57,6 +58,15 @@ const transaction: Kind = {
   build: (id, rows) => {
     const row = rows.payments.transactions.get(id);
     return row ? transactionPayload(row, rows) : undefined;
+  },
+};
+
+/** The external charge as the API shows it; the delivery encrypts it (signing.ts). */
+const externalCharge: Kind = {
+  need: (needs, id) => needs.payments.externalCharges.add(id),
+  build: (id, rows) => {
+    const row = rows.payments.externalCharges.get(id);
+    return row ? externalChargeToApi(row, rows.payments.transactionsOfExternal.get(id) ?? []) : undefined;
   },
 };
 
@@ -135,6 +145,7 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'scheduled-charge.create': scheduledCharge,
   'scheduled-charge.update': scheduledCharge,
   'scheduled-charge.delete': scheduledCharge,
+  'external-charge.create': externalCharge,
 };
 
 export function kindOf(name: EventName): Kind {
