@@ -867,6 +867,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/autopay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop a debt account's autopay
+         * @description Stops the account's autopay: no further run charges it (a run already under way finishes).
+         *     The months it already ran stay run: turned on again in the same month, it does not charge
+         *     that month twice. 404 when the account does not exist (or is another tenant's) or has no
+         *     autopay.
+         */
+        delete: operations["deleteDebtAccountAutopay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/lookup": {
         parameters: {
             query?: never;
@@ -3785,6 +3814,75 @@ export interface components {
             state?: string | null;
         };
         /**
+         * Autopay
+         * @description A debt account that pays itself: turned on by its customer in the Portal, with a saved
+         *     payment method, on a day of each month, until it is stopped (`DELETE
+         *     /debt-accounts/{id}/autopay`, or by the customer). Unlike a payment plan it follows the
+         *     balance as it changes (a new child account, a refund): each run charges `full_balance` the
+         *     whole current balance, or `custom` the amount chosen, never more than the current balance.
+         *
+         *     Runs: on `day_of_month` at 14:00 UTC on the tenant's clock (the sandbox clock in the
+         *     sandbox), exactly once per account and month - the database keeps one run per account and
+         *     month, so two processes, or autopay stopped and turned on again, never charge a month twice.
+         *     A month in which the payment terms refuse the account (not active, on hold, paid off) is
+         *     skipped, not charged later. A declined charge is not retried that month; the customer is
+         *     e-mailed a link to update the payment method (an agency message: it respects opt-out and
+         *     quiet hours, 12 CFR 1006.6(e) and 1006.6(b)(1)). A charge's `source` is `autopay`.
+         */
+        Autopay: {
+            /**
+             * @description Cents per month for `custom` (at least the account's minimum payment when chosen); null for `full_balance`.
+             * @example 5000
+             */
+            amount: number | null;
+            /**
+             * @description `full_balance` charges the whole current balance; `custom` charges `amount` (or the balance, when less).
+             * @example custom
+             * @enum {string}
+             */
+            amount_type: "full_balance" | "custom";
+            /**
+             * Format: date-time
+             * @description When it was turned on (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * @description The day of each month it runs (1 to 28, so every month has it).
+             * @example 15
+             */
+            day_of_month: number;
+            /**
+             * @description Why the last run failed or was skipped; null otherwise.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * @description What its last run did; null before its first run.
+             * @example null
+             * @enum {string|null}
+             */
+            last_outcome: "charged" | "failed" | "skipped" | null;
+            /**
+             * Format: date-time
+             * @description When it last ran; null before its first run.
+             * @example null
+             */
+            last_run_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it runs next (ISO 8601, UTC, on the tenant's clock).
+             * @example 2026-12-15T14:00:00.000Z
+             */
+            next_run_at: string;
+            /**
+             * Format: uuid
+             * @description The saved payment method it charges; null when that method was deleted (the run then fails and the customer is asked for a new one).
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+        };
+        /**
          * BankAccount
          * @description The stored part of an ACH bank account. The routing and account numbers are masked: only
          *     their last four digits are shown.
@@ -4486,11 +4584,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan";
+            source: "api" | "payment_plan" | "autopay";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -5553,6 +5651,7 @@ export interface components {
          *       },
          *       "locations": [],
          *       "transactions": [],
+         *       "autopay": null,
          *       "payment_plan": {
          *         "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
          *         "frequency": "monthly",
@@ -5575,6 +5674,8 @@ export interface components {
          *     }
          */
         DebtAccount: {
+            /** @description The account's autopay (see `Autopay`); null when it has none. */
+            autopay: components["schemas"]["Autopay"] | null;
             /**
              * @description The original (full) amount placed, in cents; on a parent with children, the sum of the children's balances.
              * @example 184250
@@ -12262,6 +12363,7 @@ export interface operations {
                      *         },
                      *         "locations": [],
                      *         "transactions": [],
+                     *         "autopay": null,
                      *         "payment_plan": {
                      *           "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
                      *           "frequency": "monthly",
@@ -12340,6 +12442,30 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDebtAccountAutopay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

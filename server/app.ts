@@ -28,6 +28,7 @@ import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
 import { externalChargeRoutes } from './external-charges/external-charge-routes';
+import { autopayRoutes } from './autopay/autopay-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps): Express {
     settingsRoutes,
     communicationRoutes,
     externalChargeRoutes,
+    autopayRoutes,
   ]) {
     resource(routes, deps);
   }

@@ -119,6 +119,7 @@ export const TRACKING_EVENTS = [
   'guest.customer.one-time-payment.failed',
   'guest.customer.one-time-payment.full-amount.success',
   'guest.customer.one-time-payment.full-amount.failed',
+  'customer.checkout.autopay.custom.success',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {

@@ -120,7 +120,7 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
   };
 }
 
-const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan' } as const;
+const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', autopay: 'Autopay' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);
