@@ -783,11 +783,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan";
+            source: "api" | "payment_plan" | "autopay";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -1454,20 +1454,21 @@ export interface components {
         /**
          * Transaction
          * @description One money movement on a debt account: a charge (card or ACH debit), a void, a refund, an
-         *     ACH settlement or an ACH return. A charge on a parent has one transaction per child it pays.
+         *     ACH settlement or an ACH return, or an external charge (`POST /external-charges`) and its
+         *     reversal. A charge on a parent has one transaction per child it pays.
          */
         Transaction: {
             /**
-             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return); 0 for a declined charge and for a settlement (the debit already counted).
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return, external reversal); 0 for a declined charge and for a settlement (the debit already counted).
              * @example 5000
              */
             amount: number;
             /**
              * Format: uuid
-             * @description The charge it belongs to.
+             * @description The charge it belongs to; null for an external charge's.
              * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
              */
-            charge_id: string;
+            charge_id: string | null;
             /**
              * Format: date-time
              * @description When it was recorded (ISO 8601, UTC).
@@ -1480,6 +1481,12 @@ export interface components {
              * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
+            /**
+             * Format: uuid
+             * @description The external charge it belongs to (types `external` and `external_reversal`); null for a charge's.
+             * @example null
+             */
+            external_charge_id: string | null;
             /**
              * Format: uuid
              * @description The transaction's UUID.
@@ -1509,11 +1516,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the money.
+             * @description What moved the money; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal.
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal";
         };
         /**
          * ValidationError

@@ -867,6 +867,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/autopay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop a debt account's autopay
+         * @description Stops the account's autopay: no further run charges it (a run already under way finishes).
+         *     The months it already ran stay run: turned on again in the same month, it does not charge
+         *     that month twice. 404 when the account does not exist (or is another tenant's) or has no
+         *     autopay.
+         */
+        delete: operations["deleteDebtAccountAutopay"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/lookup": {
         parameters: {
             query?: never;
@@ -966,6 +995,111 @@ export interface paths {
         get: operations["getEvent"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external-charges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List external charges
+         * @description The external charges of the organization in this environment, newest first (then by
+         *     `id`), a page at a time: `page` from 1, `limit` 1 to 500 (default 10). Optional filter
+         *     `debt_account_id` (UUID or `external_id`; an unknown account gives an empty list).
+         */
+        get: operations["listExternalCharges"];
+        put?: never;
+        /**
+         * Record an external charge
+         * @description Records money that reached the agency outside this service - a cheque, cash, a money order,
+         *     a card terminal, a bank transfer - so the account's balance falls. No gateway is asked, so
+         *     it works in production without `PAYMENT_GATEWAY`.
+         *
+         *     In one transaction: the account family is locked (as a charge locks it), the amount is
+         *     spread over a parent's children oldest first, one transaction of type `external` per
+         *     account paid, `current_balance` lowered, a parent re-summed, status `paid_off` at 0, an
+         *     active payment plan of an account paid off `completed`; events `external-charge.create`
+         *     (delivered encrypted, see that webhook) and `debt-account.update`.
+         *
+         *     A `debt_account_id` of another organization or environment, or of none, answers 404 (as
+         *     the issue of this feature asks; one answer for both, so no tenant learns of another's
+         *     accounts). Rules, each a 422 on its field: `amount` from 1 to the
+         *     account's `current_balance`; `paid_at` a date not after today on the tenant's clock (the
+         *     sandbox clock in the sandbox; a UTC day, so a US agency's today is never refused).
+         *
+         *     **Decision (spec silent):** the payment terms that refuse a payment - an account in
+         *     dispute or on hold, closed, recalled, a `billing_type` without partial payments, the
+         *     minimum payment - do not refuse an external charge: it records money already received, and
+         *     money received is money received (refusing it would leave the balance wrong). Only the
+         *     balance caps it: more than is owed is refused, never recorded as a credit. With
+         *     `Idempotency-Key`, one key records at most one external charge.
+         */
+        post: operations["createExternalCharge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external-charges/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The external charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+                 */
+                id: components["parameters"]["ExternalChargeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an external charge
+         * @description One external charge by its UUID, with its transactions; another tenant's answers 404.
+         */
+        get: operations["getExternalCharge"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/external-charges/{id}/reverse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The external charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+                 */
+                id: components["parameters"]["ExternalChargeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reverse an external charge
+         * @description Takes back an external charge that did not hold - a bounced cheque, a recall of a wire.
+         *     In one transaction: the charge becomes `reversed`, each account it paid gets its amount
+         *     back with a transaction of type `external_reversal` and the opposite sign, a parent is
+         *     re-summed, an account `paid_off` by it is `active` again; event `debt-account.update`. A
+         *     payment plan it completed stays completed (as after a refund). A reversed charge cannot
+         *     be reversed again: 409 `conflict`. Another tenant's answers 404. Body optional:
+         *     `reason`.
+         */
+        post: operations["reverseExternalCharge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2609,8 +2743,10 @@ export interface webhooks {
         put?: never;
         /**
          * External charge created (encrypted)
-         * @description Fires when an external charge is created. The spec does not show what triggers it beyond the
-         *     name, nor the fields of its data object.
+         * @description Fires when an external charge is recorded (`POST /external-charges`), in the transaction
+         *     that records it. The spec does not show the fields of its data object; ours is the
+         *     `ExternalCharge` object as `GET /external-charges/{id}` answers it at that moment (status
+         *     `recorded`, its `external` transactions).
          *
          *     **Encryption.** This is the only event whose payload is encrypted. The body is `{"data":
          *     "<string>"}`, where the string is built as follows (the layout is our decision; the spec
@@ -3678,6 +3814,75 @@ export interface components {
             state?: string | null;
         };
         /**
+         * Autopay
+         * @description A debt account that pays itself: turned on by its customer in the Portal, with a saved
+         *     payment method, on a day of each month, until it is stopped (`DELETE
+         *     /debt-accounts/{id}/autopay`, or by the customer). Unlike a payment plan it follows the
+         *     balance as it changes (a new child account, a refund): each run charges `full_balance` the
+         *     whole current balance, or `custom` the amount chosen, never more than the current balance.
+         *
+         *     Runs: on `day_of_month` at 14:00 UTC on the tenant's clock (the sandbox clock in the
+         *     sandbox), exactly once per account and month - the database keeps one run per account and
+         *     month, so two processes, or autopay stopped and turned on again, never charge a month twice.
+         *     A month in which the payment terms refuse the account (not active, on hold, paid off) is
+         *     skipped, not charged later. A declined charge is not retried that month; the customer is
+         *     e-mailed a link to update the payment method (an agency message: it respects opt-out and
+         *     quiet hours, 12 CFR 1006.6(e) and 1006.6(b)(1)). A charge's `source` is `autopay`.
+         */
+        Autopay: {
+            /**
+             * @description Cents per month for `custom` (at least the account's minimum payment when chosen); null for `full_balance`.
+             * @example 5000
+             */
+            amount: number | null;
+            /**
+             * @description `full_balance` charges the whole current balance; `custom` charges `amount` (or the balance, when less).
+             * @example custom
+             * @enum {string}
+             */
+            amount_type: "full_balance" | "custom";
+            /**
+             * Format: date-time
+             * @description When it was turned on (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * @description The day of each month it runs (1 to 28, so every month has it).
+             * @example 15
+             */
+            day_of_month: number;
+            /**
+             * @description Why the last run failed or was skipped; null otherwise.
+             * @example null
+             */
+            last_error: string | null;
+            /**
+             * @description What its last run did; null before its first run.
+             * @example null
+             * @enum {string|null}
+             */
+            last_outcome: "charged" | "failed" | "skipped" | null;
+            /**
+             * Format: date-time
+             * @description When it last ran; null before its first run.
+             * @example null
+             */
+            last_run_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it runs next (ISO 8601, UTC, on the tenant's clock).
+             * @example 2026-12-15T14:00:00.000Z
+             */
+            next_run_at: string;
+            /**
+             * Format: uuid
+             * @description The saved payment method it charges; null when that method was deleted (the run then fails and the customer is asked for a new one).
+             * @example 7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d
+             */
+            payment_method_id: string | null;
+        };
+        /**
          * BankAccount
          * @description The stored part of an ACH bank account. The routing and account numbers are masked: only
          *     their last four digits are shown.
@@ -4379,11 +4584,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan";
+            source: "api" | "payment_plan" | "autopay";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -5446,6 +5651,7 @@ export interface components {
          *       },
          *       "locations": [],
          *       "transactions": [],
+         *       "autopay": null,
          *       "payment_plan": {
          *         "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
          *         "frequency": "monthly",
@@ -5468,6 +5674,8 @@ export interface components {
          *     }
          */
         DebtAccount: {
+            /** @description The account's autopay (see `Autopay`); null when it has none. */
+            autopay: components["schemas"]["Autopay"] | null;
             /**
              * @description The original (full) amount placed, in cents; on a parent with children, the sum of the children's balances.
              * @example 184250
@@ -6598,7 +6806,7 @@ export interface components {
              * @description Base64 (standard alphabet, with padding) of IV ‖ ciphertext: the 16-byte IV followed by
              *     the AES-128-CBC ciphertext (PKCS#7 padding) of the UTF-8 JSON text of the event's data
              *     object. The key is the first 16 bytes of SHA-256 of the webhook's secret (UTF-8). The
-             *     decrypted object's fields are not shown by the spec.
+             *     decrypted object's fields are not shown by the spec; ours is an `ExternalCharge`.
              */
             data: string;
         };
@@ -7382,6 +7590,135 @@ export interface components {
                 /** @description When the charge was last changed (the void or refund). */
                 updated_at: components["schemas"]["EventTimestamp"];
             };
+        };
+        /**
+         * ExternalCharge
+         * @description A payment recorded on a debt account that did not pass through this service's gateway. The
+         *     decrypted `data` of the `external-charge.create` webhook is this object.
+         */
+        ExternalCharge: {
+            /**
+             * @description Cents received.
+             * @example 12500
+             */
+            amount: number;
+            /**
+             * Format: date-time
+             * @description When it was recorded (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account's customer.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The account it was recorded on (a parent's is spread over its children, oldest first, as a charge is).
+             * @example 44d4da32-e353-4394-860d-3fbe1b8216be
+             */
+            debt_account_id: string;
+            /**
+             * Format: uuid
+             * @description The external charge's UUID.
+             * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+             */
+            id: string;
+            method: components["schemas"]["ExternalChargeMethod"];
+            /**
+             * @description The free note; null when none was given.
+             * @example Mailed cheque, received at the Austin office.
+             */
+            note: string | null;
+            /**
+             * Format: date
+             * @description The day the money was received.
+             * @example 2026-11-23
+             */
+            paid_at: string;
+            /**
+             * @description The agency's reference; null when none was given.
+             * @example CHK-004512
+             */
+            reference: string | null;
+            /**
+             * @description The reason given with the reversal; null when none.
+             * @example null
+             */
+            reversal_reason: string | null;
+            /**
+             * Format: date-time
+             * @description When it was reversed (ISO 8601, UTC); null while recorded.
+             * @example null
+             */
+            reversed_at: string | null;
+            /**
+             * @description `recorded`, or `reversed` once `POST /external-charges/{id}/reverse` gave the amount back to the balance.
+             * @example recorded
+             * @enum {string}
+             */
+            status: "recorded" | "reversed";
+            /** @description Its money movements, oldest first - one `external` per account it paid (positive), and after a reversal one `external_reversal` per account (negative). */
+            transactions: components["schemas"]["Transaction"][];
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-24T10:15:42.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * ExternalChargeCreate
+         * @description A payment that reached the agency outside this service (a cheque, cash, a card terminal, a wire), to be recorded on a debt account.
+         */
+        ExternalChargeCreate: {
+            /**
+             * @description Cents received, at least 1 and at most the account's `current_balance` (a parent's is the sum of its children's).
+             * @example 12500
+             */
+            amount: number;
+            /**
+             * @description The debt account paid (UUID or `external_id`). Another organization's or environment's answers 404, as an unknown one does.
+             * @example ACC-2026-004417
+             */
+            debt_account_id: string;
+            method: components["schemas"]["ExternalChargeMethod"];
+            /**
+             * @description A free note. Optional.
+             * @example Mailed cheque, received at the Austin office.
+             */
+            note?: string | null;
+            /**
+             * Format: date
+             * @description The day the money was received (YYYY-MM-DD); not later than today on the tenant's clock (the sandbox clock in the sandbox), read as a UTC day.
+             * @example 2026-11-23
+             */
+            paid_at: string;
+            /**
+             * @description The agency's reference, for example the cheque number. Optional.
+             * @example CHK-004512
+             */
+            reference?: string | null;
+        };
+        /**
+         * ExternalChargeMethod
+         * @description How the money reached the agency outside this service's gateway.
+         * @example check
+         * @enum {string}
+         */
+        ExternalChargeMethod: "check" | "cash" | "money_order" | "card_terminal" | "bank_transfer" | "other";
+        /**
+         * ExternalChargeReverse
+         * @description Why an external charge is reversed (optional body).
+         */
+        ExternalChargeReverse: {
+            /**
+             * @description Why, for example a bounced cheque. Optional.
+             * @example Cheque returned unpaid (insufficient funds).
+             */
+            reason?: string | null;
         };
         /**
          * FieldErrors
@@ -8336,20 +8673,21 @@ export interface components {
         /**
          * Transaction
          * @description One money movement on a debt account: a charge (card or ACH debit), a void, a refund, an
-         *     ACH settlement or an ACH return. A charge on a parent has one transaction per child it pays.
+         *     ACH settlement or an ACH return, or an external charge (`POST /external-charges`) and its
+         *     reversal. A charge on a parent has one transaction per child it pays.
          */
         Transaction: {
             /**
-             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return); 0 for a declined charge and for a settlement (the debit already counted).
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return, external reversal); 0 for a declined charge and for a settlement (the debit already counted).
              * @example 5000
              */
             amount: number;
             /**
              * Format: uuid
-             * @description The charge it belongs to.
+             * @description The charge it belongs to; null for an external charge's.
              * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
              */
-            charge_id: string;
+            charge_id: string | null;
             /**
              * Format: date-time
              * @description When it was recorded (ISO 8601, UTC).
@@ -8362,6 +8700,12 @@ export interface components {
              * @example 44d4da32-e353-4394-860d-3fbe1b8216be
              */
             debt_account_id: string;
+            /**
+             * Format: uuid
+             * @description The external charge it belongs to (types `external` and `external_reversal`); null for a charge's.
+             * @example null
+             */
+            external_charge_id: string | null;
             /**
              * Format: uuid
              * @description The transaction's UUID.
@@ -8391,11 +8735,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the money.
+             * @description What moved the money; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal.
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal";
         };
         /**
          * ValidationError
@@ -9149,6 +9493,11 @@ export interface components {
          * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
          */
         EventId: string;
+        /**
+         * @description The external charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+         * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+         */
+        ExternalChargeId: string;
         /**
          * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
          *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
@@ -12014,6 +12363,7 @@ export interface operations {
                      *         },
                      *         "locations": [],
                      *         "transactions": [],
+                     *         "autopay": null,
                      *         "payment_plan": {
                      *           "id": "6d0e3a9c-41f2-4b8e-9c75-2a1f8e4b7d30",
                      *           "frequency": "monthly",
@@ -12092,6 +12442,30 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDebtAccountAutopay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -12391,6 +12765,222 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listExternalCharges: {
+        parameters: {
+            query?: {
+                /** @description Only external charges recorded on this debt account (UUID or `external_id`). */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of external charges, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The external charges on this page. */
+                        data: components["schemas"]["ExternalCharge"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createExternalCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExternalChargeCreate"];
+            };
+        };
+        responses: {
+            /** @description The external charge, recorded. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The new external charge. */
+                        data: components["schemas"]["ExternalCharge"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getExternalCharge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The external charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+                 */
+                id: components["parameters"]["ExternalChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The external charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The external charge. */
+                        data: components["schemas"]["ExternalCharge"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    reverseExternalCharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The external charge's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example 5a7c9e1b-3d5f-4b7a-9c1e-2f4a6b8d0c3e
+                 */
+                id: components["parameters"]["ExternalChargeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExternalChargeReverse"];
+            };
+        };
+        responses: {
+            /** @description The reversed external charge. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The reversed external charge. */
+                        data: components["schemas"]["ExternalCharge"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -13649,6 +14239,7 @@ export interface operations {
                      *           "id": "2f4e6a8c-1b3d-4e5f-9a7b-8c6d4e2f0a1b",
                      *           "number": 1042,
                      *           "charge_id": "0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f",
+                     *           "external_charge_id": null,
                      *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
                      *           "type": "charge",
                      *           "status": "succeeded",

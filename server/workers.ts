@@ -17,6 +17,7 @@ import { startPlanScheduler } from './payment-plans/plan-scheduler';
 import { listenToPayments } from './payment-plans/plan-listeners';
 import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
+import { withAutopay } from './autopay/autopay-due';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -50,7 +51,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   await boss.work<RecoveryJob>(QUEUES.webhookRecovery, { pollingIntervalSeconds: 1 }, async ([job]) => {
     await runRecovery(deps, job!.data);
   });
-  await startPlanScheduler(deps, planPorts(deps));
+  await startPlanScheduler(deps, withAutopay(deps, planPorts(deps)));
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

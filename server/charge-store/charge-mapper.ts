@@ -41,6 +41,7 @@ export function transactionToApi(row: TransactionRow): S['Transaction'] {
     id: row.id,
     number: Number(row.number),
     charge_id: row.charge_id,
+    external_charge_id: row.external_charge_id,
     debt_account_id: row.debt_account_id,
     type: row.kind,
     status: row.status,

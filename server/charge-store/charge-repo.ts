@@ -37,7 +37,7 @@ export interface ChargeRow {
   error: string | null;
   error_code: string | null;
   return_code: string | null;
-  source: 'api' | 'payment_plan';
+  source: 'api' | 'payment_plan' | 'autopay';
   /** Set on an instalment's charge: its plan and instalment. */
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;
@@ -64,14 +64,16 @@ export interface ChargeRow {
 export type TransactionKind = S['Transaction']['type'];
 export type TransactionStatus = S['Transaction']['status'];
 
-export const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'].map(
+export const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'external_charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'].map(
   (column) => `${TRANSACTIONS}.${column}`,
 );
 
 export interface TransactionRow {
   id: string;
   number: string;
-  charge_id: string;
+  /** Null on an external charge's transaction, which names its external charge instead. */
+  charge_id: string | null;
+  external_charge_id: string | null;
   debt_account_id: string;
   kind: TransactionKind;
   status: TransactionStatus;

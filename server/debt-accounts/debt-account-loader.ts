@@ -9,6 +9,7 @@ import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
 import { groupBy } from '../collections';
 import { latestOfAccounts } from '../charge-store/charge-repo';
+import { autopaysOf } from './account-autopay';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
 const EMBEDDED_PAYMENTS = 10;
@@ -36,13 +37,14 @@ export async function loadDebtAccounts(
   // The primary location is always needed (external_company_id is its external_id); it is read
   // at once with the rest, and an additional location not among them afterwards (rare).
   const primaryIds = [...new Set(rows.map((row) => row.location_id))];
-  const [links, [locationRows, usage], plans, customers, payments] = await concurrently(
+  const [links, [locationRows, usage], plans, customers, payments, autopays] = await concurrently(
     db,
     () => (include.has('locations') ? accounts.additionalLocations(ids) : Promise.resolve([])),
     () => locationsOf(primaryIds),
     () => accounts.plans(ids),
     () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
     () => latestOfAccounts(db, tenant, ids, EMBEDDED_PAYMENTS),
+    () => autopaysOf(db, tenant, ids),
   );
   const others = [...new Set(links.map((link) => link.location_id))].filter((id) => !primaryIds.includes(id));
   if (others.length > 0) {
@@ -57,6 +59,7 @@ export async function loadDebtAccounts(
     locations: byKey(locationRows, (l) => l.id),
     additional,
     plans: byKey(plans, (p) => p.debt_account_id),
+    autopays: byKey(autopays, (a) => a.debt_account_id),
     usage,
     charges: groupBy(payments.charges, (c) => c.debt_account_id),
     transactions: groupBy(payments.transactions, (t) => t.debt_account_id),

@@ -8,6 +8,7 @@ import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
 import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
 import { chargeToApi, transactionToApi } from '../charge-store/charge-mapper';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
+import { autopayToApi, type AutopayRow } from './account-autopay';
 
 type Schemas = components['schemas'];
 
@@ -29,6 +30,7 @@ export interface DebtAccountRelations {
   locations: Map<string, LocationRow>;
   additional: Map<string, string[]>;
   plans: Map<string, PaymentPlanRow>;
+  autopays: Map<string, AutopayRow>;
   /** Accounts using each location, for Location.debt_accounts_count. */
   usage: Map<string, number>;
   /** The latest charges and transactions of each account, newest first. */
@@ -37,7 +39,7 @@ export interface DebtAccountRelations {
 }
 
 export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRelations): Schemas['DebtAccount'] {
-  const { include, customers, locations, additional, plans, usage, charges, transactions } = relations;
+  const { include, customers, locations, additional, plans, autopays, usage, charges, transactions } = relations;
   const location = locations.get(row.location_id)!;
   const customer = customers.get(row.customer_id);
   const plan = plans.get(row.id);
@@ -60,6 +62,7 @@ export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRela
     ...(include.has('locations') ? { locations: (additional.get(row.id) ?? []).map((id) => located(locations.get(id)!)) } : {}),
     transactions: (transactions.get(row.id) ?? []).map(transactionToApi),
     payment_plan: plan ? paymentPlanToApi(plan) : null,
+    autopay: autopays.has(row.id) ? autopayToApi(autopays.get(row.id)!) : null,
     charges: (charges.get(row.id) ?? []).map(chargeToApi),
     external_account_number: row.external_account_number,
     external_status: row.external_status,

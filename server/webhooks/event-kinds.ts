@@ -8,6 +8,7 @@ import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
+import { externalChargeToApi } from '../external-charges/external-charge-mapper';
 
 interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
@@ -60,6 +61,15 @@ const transaction: Kind = {
   },
 };
 
+/** The external charge as the API shows it; the delivery encrypts it (signing.ts). */
+const externalCharge: Kind = {
+  need: (needs, id) => needs.payments.externalCharges.add(id),
+  build: (id, rows) => {
+    const row = rows.payments.externalCharges.get(id);
+    return row ? externalChargeToApi(row, rows.payments.transactionsOfExternal.get(id) ?? []) : undefined;
+  },
+};
+
 const paymentPlan: Kind = {
   need: (needs, id) => needs.accountsWithCustomer.add(id),
   build: (id, rows) => (rows.accounts.has(id) && rows.plans.has(id) ? paymentPlanPayload(id, rows) : undefined),
@@ -109,6 +119,7 @@ export const TRACKING_EVENTS = [
   'guest.customer.one-time-payment.failed',
   'guest.customer.one-time-payment.full-amount.success',
   'guest.customer.one-time-payment.full-amount.failed',
+  'customer.checkout.autopay.custom.success',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {
@@ -135,6 +146,7 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'scheduled-charge.create': scheduledCharge,
   'scheduled-charge.update': scheduledCharge,
   'scheduled-charge.delete': scheduledCharge,
+  'external-charge.create': externalCharge,
 };
 
 export function kindOf(name: EventName): Kind {

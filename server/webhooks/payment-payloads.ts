@@ -12,7 +12,10 @@ import type { ChargeRow, TransactionRow } from './payment-reads';
 
 type S = components['schemas'];
 
-const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5 } as const;
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7 } as const;
+
+/** value_type_id: a card's, a bank account's, or money received outside the gateway. */
+const VALUE_TYPE_IDS = { card: 1, ach: 2, external: 3 } as const;
 
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
 
@@ -28,6 +31,7 @@ function accountOf(id: string, rows: PayloadRows): S['EventEmbeddedDebtAccount']
 }
 
 export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
+  if (row.charge_id === null) return externalTransactionPayload(row, rows);
   const charge = rows.payments.charges.get(row.charge_id)!;
   const amount = Number(row.amount);
   return {
@@ -37,7 +41,7 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
     reference_number: row.gateway_reference,
     transaction_key: row.id,
     type_id: TYPE_IDS[row.kind],
-    value_type_id: charge.payment_method_type === 'card' ? 1 : 2,
+    value_type_id: VALUE_TYPE_IDS[charge.payment_method_type],
     epay_status_id: null,
     amount: dollars(amount),
     amount_cents: amount,
@@ -61,6 +65,41 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
   };
 }
 
+/** A transaction of an external charge (money received outside the gateway, or its reversal). */
+function externalTransactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
+  const external = rows.payments.externalCharges.get(row.external_charge_id!)!;
+  const amount = Number(row.amount);
+  return {
+    id: Number(row.number),
+    gateway_name: 'external',
+    gateway_code: null,
+    reference_number: external.reference,
+    transaction_key: row.id,
+    type_id: TYPE_IDS[row.kind],
+    value_type_id: VALUE_TYPE_IDS.external,
+    epay_status_id: null,
+    amount: dollars(amount),
+    amount_cents: amount,
+    source: 'external',
+    customer_id: rows.payments.customerNumbers.get(external.customer_id) ?? 0,
+    customer_uuid: external.customer_id,
+    submitted_date: eventTime(row.submitted_at),
+    account_holder: null,
+    client_ip: null,
+    server_ip: null,
+    auth_code: null,
+    avs_result: null,
+    card_code_result: null,
+    status: row.status,
+    status_code: null,
+    debt_account: accountOf(row.debt_account_id, rows),
+    chargeback: null,
+    debt_account_settlement_offer: null,
+    payment_plan_uuid: null,
+    scheduled_charge_uuid: null,
+  };
+}
+
 /** The saved method a charge was (or is to be) made with, as payloads show it. */
 function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod'] | null {
   const method = charge.payment_method_id ? rows.payments.methods.get(charge.payment_method_id) : undefined;
@@ -81,7 +120,7 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
   };
 }
 
-const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan' } as const;
+const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', autopay: 'Autopay' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);
@@ -148,7 +187,7 @@ export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S[
  */
 export function moneyBackPayload(transactionId: string, rows: PayloadRows): S['EventVoidRefundPayload']['data'] {
   const named = rows.payments.transactions.get(transactionId)!;
-  const charge = rows.payments.charges.get(named.charge_id)!;
+  const charge = rows.payments.charges.get(named.charge_id!)!;
   const made = (rows.payments.transactionsOfCharge.get(charge.id) ?? []).filter(
     (row) => row.kind === named.kind && row.created_at.getTime() === named.created_at.getTime(),
   );

@@ -10,6 +10,7 @@ import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
+import { EXTERNAL_CHARGE_COLUMNS, EXTERNAL_CHARGES, type ExternalChargeRow } from '../external-charges/external-charge-repo';
 
 type S = components['schemas'];
 
@@ -32,7 +33,7 @@ export interface ChargeRow {
   refunded_amount: string;
   error: string | null;
   error_code: string | null;
-  source: 'api' | 'payment_plan';
+  source: 'api' | 'payment_plan' | 'autopay';
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;
   scheduled_at: string | null;
@@ -45,7 +46,9 @@ export interface ChargeRow {
 export interface TransactionRow {
   id: string;
   number: string;
-  charge_id: string;
+  /** Exactly one of the two is set: a charge's transaction, or an external charge's. */
+  charge_id: string | null;
+  external_charge_id: string | null;
   debt_account_id: string;
   kind: S['Transaction']['type'];
   status: S['Transaction']['status'];
@@ -71,6 +74,8 @@ export interface PaymentNeeds {
   transactions: Set<string>;
   /** Accounts shown with their latest charges and transactions (debt-account payloads). */
   latestOf: Set<string>;
+  /** External charges shown with their transactions (external-charge.create). */
+  externalCharges: Set<string>;
 }
 
 export interface PaymentRows {
@@ -81,6 +86,9 @@ export interface PaymentRows {
   /** By account id, newest first, at most LATEST_PAYMENTS each. */
   latestCharges: Map<string, ChargeRow[]>;
   latestTransactions: Map<string, TransactionRow[]>;
+  externalCharges: Map<string, ExternalChargeRow>;
+  /** Every transaction of the external charges loaded, by external charge id, in the order they were made. */
+  transactionsOfExternal: Map<string, TransactionRow[]>;
   /** The saved methods charges were made with, by id. */
   methods: Map<string, ChargeMethodRow>;
   /** Each customer's sequence number (the integer `customer_id` of transaction payloads). */
@@ -89,14 +97,14 @@ export interface PaymentRows {
   accountIds: string[];
 }
 
-export const noPaymentNeeds = (): PaymentNeeds => ({ charges: new Set(), transactions: new Set(), latestOf: new Set() });
+export const noPaymentNeeds = (): PaymentNeeds => ({ charges: new Set(), transactions: new Set(), latestOf: new Set(), externalCharges: new Set() });
 
 const CHARGE_COLUMNS = [
   'id', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account', 'gateway', 'gateway_reference',
   'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'source', 'payment_plan_id', 'payment_plan_charge_id', 'scheduled_at', 'due_at', 'charged_at',
   'created_at', 'updated_at',
 ];
-const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'];
+const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'external_charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'];
 const METHOD_COLUMNS = [
   'id', 'customer_id', 'type', 'card_holder', 'card_last4', 'card_brand', 'card_exp_month', 'card_exp_year', 'card_zip', 'account_holder',
   'account_type', 'routing_number_masked', 'account_number_masked', 'account_zip', 'account_state', 'is_primary', 'created_at', 'updated_at',
@@ -133,23 +141,36 @@ export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNe
   const named: TransactionRow[] =
     needs.transactions.size > 0 ? await scoped(db, 'transactions', tenant).whereIn('id', [...needs.transactions]).select(TRANSACTION_COLUMNS) : [];
 
-  const chargeIds = [...new Set([...needs.charges, ...named.map((row) => row.charge_id), ...latestCharges.map((row) => row.id), ...latestTransactions.map((row) => row.charge_id)])];
+  const chargeIds = [
+    ...new Set([...needs.charges, ...named.flatMap((row) => row.charge_id ?? []), ...latestCharges.map((row) => row.id), ...latestTransactions.flatMap((row) => row.charge_id ?? [])]),
+  ];
+  const externalIds = [
+    ...new Set([...needs.externalCharges, ...named.flatMap((row) => row.external_charge_id ?? []), ...latestTransactions.flatMap((row) => row.external_charge_id ?? [])]),
+  ];
+  const externalCharges: ExternalChargeRow[] =
+    externalIds.length > 0 ? await scoped(db, EXTERNAL_CHARGES, tenant).whereIn(`${EXTERNAL_CHARGES}.id`, externalIds).select(EXTERNAL_CHARGE_COLUMNS) : [];
+  const ofExternal: TransactionRow[] =
+    externalIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('external_charge_id', externalIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
   const charges: ChargeRow[] = chargeIds.length > 0 ? await scoped(db, 'charges', tenant).whereIn('id', chargeIds).select(CHARGE_COLUMNS) : [];
   const ofCharges: TransactionRow[] =
     chargeIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('charge_id', chargeIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
   const methodIds = [...new Set(charges.flatMap((row) => row.payment_method_id ?? []))];
   const methods: ChargeMethodRow[] = methodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', methodIds).select(METHOD_COLUMNS) : [];
-  const customerIds = [...new Set(charges.map((row) => row.customer_id))];
+  const customerIds = [...new Set([...charges.map((row) => row.customer_id), ...externalCharges.map((row) => row.customer_id)])];
   const numbers: { id: string; number: string }[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select('id', 'number') : [];
 
   return {
     charges: byId(charges),
-    transactionsOfCharge: groupBy(inOrder(ofCharges), (row) => row.charge_id),
-    transactions: byId([...ofCharges, ...named, ...latestTransactions]),
+    transactionsOfCharge: groupBy(inOrder(ofCharges), (row) => row.charge_id!),
+    transactions: byId([...ofCharges, ...ofExternal, ...named, ...latestTransactions]),
+    externalCharges: byId(externalCharges),
+    transactionsOfExternal: groupBy(inOrder(ofExternal), (row) => row.external_charge_id!),
     latestCharges: groupBy(latestCharges, (row) => row.debt_account_id),
     latestTransactions: groupBy(latestTransactions, (row) => row.debt_account_id),
     methods: byId(methods),
     customerNumbers: new Map(numbers.map((row) => [row.id, Number(row.number)])),
-    accountIds: [...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id)])],
+    accountIds: [
+      ...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id), ...externalCharges.map((row) => row.debt_account_id), ...ofExternal.map((row) => row.debt_account_id)]),
+    ],
   };
 }

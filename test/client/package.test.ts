@@ -10,6 +10,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { encryptWebhookData, signWebhookBody } from '../../client/webhooks';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { customerWithAccount } from '../support/fixtures';
+import { eventually, startReceiver, startTestWorker } from '../support/webhooks';
 
 const run = promisify(execFile);
 const root = resolve(__dirname, '../..');
@@ -17,7 +19,8 @@ const project = mkdtempSync(join(tmpdir(), 'dcs-client-consumer-'));
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // Insecure URLs: a receiver on 127.0.0.1 gets a real external-charge.create delivery.
+  app = await startTestApp({ webhookAllowInsecureUrls: true });
   await run('npm', ['pack', join(root, 'client'), '--pack-destination', project, '--silent'], { cwd: root });
   const tarball = readdirSync(project).find((name) => name.endsWith('.tgz'))!;
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
@@ -141,3 +144,24 @@ test("the package's own declarations compile under plain strict with no Node typ
   );
   expect(problems).toBe('');
 }, 120_000);
+
+test('the installed package decrypts a real external-charge.create delivery to the external charge the API recorded', async () => {
+  const receiver = await startReceiver();
+  const worker = await startTestWorker(app);
+  try {
+    const secret = 'external_charge_secret_0123';
+    await app.api.POST('/webhooks', { body: { url: receiver.url, events: ['external-charge.create'], secret } });
+    const { account } = await customerWithAccount(app.api, {}, { balance: 9_000 });
+    const { data } = await app.api.POST('/external-charges', {
+      body: { debt_account_id: account.id, amount: 2_500, paid_at: app.clock.now().toISOString().slice(0, 10), method: 'check', reference: 'CHK-7781' },
+    });
+    const hit = await eventually(() => receiver.received.find((r) => r.headers['x-service-event-name'] === 'external-charge.create'), 'external-charge.create');
+    const file = join(project, 'decrypt.cjs');
+    writeFileSync(file, "const { decryptWebhookData } = require('@debt-collection/client');\nconsole.log(JSON.stringify(decryptWebhookData(process.env.WEBHOOK_ENCRYPTED, process.env.WEBHOOK_SECRET)));\n");
+    const { stdout } = await run(process.execPath, [file], { cwd: project, env: { ...process.env, WEBHOOK_ENCRYPTED: hit.body.data as string, WEBHOOK_SECRET: secret } });
+    expect(JSON.parse(stdout)).toEqual(data!.data);
+  } finally {
+    await worker.stop();
+    await receiver.close();
+  }
+}, 60_000);
