@@ -57,6 +57,10 @@ export function browserSessionRepo(db: Knex) {
     async delete(id: string): Promise<void> {
       await db(BROWSER_SESSIONS).where({ id }).delete();
     },
+
+    async deleteOfPortalAccount(portalAccountId: string): Promise<void> {
+      await db(BROWSER_SESSIONS).where({ portal_account_id: portalAccountId }).delete();
+    },
   };
 }
 
