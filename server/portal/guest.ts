@@ -5,7 +5,9 @@
  * and one more fact; the five combinations are the lookup flows of GET /debt-accounts/lookup
  * and match exactly as it does (debt-accounts/lookup.ts). "No match" and "wrong details" are
  * one answer. Tries are limited per IP address and per person looked for (the phone number,
- * or the names), counted in PostgreSQL so every server process shares the count.
+ * or the names), counted in PostgreSQL so every server process shares the count. The same
+ * step and limits serve "Create an account" (its own events) and "Pay with your account number"
+ * (the account's number and one fact, counted per number).
  */
 import type { Knex } from 'knex';
 import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
