@@ -755,7 +755,7 @@ export interface paths {
          *     Every browser session it signed in ends at once, and its unused confirmation and reset
          *     links stop working. The customer keeps everything else and can register again at the
          *     Portal's guest entry. A customer of another organization or environment, or one without a
-         *     Portal account, answers 404.
+         *     Portal account, answers 404; a query parameter (it takes none) is a 422.
          */
         delete: operations["deleteCustomerPortalAccount"];
         options?: never;
@@ -11779,6 +11779,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
