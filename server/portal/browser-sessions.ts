@@ -118,6 +118,11 @@ export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tena
   return row;
 }
 
+/** A guest pays once (no saved methods, no plan); a link's customer, or one signed in with a Portal account, is no guest. */
+export function isGuest(visit: Visit): boolean {
+  return !visit.customerSession && !visit.browser.portal_account_id;
+}
+
 export function needsVerification(visit: Visit): boolean {
   return Boolean(visit.customerSession?.verification) && !visit.browser.verified_at;
 }
