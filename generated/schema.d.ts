@@ -732,6 +732,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/{id}/portal-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a customer's Portal account
+         * @description Removes the customer's Portal account (the e-mail and password the customer signs in to
+         *     the Portal with; shown as the customer's `portal_account`) and answers `{success: true}`.
+         *     Every browser session it signed in ends at once, and its unused confirmation and reset
+         *     links stop working. The customer keeps everything else and can register again at the
+         *     Portal's guest entry. A customer of another organization or environment, or one without a
+         *     Portal account, answers 404; a query parameter (it takes none) is a 422.
+         */
+        delete: operations["deleteCustomerPortalAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts": {
         parameters: {
             query?: never;
@@ -4963,6 +4994,8 @@ export interface components {
              * @example (512) 555-0147
              */
             phone: string | null;
+            /** @description The customer's Portal account, or null when the customer has none. */
+            portal_account: components["schemas"]["CustomerPortalAccount"] | null;
             /**
              * @description Only with `include=rules`. Customer-specific Portal rules. Customer rules cannot be set
              *     through this API yet, so the list is empty.
@@ -5276,6 +5309,8 @@ export interface components {
              * @example (512) 555-0147
              */
             phone: string | null;
+            /** @description Always null: a new customer has no Portal account yet. */
+            portal_account: components["schemas"]["CustomerPortalAccount"] | null;
             /**
              * @description Only with `include=rules`. Customer-specific Portal rules. Customer rules cannot be set
              *     through this API yet, so the list is empty.
@@ -5298,6 +5333,32 @@ export interface components {
              * @example 2026-11-02T14:21:07.000Z
              */
             updated_at: string;
+        };
+        /**
+         * CustomerPortalAccount
+         * @description The customer's Portal account: the e-mail and password the customer chose to sign in to the
+         *     Portal without a link (see the tag `Customers`). The password is never shown, nor kept
+         *     except as a scrypt hash.
+         */
+        CustomerPortalAccount: {
+            /**
+             * Format: date-time
+             * @description When the customer opened the confirmation link sent to `email` (or reset the password through a link sent there); null until then, and until then the account cannot sign in.
+             * @example 2026-11-24T18:04:51.000Z
+             */
+            confirmed_at: string | null;
+            /**
+             * Format: email
+             * @description The address the customer signs in with, lowercased. It need not be the customer's `email`; it can sign in once confirmed.
+             * @example maria.g@debt-collection.example
+             */
+            email: string;
+            /**
+             * Format: date-time
+             * @description The latest successful sign-in (the tenant's clock); null while it never signed in.
+             * @example 2026-11-25T09:12:03.000Z
+             */
+            last_sign_in_at: string | null;
         };
         /**
          * CustomerRule
@@ -10991,6 +11052,7 @@ export interface operations {
                      *             "changed_at": null,
                      *             "changed_by": null
                      *           },
+                     *           "portal_account": null,
                      *           "metadata": [
                      *             {
                      *               "attribute": "portfolio",
@@ -11046,6 +11108,7 @@ export interface operations {
                      *             "changed_at": "2026-11-20T16:45:00.000Z",
                      *             "changed_by": "link"
                      *           },
+                     *           "portal_account": null,
                      *           "metadata": [],
                      *           "addresses": [],
                      *           "created_at": "2026-11-04T08:02:55.000Z",
@@ -11191,6 +11254,7 @@ export interface operations {
                      *           "changed_at": null,
                      *           "changed_by": null
                      *         },
+                     *         "portal_account": null,
                      *         "metadata": [
                      *           {
                      *             "attribute": "portfolio",
@@ -11395,6 +11459,7 @@ export interface operations {
                      *           "changed_at": null,
                      *           "changed_by": null
                      *         },
+                     *         "portal_account": null,
                      *         "metadata": [
                      *           {
                      *             "attribute": "branch",
@@ -12040,6 +12105,30 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteCustomerPortalAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -81,7 +81,7 @@ function handlerApp(db: Knex, tenant: Tenant, { auth = false, validate = false }
   if (validate) app.use(API_BASE, openApiValidator());
   app.get(`${API_BASE}/customers/:id`, async (req, res) => {
     const { customer, addresses } = await query(auth ? tenantOf(res) : tenant, req.params.id);
-    res.json({ data: validate ? customerToApi(customer, { include: DEFAULT_INCLUDE, addresses, paymentMethods: [], debtAccounts: [] }) : { ...customer, addresses } });
+    res.json({ data: validate ? customerToApi(customer, { include: DEFAULT_INCLUDE, addresses, paymentMethods: [], debtAccounts: [], portalAccount: null }) : { ...customer, addresses } });
   });
   return app;
 }

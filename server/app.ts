@@ -19,6 +19,7 @@ import { bulkRoutes } from './bulk/bulk-routes';
 import { bulkCustomerSessionThrottle, customerSessionRoutes } from './customer-sessions/customer-session-routes';
 import { shortLinkRoutes } from './portal/short-link-routes';
 import { portalRouter, portalScope } from './portal/portal-router';
+import { portalAccountRoutes } from './portal-logins/portal-account-routes';
 import { webhookRoutes } from './webhooks/webhook-routes';
 import { eventLogRoutes } from './event-log/event-log-routes';
 import { chargeRoutes } from './payments/charge-routes';
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): Express {
     communicationRoutes,
     externalChargeRoutes,
     autopayRoutes,
+    portalAccountRoutes,
   ]) {
     resource(routes, deps);
   }

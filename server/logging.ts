@@ -13,6 +13,7 @@ const REDACT = [
   'account_number',
   'routing_number',
   'secret',
+  'password',
   '*.authorization',
   '*.token',
   '*.card_number',
@@ -20,11 +21,13 @@ const REDACT = [
   '*.account_number',
   '*.routing_number',
   '*.secret',
+  '*.password',
   '*.*.card_number',
   '*.*.card_security_code',
   '*.*.account_number',
   '*.*.routing_number',
   '*.*.secret',
+  '*.*.password',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

@@ -32,9 +32,10 @@ export interface CustomerRelations {
   addresses: AddressRow[];
   paymentMethods: Schemas['PaymentMethod'][];
   debtAccounts: Schemas['DebtAccount'][];
+  portalAccount: Schemas['CustomerPortalAccount'] | null;
 }
 
-export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods, debtAccounts }: CustomerRelations): Schemas['Customer'] {
+export function customerToApi(row: CustomerRow, { include, addresses, paymentMethods, debtAccounts, portalAccount }: CustomerRelations): Schemas['Customer'] {
   // Fields in the document's order; the included lists only when asked for.
   const customer: Schemas['Customer'] = {
     id: row.id,
@@ -50,6 +51,7 @@ export function customerToApi(row: CustomerRow, { include, addresses, paymentMet
       changed_at: row.email_preference_changed_at?.toISOString() ?? null,
       changed_by: row.email_preference_changed_by,
     },
+    portal_account: portalAccount,
   } as Schemas['Customer'];
   if (include.has('metadata')) customer.metadata = metadataToApi(row.metadata);
   if (include.has('addresses')) customer.addresses = addresses.map(addressToApi);

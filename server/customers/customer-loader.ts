@@ -14,6 +14,7 @@ import { addressRepo, type AddressRow } from '../customer-store/address-repo';
 import { customerToApi } from '../customer-store/customer-mapper';
 import type { CustomerRow } from '../customer-store/customer-repo';
 import { groupBy } from '../collections';
+import { portalAccountsOf } from './portal-account-view';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -25,6 +26,7 @@ export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[
   const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
   const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
   const accounts = include.has('debt_accounts') ? await debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>();
+  const portalAccounts = await portalAccountsOf(db, tenant, ids);
   return rows.map((row) => {
     const own: AddressRow[] = addresses.get(row.id) ?? [];
     const primary = own.find((address) => address.is_primary) ?? null;
@@ -34,7 +36,7 @@ export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[
         ...(billing ? { billingAddress: primary } : {}),
       }),
     );
-    return customerToApi(row, { include, addresses: own, paymentMethods, debtAccounts: accounts.get(row.id) ?? [] });
+    return customerToApi(row, { include, addresses: own, paymentMethods, debtAccounts: accounts.get(row.id) ?? [], portalAccount: portalAccounts.get(row.id) ?? null });
   });
 }
 

@@ -15,6 +15,7 @@ const COLUMNS = [
   'verified_at',
   'plan_offer_closed',
   'expires_at',
+  'portal_account_id',
   'created_at',
 ];
 
@@ -29,6 +30,8 @@ export interface BrowserSessionRow {
   verified_at: Date | null;
   plan_offer_closed: boolean;
   expires_at: Date | null;
+  /** Signed in with a Portal account (server/portal-logins/); null otherwise. */
+  portal_account_id: string | null;
   created_at: Date;
 }
 
@@ -53,6 +56,10 @@ export function browserSessionRepo(db: Knex) {
 
     async delete(id: string): Promise<void> {
       await db(BROWSER_SESSIONS).where({ id }).delete();
+    },
+
+    async deleteOfPortalAccount(portalAccountId: string): Promise<void> {
+      await db(BROWSER_SESSIONS).where({ portal_account_id: portalAccountId }).delete();
     },
   };
 }

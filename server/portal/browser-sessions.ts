@@ -4,6 +4,7 @@
  * use slides it, as opening the link does), or a guest's quiet while not over.
  */
 import type { Request, Response } from 'express';
+import type { Knex } from 'knex';
 import { hashToken } from '../crypto/secrets';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
@@ -117,6 +118,32 @@ export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tena
   return row;
 }
 
+/** A guest pays once (no saved methods, no plan); a link's customer, or one signed in with a Portal account, is no guest. */
+export function isGuest(visit: Visit): boolean {
+  return !visit.customerSession && !visit.browser.portal_account_id;
+}
+
 export function needsVerification(visit: Visit): boolean {
   return Boolean(visit.customerSession?.verification) && !visit.browser.verified_at;
+}
+
+/**
+ * Signing in with a Portal account opens a browser session like a found guest's (its customer,
+ * verified, ending after a quiet while): a new one, under a new cookie, replacing this browser's
+ * earlier one, so no cookie known before signing in is worth anything after.
+ */
+export async function openSignedIn(trx: Knex, scope: PortalScope, tenant: Tenant, req: Request, res: Response, values: { customer_id: string; portal_account_id: string; now: Date }): Promise<void> {
+  const repo = browserSessionRepo(trx);
+  const previous = readCookie(req, BROWSER_SESSION_COOKIE);
+  const old = previous ? await repo.findByTokenHash(hashToken(previous)) : undefined;
+  if (old) await repo.delete(old.id);
+  const secret = newSecret();
+  await repo.insert(tenant, hashToken(secret), {
+    csrf_token: newSecret(),
+    customer_id: values.customer_id,
+    portal_account_id: values.portal_account_id,
+    verified_at: values.now,
+    expires_at: new Date(values.now.getTime() + GUEST_IDLE_MINUTES * 60_000),
+  });
+  setBrowserSessionCookie(res, scope, secret);
 }

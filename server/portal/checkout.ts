@@ -18,7 +18,7 @@ import { planRepo } from '../payment-plans/plan-repo';
 import type { Frequency } from '../payment-plans/schedule';
 import { todayUtc } from '../dates';
 import { planErrors, throwIfAny, wayErrors, type WayToPay } from '../payment-terms/payment-intent';
-import type { Visit } from './browser-sessions';
+import { isGuest, type Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';
 import { track, type Activity } from './tracking';
 import { paymentScope, type PaymentKey } from './payment-key';
@@ -75,11 +75,11 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean, schedul
  */
 export function savesMethod(visit: Visit, input: Pick<PayInput, 'save' | 'way' | 'scheduledAt'>): boolean {
   const later = input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
-  return input.save || (later && input.way.payment_method_id === undefined && Boolean(visit.customerSession));
+  return input.save || (later && input.way.payment_method_id === undefined && !isGuest(visit));
 }
 
 export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input: PayInput): Promise<Paid> {
-  const guest = !visit.customerSession;
+  const guest = isGuest(visit);
   const later = input.scheduledAt !== undefined && input.scheduledAt > todayUtc(visit.now);
   const body: S['ChargeCreate'] = {
     debt_account_id: view.account.id,

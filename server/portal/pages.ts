@@ -8,7 +8,7 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { chargeService } from '../payments/charge-service';
 import { todayUtc } from '../dates';
-import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { isGuest, needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { pay, savesMethod, setUpPlan, suggestedPlan } from './checkout';
 import { PortalStop } from './page-error';
 import { centsOf, formErrorsOf, sentence, waysToPay, type Form, type FormErrors } from './payment-form';
@@ -115,7 +115,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   router.get('/accounts/:accountId', page(async (req, res, visit) => {
     const detail = await accounts.detail(visit.tenant, customerId(visit), String(req.params.accountId));
     const offerPlan =
-      Boolean(visit.customerSession) && detail.options.includes('payment-plan') && !detail.hasOpenPlan && !visit.browser.plan_offer_closed;
+      !isGuest(visit) && detail.options.includes('payment-plan') && !detail.hasOpenPlan && !visit.browser.plan_offer_closed;
     if (offerPlan) {
       await track(deps.db, deps.events, visit.tenant, [
         { event: 'customer.call-to-action.modal.displayed', deviceId: visit.deviceId, occurredAt: visit.now, customerId: customerId(visit), debtAccountId: detail.account.id },
@@ -125,7 +125,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       detail,
       offerPlan,
       planCreated: req.query.plan === 'created',
-      guest: !visit.customerSession,
+      guest: isGuest(visit),
     });
   }));
 
@@ -154,12 +154,12 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     renderPage(res, status, 'checkout', 'Make a payment', context(visit), {
       view,
       payable,
-      offersPlan: Boolean(visit.customerSession) && view.options.includes('payment-plan'),
+      offersPlan: !isGuest(visit) && view.options.includes('payment-plan'),
       methods,
       methodLabel,
       form,
       errors,
-      guest: !visit.customerSession,
+      guest: isGuest(visit),
       paymentKey: randomBytes(16).toString('hex'),
       today: todayUtc(visit.now),
       latestPayOn: addDays(todayUtc(visit.now), WINDOWS.portal.laterDayWithinDays),
@@ -194,7 +194,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     if (form.policy !== 'accepted') errors.policy = 'Please accept the payment policy to continue.';
     if (way && amount !== undefined) {
       // The account's terms, as the payment itself will check them: every message at once.
-      const intent = { amount, ...way, save_payment_method: savesMethod(visit, { save, way, scheduledAt: payOn || undefined }) || undefined, scheduled_at: payOn || undefined, guest: !visit.customerSession };
+      const intent = { amount, ...way, save_payment_method: savesMethod(visit, { save, way, scheduledAt: payOn || undefined }) || undefined, scheduled_at: payOn || undefined, guest: isGuest(visit) };
       for (const [field, message] of Object.entries(formErrorsOf(paymentErrors(view, intent, { channel: 'portal', today: todayUtc(visit.now) })))) errors[field] ??= message;
     }
     if (Object.keys(errors).length > 0 || !way || amount === undefined) return renderCheckout(res, visit, view, 422, safe(form), errors);
@@ -245,7 +245,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   const planAllowed = async (req: Request, visit: Visit): Promise<AccountView> => {
     const view = await accountOf(req, visit);
-    const refusal = visit.customerSession ? planRefusal(view.account, view) : 'a payment plan needs the link your creditor sent you';
+    const refusal = !isGuest(visit) ? planRefusal(view.account, view) : 'a payment plan needs the link your creditor sent you';
     if (refusal) throw new PortalStop(404, 'not_found', 'No payment plan here', sentence(refusal));
     return view;
   };
@@ -285,7 +285,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   /** The customer's saved methods that can be charged today (a guest has none). */
   async function savedMethods(visit: Visit): Promise<PaymentMethodRow[]> {
-    return visit.customerSession ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
+    return !isGuest(visit) ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
   }
 
   // The pages the spec names but this Portal does not have yet: documents and disputes.

@@ -25,6 +25,7 @@ import { pagesRouter } from './pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
+import { signInRouter } from './sign-in-pages';
 
 /** The link entries: one per destination, as customer-sessions/customer-session-links.ts builds them. */
 const ENTRY_PAGES = ['/s/:token/accounts', '/s/:token/accounts/:accountId', '/s/:token/accounts/:accountId/checkout', '/s/:token/accounts/:accountId/documents', '/s/:token/disputes/:disputeId'];
@@ -100,6 +101,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use('/api', portalApiRouter(deps, scope));
   router.use(guestRouter(deps, scope));
   router.use(autopayRouter(deps, scope));
+  router.use(signInRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

@@ -120,6 +120,14 @@ export const TRACKING_EVENTS = [
   'guest.customer.one-time-payment.full-amount.success',
   'guest.customer.one-time-payment.full-amount.failed',
   'customer.checkout.autopay.custom.success',
+  'guest.customer.checkout.single-step.verification.success',
+  'guest.customer.checkout.single-step.verification.failed',
+  'guest.registration.verification.success',
+  'guest.registration.verification.failed',
+  'guest.registration.success',
+  'guest.registration.failed',
+  'customer.login.success',
+  'customer.login.failed',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {

@@ -17,6 +17,7 @@ import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
 import * as webhookTrust from './015-webhook-trust';
 import * as communications from './016-communications';
+import * as portalLogins from './021-portal-logins';
 import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013-idempotency-scope': idempotencyScope,
   '015-webhook-trust': webhookTrust,
   '016-communications': communications,
+  '021-portal-logins': portalLogins,
   '022-autopay-and-external-charges': autopayAndExternalCharges,
 };
 
