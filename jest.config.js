@@ -1,8 +1,11 @@
-/** What both projects share: jest only transpiles, file by file (type checking is `npm run typecheck`). */
+/**
+ * What both projects share: jest only transpiles, file by file, with esbuild (type checking is
+ * `npm run typecheck`).
+ */
 const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
-  transform: { '^.+\\.ts$': 'ts-jest' },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js' },
 };
 
 /** @type {import('jest').Config} */

@@ -2,30 +2,22 @@
  * Two server processes and a sandbox clock's advance over the same due payment reminders: each
  * instalment is reminded exactly once. The log's row keyed by the instalment decides.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
 import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
 import { createLogger } from '../../server/logging';
-import { freePort } from '../../server/net';
 import { startQueue, QUEUES } from '../../server/jobs/queue';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { wallTime } from '../../server/time-zones';
+import { startServerProcess, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { eventually } from '../support/webhooks';
 
-const root = resolve(__dirname, '../..');
 const PLANS = 20;
 
-function serve(databaseUrl: string, port: number, key: string): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'warn', DATA_ENCRYPTION_KEY: key, RATE_LIMIT_PER_MINUTE: '100000' };
-  return spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: 'ignore' });
-}
-
-async function healthy(port: number): Promise<void> {
-  await eventually(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined))?.ok, 'a healthy server', 30_000);
-}
+/** A server process on the test's database, once it serves (its port chosen by the system and read from its log). */
+const serve = (databaseUrl: string, key: string) =>
+  startServerProcess(databaseUrl, { DATA_ENCRYPTION_KEY: key, RATE_LIMIT_PER_MINUTE: '100000' });
 
 /** A zone where it is daytime now: a reminder held by quiet hours (at the advance's earlier time) is due again by now, so every one is sent. */
 function daytimeZone(): string {
@@ -40,12 +32,11 @@ test('two processes and a sandbox clock race over 20 due reminders: each instalm
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const key = randomBytes(32).toString('base64');
-  const children: ChildProcess[] = [];
+  const children: Spawned[] = [];
   try {
     const organization = await createOrganization(db, 'Reminder Race Agency');
-    const firstPort = await freePort();
-    children.push(serve(database.url, firstPort, key));
-    await healthy(firstPort);
+    const { server: first, port: firstPort } = await serve(database.url, key);
+    children.push(first);
     const api = createApiClient({ baseUrl: `http://127.0.0.1:${firstPort}/api/v1`, token: organization.sandbox_token });
     // Off while the plans are made, so that nothing is reminded before the race.
     expect((await api.PUT('/settings', { body: { reminder_days_before: 0, time_zone: daytimeZone() } })).response.status).toBe(200);
@@ -61,9 +52,8 @@ test('two processes and a sandbox clock race over 20 due reminders: each instalm
         expect(plan.response.status).toBe(201);
       }),
     );
-    const secondPort = await freePort();
-    children.push(serve(database.url, secondPort, key));
-    await healthy(secondPort);
+    const { server: secondServer, port: secondPort } = await serve(database.url, key);
+    children.push(secondServer);
     const second = createApiClient({ baseUrl: `http://127.0.0.1:${secondPort}/api/v1`, token: organization.sandbox_token });
 
     // Three days before: every first instalment's reminder is due now (its day is in two days).
@@ -81,7 +71,7 @@ test('two processes and a sandbox clock race over 20 due reminders: each instalm
     expect(new Set(log.data.map((row) => row.customer_id)).size).toBe(PLANS);
     expect(log.data.every((row) => row.sent_at !== null)).toBe(true);
   } finally {
-    for (const child of children) child.kill('SIGKILL');
+    for (const { child } of children) child.kill('SIGKILL');
     await db.destroy();
     await database.drop();
   }
