@@ -27,6 +27,8 @@ import { listenToPayments } from './payment-plans/plan-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
+import { documentRoutes } from './documents/document-routes';
+import { ticketRoutes } from './tickets/ticket-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -94,6 +96,8 @@ export function createApp(deps: AppDeps): Express {
     sandboxRoutes,
     settingsRoutes,
     communicationRoutes,
+    documentRoutes,
+    ticketRoutes,
   ]) {
     resource(routes, deps);
   }
