@@ -22,6 +22,7 @@ import { WINDOWS } from '../payment-terms/payment-terms';
 import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentKeyOf } from './payment-key';
+import { unsignedCheckoutDocuments } from '../documents/document-signing';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -153,6 +154,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     const payable = view.options.filter((option) => option !== 'payment-plan');
     renderPage(res, status, 'checkout', 'Make a payment', context(visit), {
       view,
+      unsigned: await unsignedCheckoutDocuments(deps.db, visit.tenant, view.account.id),
       payable,
       offersPlan: Boolean(visit.customerSession) && view.options.includes('payment-plan'),
       methods,
@@ -288,8 +290,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     return visit.customerSession ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
   }
 
-  // The pages the spec names but this Portal does not have yet: documents and disputes.
-  router.get(['/accounts/:accountId/documents', '/disputes/:disputeId'], page(async (_req, res, visit) => {
+  // The page the spec names but this Portal does not have yet: disputes.
+  router.get(['/disputes/:disputeId'], page(async (_req, res, visit) => {
     renderPage(res, 200, 'message', 'Coming soon', context(visit), {
       message: 'This page is not available in the Portal yet.',
       link: { href: `${base}/accounts`, text: 'See your accounts' },
