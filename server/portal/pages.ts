@@ -23,6 +23,7 @@ import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentKeyOf } from './payment-key';
 import { unsignedCheckoutDocuments } from '../documents/document-signing';
+import { ticketsOfCustomer } from '../tickets/ticket-thread';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -110,7 +111,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   router.get('/accounts', page(async (_req, res, visit) => {
     const customer = await accounts.customer(visit.tenant, customerId(visit));
     const list = await accounts.list(visit.tenant, customerId(visit));
-    renderPage(res, 200, 'accounts', 'Your accounts', context(visit), { customer, accounts: list });
+    const tickets = await ticketsOfCustomer(deps.db, visit.tenant, customerId(visit));
+    renderPage(res, 200, 'accounts', 'Your accounts', context(visit), { customer, accounts: list, tickets });
   }));
 
   router.get('/accounts/:accountId', page(async (req, res, visit) => {

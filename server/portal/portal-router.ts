@@ -19,6 +19,7 @@ import { readCookie, BROWSER_SESSION_COOKIE } from './cookies';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { documentRouter } from './document-pages';
+import { ticketRouter } from './ticket-pages';
 import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
@@ -100,6 +101,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use('/api', portalApiRouter(deps, scope));
   router.use(guestRouter(deps, scope));
   router.use(documentRouter(deps, scope));
+  router.use(ticketRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

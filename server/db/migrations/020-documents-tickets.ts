@@ -94,9 +94,17 @@ export async function up(knex: Knex): Promise<void> {
     table.timestamp('created_at', { useTz: true }).notNullable();
   });
   await knex.raw('CREATE INDEX ticket_messages_ticket ON ticket_messages (ticket_id, created_at, id)');
+
+  // The tickets a guest opened in this browser: the only credential a guest has for their thread.
+  await knex.schema.alterTable('portal_browser_sessions', (table) => {
+    table.specificType('ticket_ids', 'uuid[]').notNullable().defaultTo('{}');
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('portal_browser_sessions', (table) => {
+    table.dropColumn('ticket_ids');
+  });
   await knex.schema.dropTableIfExists('ticket_messages');
   await knex.schema.dropTableIfExists('tickets');
   await knex.schema.dropTableIfExists('document_signatures');
