@@ -64,6 +64,8 @@ export interface TicketRow {
   account_current_balance: string | null;
 }
 
+const MESSAGE_COLUMNS = ['id', 'ticket_id', 'body', 'is_secure', 'source', 'sender_type', 'sender_id', 'sender_name', 'file_key', 'file_type', 'created_at'];
+
 export interface MessageRow {
   id: string;
   ticket_id: string;
@@ -109,11 +111,11 @@ export function ticketRepo(db: Knex, tenant: Tenant) {
 
     async messagesOf(ticketIds: string[]): Promise<MessageRow[]> {
       if (ticketIds.length === 0) return [];
-      return scoped(db, MESSAGES, tenant).whereIn('ticket_id', ticketIds).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('*');
+      return scoped(db, MESSAGES, tenant).whereIn('ticket_id', ticketIds).orderBy([{ column: 'created_at' }, { column: 'seq' }]).select(MESSAGE_COLUMNS);
     },
 
     async insertMessage(values: Omit<MessageRow, 'id'>): Promise<MessageRow> {
-      const [row] = await db(MESSAGES).insert({ ...tenantColumns(tenant), ...values }).returning('*');
+      const [row] = await db(MESSAGES).insert({ ...tenantColumns(tenant), ...values }).returning(MESSAGE_COLUMNS);
       return row as MessageRow;
     },
 

@@ -121,7 +121,9 @@ export async function loadDocumentTicketRows(db: Knex, tenant: Tenant, needs: { 
           .leftJoin('customers', 'customers.id', 'tickets.customer_id')
           .leftJoin('debt_accounts', 'debt_accounts.id', 'tickets.debt_account_id')
           .select(
-            'tickets.*',
+            ...['id', 'name', 'email', 'phone', 'category', 'subject', 'status', 'source', 'is_read_by_customer', 'is_read_by_organization', 'assigned_user', 'last_activity_at', 'resolved_at', 'created_at', 'updated_at', 'customer_id', 'debt_account_id'].map(
+              (column) => `tickets.${column}`,
+            ),
             'customers.name as customer_name',
             'customers.email as customer_email',
             'customers.external_id as customer_external_id',
@@ -132,7 +134,7 @@ export async function loadDocumentTicketRows(db: Knex, tenant: Tenant, needs: { 
       : [];
   const messages: TicketMessageRow[] =
     needs.tickets.size > 0
-      ? await scoped(db, 'ticket_messages', tenant).whereIn('ticket_id', [...needs.tickets]).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('*')
+      ? await scoped(db, 'ticket_messages', tenant).whereIn('ticket_id', [...needs.tickets]).orderBy([{ column: 'created_at' }, { column: 'seq' }]).select('id', 'ticket_id', 'body', 'is_secure', 'source', 'sender_type', 'sender_id', 'sender_name', 'file_key', 'created_at')
       : [];
   return {
     signed: new Map(signed.map((row) => [row.signature_id, row])),

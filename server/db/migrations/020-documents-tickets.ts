@@ -92,8 +92,10 @@ export async function up(knex: Knex): Promise<void> {
     table.uuid('file_key');
     table.string('file_type', 64);
     table.timestamp('created_at', { useTz: true }).notNullable();
+    // The order of writing, for messages of one instant (a frozen sandbox clock gives many).
+    table.bigIncrements('seq', { primaryKey: false });
   });
-  await knex.raw('CREATE INDEX ticket_messages_ticket ON ticket_messages (ticket_id, created_at, id)');
+  await knex.raw('CREATE INDEX ticket_messages_ticket ON ticket_messages (ticket_id, created_at, seq)');
 
   // The tickets a guest opened in this browser: the only credential a guest has for their thread.
   await knex.schema.alterTable('portal_browser_sessions', (table) => {
