@@ -11210,6 +11210,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -14723,27 +14724,30 @@ export interface operations {
                      *         {
                      *           "id": "eca2908e-e296-4128-b56b-6512a13357a5",
                      *           "name": "Maria Gonzalez",
-                     *           "email": "maria.gonzalez@mail.debt-collection.example",
-                     *           "phone": null,
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "phone": "+15125550147",
                      *           "category": "need-info-about-my-account",
                      *           "subject": "Question about my balance",
-                     *           "status": "open",
+                     *           "status": "in_progress",
                      *           "source": "collect",
-                     *           "is_read_by_customer": true,
-                     *           "is_read_by_organization": false,
+                     *           "is_read_by_customer": false,
+                     *           "is_read_by_organization": true,
                      *           "has_attachments": false,
-                     *           "last_activity_at": "2026-11-03T09:30:00.000Z",
+                     *           "last_activity_at": "2026-11-03T10:20:00.000Z",
                      *           "resolved_at": null,
                      *           "created_at": "2026-11-03T09:30:00.000Z",
-                     *           "updated_at": "2026-11-03T09:30:00.000Z",
+                     *           "updated_at": "2026-11-03T10:20:00.000Z",
                      *           "customer": {
+                     *             "email": "maria.gonzalez@debt-collection.example",
+                     *             "external_id": "CUST-100482",
                      *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
-                     *             "name": "Maria Gonzalez",
-                     *             "email": "maria.gonzalez@mail.debt-collection.example",
-                     *             "external_id": "CUST-1"
+                     *             "name": "Maria Gonzalez"
                      *           },
                      *           "debt_account": null,
-                     *           "assigned_user": null
+                     *           "assigned_user": {
+                     *             "name": "Dana Whitfield",
+                     *             "email": "dana.whitfield@acme-recovery.example"
+                     *           }
                      *         }
                      *       ],
                      *       "meta": {
@@ -15047,10 +15051,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
