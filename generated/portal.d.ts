@@ -2087,7 +2087,24 @@ export interface operations {
             401: components["responses"]["PortalSignedOut"];
             403: components["responses"]["PortalForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /**
+             * @description The plan cannot be set up now: the account has an active plan, or a document of its
+             *     checkout is not signed yet (the customer signs it on its Portal page first).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Please sign \"Payment agreement\" before you pay.",
+                     *       "errorCode": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             410: components["responses"]["PortalExpired"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2163,8 +2180,10 @@ export interface operations {
             403: components["responses"]["PortalForbidden"];
             404: components["responses"]["NotFound"];
             /**
-             * @description The account takes no payment now (`conflict`), or the first payment with this
-             *     `Idempotency-Key` is still being made (`idempotency_key_in_use`; retry a moment later).
+             * @description The account takes no payment now, or a document of its checkout is not signed yet
+             *     (`conflict`: the customer signs it on its Portal page first; nothing is charged), or the
+             *     first payment with this `Idempotency-Key` is still being made (`idempotency_key_in_use`;
+             *     retry a moment later).
              */
             409: {
                 headers: {

@@ -393,6 +393,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contact-request-categories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List contact request categories
+         * @description The categories a customer picks from when writing from the Portal (Tratta's shape
+         *     `{key, label}`). Every organization has Tratta's five, in this order: `other`,
+         *     `trouble-logging-in`, `change-payment-plan-info`, `need-info-about-my-account`,
+         *     `need-call-support`, with English labels. Not paged.
+         */
+        get: operations["listContactRequestCategories"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customer-sessions": {
         parameters: {
             query?: never;
@@ -927,6 +950,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a document to a debt account
+         * @description Shares a PDF with the account's customer in the Portal, to read or to sign, and answers
+         *     `201` with the document. The body is `multipart/form-data` (see the tag for uploads).
+         *
+         *     Rules and our decisions:
+         *     - `file`: one PDF of at most 10 MB (10,485,760 bytes; one byte more is 413). A declared
+         *       type other than `application/pdf` is 415; bytes that do not begin `%PDF-` are a 422 on
+         *       `file`. The file is kept under a name of ours and its SHA-256 recorded.
+         *     - `name` 1 to 255 characters (not only spaces); `description` up to 2000; `external_id`
+         *       1 to 255, unique per organization and environment among documents (422 "has already been
+         *       taken").
+         *     - `signature_required` `true` or `false` (default `false`): a document to sign starts
+         *       `pending`, one to read `shared`.
+         *     - `contexts`: one part per value, `account_documents` and/or `checkout` (default
+         *       `account_documents`); `checkout` needs `signature_required` `true`.
+         *     - The account's `documents` then lists it; `debt-account.update` fires.
+         */
+        post: operations["createDocument"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/lookup": {
         parameters: {
             query?: never;
@@ -965,6 +1028,92 @@ export interface paths {
          *     default (`include` defaults to all four relations). No match is an empty list, not `404`.
          */
         get: operations["lookupDebtAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List documents
+         * @description Lists the documents of the organization in this environment, newest first, a page at a
+         *     time (`page`, `limit` 1 to 500, default 10), voided ones included. Filters:
+         *     `debt_account_id` (UUID or external id of an account; an unknown one lists nothing) and
+         *     `status`. A value outside a filter's set is a 422 on it.
+         */
+        get: operations["listDocuments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a document
+         * @description Answers one document (UUID or external id) with its status and, once signed, the audit
+         *     record of each signature (`signature`, the first; `signatures`, all). Another
+         *     organization's or environment's document is a 404.
+         */
+        get: operations["getDocument"];
+        put?: never;
+        post?: never;
+        /**
+         * Void a document
+         * @description Voids an unsigned document: its status becomes `voided`, the Portal no longer shows it and
+         *     the account's `documents` no longer lists it (`debt-account.update` fires). The row and its
+         *     file are kept (a record of what was shared). A signed document is a 409: its signature is
+         *     an audit record kept as long as the account. Voiding a voided document is a 409 too.
+         */
+        delete: operations["deleteDocument"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a document's file
+         * @description Answers the stored bytes, with the type they were stored as, `Content-Disposition:
+         *     attachment` (a file name of ours, `document-<id>.pdf`), `X-Content-Type-Options: nosniff`
+         *     and a `Content-Security-Policy` that runs nothing. A voided document's file is still given.
+         */
+        get: operations["getDocumentFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1451,6 +1600,164 @@ export interface paths {
          */
         put: operations["updateSettings"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tickets
+         * @description Lists the organization's tickets in this environment, most recent activity first
+         *     (`last_activity_at`, then `id`), without their messages (`GET /tickets/{id}` has the
+         *     thread). Filters `status`, `source`, `category` (a key of `GET
+         *     /contact-request-categories`); a value outside its set is a 422. `limit` 1 to 100,
+         *     default 15 (Tratta's), with our usual paging (`page`, `meta`, `links`).
+         */
+        get: operations["listTickets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tickets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a ticket
+         * @description One ticket with its whole thread, oldest message first (the same shape as the ticket
+         *     events). Reading does not mark it read: `POST /tickets/{id}/read` does.
+         */
+        get: operations["getTicket"];
+        /**
+         * Update a ticket
+         * @description Sets `status` and/or `assigned_user` ({name, email}, or null). `resolved` stamps
+         *     `resolved_at`; `open` or `in_progress` clears it. A change moves `last_activity_at` and
+         *     fires `ticket.update`; a request that changes nothing fires nothing.
+         */
+        put: operations["updateTicket"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tickets/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reply to a ticket
+         * @description Adds an agent's reply to the thread and answers `201` with the whole ticket. As JSON
+         *     (`{body}`) or as `multipart/form-data` with an optional `file` (a PDF, PNG or JPEG of at
+         *     most 10 MB, checked by its bytes: 415 for another declared type, 422 on `file` when the
+         *     bytes differ, 413 above 10 MB).
+         *
+         *     The reply sets `is_read_by_customer` false (the Portal's home shows the ticket as unread),
+         *     moves a `open` ticket to `in_progress`, and fires `ticket.update`. A signed-in
+         *     customer's ticket also e-mails the customer a link to the ticket (a customer session; the
+         *     text of the reply is not in the e-mail). That e-mail is a communication under Regulation F
+         *     (12 CFR 1006.2(d): it conveys information about the debt): it is written to the
+         *     communications log (kind `ticket_reply`), carries the disclosure and the opt-out link, and
+         *     obeys the customer's opt-out (1006.6(e)) and quiet hours (1006.6(b)(1)(i)). A guest's ticket
+         *     is not e-mailed: a guest's identity is not verified, and a message about a debt to the
+         *     wrong person is a third-party disclosure (1006.6(d)); the guest reads the reply on the
+         *     ticket's page in the browser that opened it.
+         */
+        post: operations["createTicketMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tickets/{id}/messages/{messageId}/attachment": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+                /**
+                 * @description The message's UUID.
+                 * @example 7c3a1d8e-5f2b-4a96-b0e4-2d9c6a1f8b53
+                 */
+                messageId: components["parameters"]["TicketMessageId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a message's attachment
+         * @description The file of a message, with the type it was stored as, `Content-Disposition: attachment`
+         *     (a file name of ours), `X-Content-Type-Options: nosniff` and a `Content-Security-Policy`
+         *     that runs nothing. A message without a file is a 404.
+         */
+        get: operations["getTicketMessageAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tickets/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a ticket read by the organization
+         * @description Sets `is_read_by_organization` true and answers the ticket; `ticket.update` fires when it
+         *     was false (marking a read ticket again changes and fires nothing). A customer's next
+         *     message sets it false again.
+         */
+        post: operations["markTicketRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4895,6 +5202,16 @@ export interface components {
          */
         CommunicationStatus: "queued" | "held" | "sent" | "suppressed" | "failed";
         /**
+         * ContactRequestCategory
+         * @description One category a customer picks when writing to the organization (Tratta's shape).
+         */
+        ContactRequestCategory: {
+            /** @description The value a ticket's `category` holds. */
+            key: string;
+            /** @description What the Portal shows. */
+            label: string;
+        };
+        /**
          * Customer
          * @description A customer (debtor) as read by get, list and update (spec 2.2). The fields in `required` are
          *     always present. The relations `metadata`, `addresses`, `rules`, `debt_accounts` and
@@ -5771,6 +6088,25 @@ export interface components {
             /** @description The customer who owes the account; present when `include` asks for `customer`. */
             customer?: components["schemas"]["DebtAccountCustomer"];
             /**
+             * @description The documents shared with the customer on this account and not voided, oldest first
+             *     (spec 6.4's `{id, name, created_at}`). Always present in answers. The whole documents:
+             *     `GET /documents?debt_account_id=<id>`.
+             */
+            documents?: {
+                /**
+                 * Format: date-time
+                 * @description When the document was added.
+                 */
+                created_at: string;
+                /**
+                 * Format: uuid
+                 * @description The document's UUID.
+                 */
+                id: string;
+                /** @description The document's name. */
+                name: string;
+            }[];
+            /**
              * @description The account number in the client's system; null when none was given.
              * @example 4417-0093-2210
              */
@@ -6154,6 +6490,164 @@ export interface components {
             /** @description The account's new state; any value may follow any other. */
             status?: components["schemas"]["DebtAccountStatus"];
         };
+        /**
+         * Document
+         * @description A document the agency shares with the customer of a debt account, to read or to sign (the
+         *     Get Signature Document result of spec 6.4, plus the file's facts and the signatures).
+         */
+        Document: {
+            /** @description Where the Portal shows it. */
+            contexts: components["schemas"]["DocumentContext"][];
+            /**
+             * Format: date-time
+             * @description When the document was added.
+             */
+            created_at: string;
+            /** @description The account the document belongs to. */
+            debt_account: {
+                /** @description The account's identifier in the client's system; null when none. */
+                external_id: string | null;
+                /**
+                 * Format: uuid
+                 * @description The account's UUID.
+                 */
+                id: string;
+            };
+            /** @description Text shown under the name (as text, never as HTML); null when none. */
+            description: string | null;
+            /** @description The document's identifier in the client's system; null when none was given. */
+            external_id: string | null;
+            /** @description The stored file (download it with `GET /documents/{id}/file`). */
+            file: {
+                /**
+                 * @description The file's type, as its bytes say.
+                 * @enum {string}
+                 */
+                content_type: "application/pdf";
+                /** @description SHA-256 (hex) of the file. */
+                sha256: string;
+                /** @description Bytes. */
+                size: number;
+            };
+            /**
+             * Format: uuid
+             * @description The document's UUID.
+             */
+            id: string;
+            /** @description The name the customer sees. */
+            name: string;
+            /** @description The first signature's audit record; null while unsigned. */
+            signature: components["schemas"]["DocumentSignature"] | null;
+            /** @description Whether the customer is asked to sign it. */
+            signature_required: boolean;
+            /** @description Every signature, at most one per context, oldest first. */
+            signatures: components["schemas"]["DocumentSignature"][];
+            /**
+             * Format: date-time
+             * @description When it was first signed; null when never.
+             */
+            signed_at: string | null;
+            /** @description Where the document stands. */
+            status: components["schemas"]["DocumentStatus"];
+            /**
+             * Format: date-time
+             * @description When the document last changed.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When the customer first opened it in the Portal; null when never.
+             */
+            viewed_at: string | null;
+        };
+        /**
+         * DocumentContext
+         * @description Where the Portal shows a document (our value set; the spec shows `checkout` by example):
+         *     `account_documents`, the account's "Documents" page; `checkout`, the account's checkout,
+         *     whose pay button works only once the document is signed there.
+         * @example account_documents
+         * @enum {string}
+         */
+        DocumentContext: "account_documents" | "checkout";
+        /**
+         * DocumentCreate
+         * @description The `multipart/form-data` form of add document: the file and its text fields, each field one
+         *     part (`contexts` one part per value).
+         */
+        DocumentCreate: {
+            /**
+             * @description Where the Portal shows it: one part per value, `account_documents` and/or `checkout`;
+             *     default `account_documents`. A value twice is a 422. `checkout` needs
+             *     `signature_required` `true` (a 422 on `contexts` otherwise: a checkout document exists to
+             *     be signed).
+             */
+            contexts?: components["schemas"]["DocumentContext"] | components["schemas"]["DocumentContext"][];
+            /** @description Text shown under the name; shown as text. */
+            description?: string;
+            /** @description Your identifier; unique per organization and environment among documents. */
+            external_id?: string;
+            /**
+             * Format: binary
+             * @description The PDF (its first bytes must be `%PDF-`), at most 10 MB (10,485,760 bytes).
+             */
+            file: string;
+            /** @description The name the customer sees. */
+            name: string;
+            /**
+             * @description `true` to ask the customer to sign; default `false` (read only).
+             * @default false
+             * @enum {string}
+             */
+            signature_required?: "true" | "false";
+        };
+        /**
+         * DocumentSignature
+         * @description The audit record of one electronic signature (ESIGN Act, 15 U.S.C. §7001(c): the consumer's
+         *     consent to electronic records is recorded with the text they agreed to). Kept as long as the
+         *     account; never changed.
+         */
+        DocumentSignature: {
+            /**
+             * Format: date-time
+             * @description For a signature in `checkout`, when the payment it was given for went through (and
+             *     `signature-document.signed` fired); null until then. For `account_documents`, equal to
+             *     `signed_at`.
+             */
+            confirmed_at: string | null;
+            /** @description The version of the ESIGN consent text the customer agreed to, for example `esign-2026-11`. */
+            consent_version: string;
+            /** @description The context the document was signed in. */
+            context: components["schemas"]["DocumentContext"];
+            /** @description SHA-256 (hex) of the file as signed. */
+            file_sha256: string;
+            /**
+             * Format: uuid
+             * @description The signature's UUID.
+             */
+            id: string;
+            /** @description The address the signing request came from. */
+            ip_address: string;
+            /**
+             * Format: date-time
+             * @description When the customer signed.
+             */
+            signed_at: string;
+            /** @description The full name the customer typed to sign, as typed (trimmed). */
+            signer_name: string;
+            /** @description The browser's `User-Agent` (cut at 1024 characters); empty when none was sent. */
+            user_agent: string;
+        };
+        /**
+         * DocumentStatus
+         * @description Where a document stands (our value set; the spec shows only `signed`, spec 6.4):
+         *     - a document to sign: `pending` → `viewed` (the customer opened it in the Portal) → `signed`
+         *       (signed in at least one of its contexts);
+         *     - a document to read only: `shared` → `viewed`;
+         *     - `voided`: deleted by `DELETE /documents/{id}` while unsigned; no longer shown to the customer.
+         * @example pending
+         * @enum {string}
+         */
+        DocumentStatus: "shared" | "pending" | "viewed" | "signed" | "voided";
         /**
          * Error
          * @description The body of every 4XX and 5XX answer.
@@ -8678,6 +9172,201 @@ export interface components {
             success: boolean;
         };
         /**
+         * Ticket
+         * @description A support ticket with its whole thread, oldest message first (the Get Ticket result, spec 6.4).
+         */
+        Ticket: components["schemas"]["TicketSummary"] & {
+            /** @description The whole thread, oldest first. */
+            messages: components["schemas"]["TicketMessage"][];
+        };
+        /**
+         * TicketAssignedUser
+         * @description The organization's user handling a ticket.
+         */
+        TicketAssignedUser: {
+            /**
+             * Format: email
+             * @description The user's e-mail address.
+             */
+            email: string;
+            /** @description The user's name. */
+            name: string;
+        };
+        /**
+         * TicketMessage
+         * @description One message of a ticket's thread (spec 6.4). Bodies are plain text, shown escaped everywhere.
+         */
+        TicketMessage: {
+            /** @description The text, as written. */
+            body: string;
+            /**
+             * Format: date-time
+             * @description When the message was written.
+             */
+            created_at: string;
+            /** @description Whether the message has a file (download it with `GET /tickets/{id}/messages/{messageId}/attachment`). */
+            has_attachment: boolean;
+            /**
+             * Format: uuid
+             * @description The message's UUID.
+             */
+            id: string;
+            /**
+             * @description Whether the message is shown only after the customer signs in: true for every agent's
+             *     reply (the e-mail carries a link, never the text: a mailbox may be read by someone other
+             *     than the debtor, 12 CFR 1006.6(d)).
+             */
+            is_secure: boolean;
+            /** @description Who wrote it. */
+            sender: {
+                /**
+                 * Format: uuid
+                 * @description The customer's UUID; null for a guest or an agent.
+                 */
+                id: string | null;
+                /** @description The sender's name. */
+                name: string;
+                /**
+                 * @description `customer` (signed in), `guest` (the guest entry) or `user` (an agent of the organization).
+                 * @enum {string}
+                 */
+                type: "customer" | "guest" | "user";
+            };
+            /**
+             * @description Where it was written, `portal` (the customer) or `api` (an agent).
+             * @enum {string}
+             */
+            source: "portal" | "api";
+            /**
+             * @description The kind of entry; `message` is the only one (the spec shows only it).
+             * @enum {string}
+             */
+            type: "message";
+        };
+        /**
+         * TicketMessageCreate
+         * @description An agent's reply.
+         */
+        TicketMessageCreate: {
+            /** @description The reply, plain text (1 to 5000 characters, not only spaces); shown escaped. */
+            body: string;
+            /**
+             * Format: binary
+             * @description An optional attachment, a PDF, PNG or JPEG of at most 10 MB, checked by its bytes.
+             */
+            file?: string;
+        };
+        /**
+         * TicketSource
+         * @description Where the ticket was opened (Tratta's values): `collect`, by a signed-in customer in the
+         *     Portal; `guest`, by a visitor on the Portal's guest entry, who gave a name, an e-mail address
+         *     and a phone number.
+         * @example collect
+         * @enum {string}
+         */
+        TicketSource: "collect" | "guest";
+        /**
+         * TicketStatus
+         * @description Where a ticket stands (Tratta's values): `open` → `in_progress` → `resolved`. `resolved`
+         *     stamps `resolved_at`; a customer's new message on a resolved ticket makes it `open` again
+         *     (and clears `resolved_at`). An agent may set any status with `PUT /tickets/{id}`.
+         * @example open
+         * @enum {string}
+         */
+        TicketStatus: "open" | "in_progress" | "resolved";
+        /**
+         * TicketSummary
+         * @description A support ticket without its thread, as `GET /tickets` lists it (Tratta's list omits `messages`).
+         */
+        TicketSummary: {
+            /** @description The agent handling the ticket; null while unassigned. */
+            assigned_user: components["schemas"]["TicketAssignedUser"] | null;
+            /** @description The `key` of one of `GET /contact-request-categories`. */
+            category: string;
+            /**
+             * Format: date-time
+             * @description When it was opened.
+             */
+            created_at: string;
+            /** @description The signed-in customer who opened it; null for a guest's. */
+            customer: {
+                /** @description The customer's e-mail address. */
+                email: string;
+                /** @description The customer's identifier in the client's system. */
+                external_id: string | null;
+                /**
+                 * Format: uuid
+                 * @description The customer's UUID.
+                 */
+                id: string;
+                /** @description The customer's name. */
+                name: string;
+            } | null;
+            /** @description The account the customer wrote from; null when none. */
+            debt_account: {
+                /** @description The outstanding amount, in cents. */
+                current_balance: number;
+                /** @description The account's identifier in the client's system. */
+                external_id: string | null;
+                /**
+                 * Format: uuid
+                 * @description The account's UUID.
+                 */
+                id: string;
+                /** @description The account's status. */
+                status: components["schemas"]["DebtAccountStatus"];
+            } | null;
+            /** @description E-mail address given (a guest's) or the customer's; null when none. */
+            email: string | null;
+            /** @description Whether any message has a file. */
+            has_attachments: boolean;
+            /**
+             * Format: uuid
+             * @description The ticket's UUID.
+             */
+            id: string;
+            /** @description False from an agent's reply until the customer opens the ticket in the Portal. */
+            is_read_by_customer: boolean;
+            /** @description False from a customer's message until `POST /tickets/{id}/read`. */
+            is_read_by_organization: boolean;
+            /**
+             * Format: date-time
+             * @description When a message was last written or the status last changed; lists sort by it.
+             */
+            last_activity_at: string;
+            /** @description Name of the person who opened it (the customer's name when signed in). */
+            name: string;
+            /** @description Phone number given by a guest, or the customer's; null when none. */
+            phone: string | null;
+            /**
+             * Format: date-time
+             * @description When it was resolved; null unless `resolved`.
+             */
+            resolved_at: string | null;
+            /** @description Where it was opened. */
+            source: components["schemas"]["TicketSource"];
+            /** @description Where the ticket stands. */
+            status: components["schemas"]["TicketStatus"];
+            /** @description The subject, as written. */
+            subject: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updated_at: string;
+        };
+        /**
+         * TicketUpdate
+         * @description What an agent changes on a ticket; fields not given keep their values; at least one is
+         *     needed. Each change fires `ticket.update`.
+         */
+        TicketUpdate: {
+            /** @description The agent to assign, or null to unassign. */
+            assigned_user?: components["schemas"]["TicketAssignedUser"] | null;
+            /** @description The new status; `resolved` stamps `resolved_at`, any other clears it. */
+            status?: components["schemas"]["TicketStatus"];
+        };
+        /**
          * TimeZone
          * @description An IANA time zone name, such as `America/Chicago` or `Pacific/Honolulu` (the names of the tz
          *     database that every operating system ships). A name the server's time-zone database does not
@@ -9642,6 +10331,16 @@ export interface components {
          * @example 1795104000
          */
         StandardWebhookTimestampHeader: string;
+        /**
+         * @description The ticket's UUID.
+         * @example eca2908e-e296-4128-b56b-6512a13357a5
+         */
+        TicketId: string;
+        /**
+         * @description The message's UUID.
+         * @example 7c3a1d8e-5f2b-4a96-b0e4-2d9c6a1f8b53
+         */
+        TicketMessageId: string;
         /**
          * @description The transaction's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
          * @example 0b6f3c1e-9d2a-4e7b-8c5f-1a2b3c4d5e6f
@@ -10866,6 +11565,60 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listContactRequestCategories: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The categories. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "key": "other",
+                     *           "label": "Other"
+                     *         },
+                     *         {
+                     *           "key": "trouble-logging-in",
+                     *           "label": "Trouble logging in"
+                     *         },
+                     *         {
+                     *           "key": "change-payment-plan-info",
+                     *           "label": "Change my payment plan"
+                     *         },
+                     *         {
+                     *           "key": "need-info-about-my-account",
+                     *           "label": "I need information about my account"
+                     *         },
+                     *         {
+                     *           "key": "need-call-support",
+                     *           "label": "I would like a call from support"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The categories, in the order the Portal shows them. */
+                        data: components["schemas"]["ContactRequestCategory"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
@@ -12560,6 +13313,139 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    createDocument: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "file": "%PDF-1.7 (the file's bytes)",
+                 *       "name": "Settlement agreement",
+                 *       "description": "Please read and sign the settlement agreement for your account.",
+                 *       "external_id": "DOC-2026-0031",
+                 *       "signature_required": "true",
+                 *       "contexts": [
+                 *         "account_documents"
+                 *       ]
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["DocumentCreate"];
+            };
+        };
+        responses: {
+            /** @description The document was added. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5d1c8a3e-7b2f-4e91-a6c4-0f3b9d2e8a71",
+                     *         "external_id": "DOC-2026-0031",
+                     *         "name": "Settlement agreement",
+                     *         "description": "Please read and sign the settlement agreement for your account.",
+                     *         "status": "pending",
+                     *         "signature_required": true,
+                     *         "contexts": [
+                     *           "account_documents"
+                     *         ],
+                     *         "debt_account": {
+                     *           "id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
+                     *           "external_id": "ACC-2026-004417"
+                     *         },
+                     *         "file": {
+                     *           "content_type": "application/pdf",
+                     *           "size": 48213,
+                     *           "sha256": "9f2b5c1d7e0a4b3c8d6e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c"
+                     *         },
+                     *         "created_at": "2026-11-02T14:00:00.000Z",
+                     *         "updated_at": "2026-11-02T14:00:00.000Z",
+                     *         "viewed_at": null,
+                     *         "signed_at": null,
+                     *         "signature": null,
+                     *         "signatures": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The new document. */
+                        data: components["schemas"]["Document"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A field is missing or invalid, or the file is not a PDF. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "file": [
+                     *           "is not a PDF: its content does not match its declared type application/pdf"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     lookupDebtAccounts: {
         parameters: {
             query: {
@@ -12666,6 +13552,189 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDocuments: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the documents of this account (UUID or external id).
+                 * @example ACC-2026-004417
+                 */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only documents in this status.
+                 * @example pending
+                 */
+                status?: components["schemas"]["DocumentStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of documents. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": null,
+                     *         "to": null,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 0,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/documents",
+                     *         "from_submitted_date": null,
+                     *         "to_submitted_date": null
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/documents?status=pending&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/documents?status=pending&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The documents on this page, newest first. */
+                        data: components["schemas"]["Document"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The document. */
+                        data: components["schemas"]["Document"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The document is signed or already voided. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "A signed document cannot be deleted.",
+                     *       "errorCode": "conflict"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDocumentFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    /**
+                     * @description Always `attachment`, with a file name of ours.
+                     * @example attachment; filename="document-5d1c8a3e-7b2f-4e91-a6c4-0f3b9d2e8a71.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -14283,6 +15352,391 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listTickets: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only tickets of this category.
+                 * @example need-info-about-my-account
+                 */
+                category?: "other" | "trouble-logging-in" | "change-payment-plan-info" | "need-info-about-my-account" | "need-call-support";
+                /**
+                 * @description Tickets per page, 1 to 100 (default 15); anything else is a 422 on `query.limit`.
+                 * @example 15
+                 */
+                limit?: number;
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only tickets from this source.
+                 * @example collect
+                 */
+                source?: components["schemas"]["TicketSource"];
+                /**
+                 * @description Only tickets in this status.
+                 * @example open
+                 */
+                status?: components["schemas"]["TicketStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tickets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "eca2908e-e296-4128-b56b-6512a13357a5",
+                     *           "name": "Maria Gonzalez",
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "phone": "+15125550147",
+                     *           "category": "need-info-about-my-account",
+                     *           "subject": "Question about my balance",
+                     *           "status": "in_progress",
+                     *           "source": "collect",
+                     *           "is_read_by_customer": false,
+                     *           "is_read_by_organization": true,
+                     *           "has_attachments": false,
+                     *           "last_activity_at": "2026-11-03T10:20:00.000Z",
+                     *           "resolved_at": null,
+                     *           "created_at": "2026-11-03T09:30:00.000Z",
+                     *           "updated_at": "2026-11-03T10:20:00.000Z",
+                     *           "customer": {
+                     *             "email": "maria.gonzalez@debt-collection.example",
+                     *             "external_id": "CUST-100482",
+                     *             "id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *             "name": "Maria Gonzalez"
+                     *           },
+                     *           "debt_account": null,
+                     *           "assigned_user": {
+                     *             "name": "Dana Whitfield",
+                     *             "email": "dana.whitfield@acme-recovery.example"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 15,
+                     *         "total": 1,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/tickets",
+                     *         "from_submitted_date": "2026-11-03T09:30:00.000Z",
+                     *         "to_submitted_date": "2026-11-03T09:30:00.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/tickets?status=open&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/tickets?status=open&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The tickets on this page, most recent activity first. */
+                        data: components["schemas"]["TicketSummary"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The ticket. */
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "in_progress",
+                 *       "assigned_user": {
+                 *         "name": "Dana Whitfield",
+                 *         "email": "dana.whitfield@acme-recovery.example"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TicketUpdate"];
+            };
+        };
+        responses: {
+            /** @description The ticket as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The ticket. */
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createTicketMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "body": "A late fee of $25.00 was added on October 20. The attached statement shows it."
+                 *     }
+                 */
+                "application/json": components["schemas"]["TicketMessageCreate"];
+                /**
+                 * @example {
+                 *       "body": "A late fee of $25.00 was added on October 20. The attached statement shows it."
+                 *     }
+                 */
+                "multipart/form-data": components["schemas"]["TicketMessageCreate"];
+            };
+        };
+        responses: {
+            /** @description The reply was added; the whole ticket. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The ticket. */
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTicketMessageAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+                /**
+                 * @description The message's UUID.
+                 * @example 7c3a1d8e-5f2b-4a96-b0e4-2d9c6a1f8b53
+                 */
+                messageId: components["parameters"]["TicketMessageId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    /**
+                     * @description Always `attachment`, with a file name of ours.
+                     * @example attachment; filename="attachment-7c3a1d8e-5f2b-4a96-b0e4-2d9c6a1f8b53.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    markTicketRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The ticket's UUID.
+                 * @example eca2908e-e296-4128-b56b-6512a13357a5
+                 */
+                id: components["parameters"]["TicketId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The ticket. */
+                        data: components["schemas"]["Ticket"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -94,11 +94,23 @@ const unmatched: RequestHandler = (req, _res, next) => next((req as Request & { 
 
 /** Sends the request on to Prism and its answer back, headers and all. */
 function toPrism(target: URL): RequestHandler {
-  return (req: Request, res: Response, next) => {
+  return async (req: Request, res: Response, next) => {
     const headers: IncomingHttpHeaders = { ...req.headers, host: target.host };
     let body: Buffer | undefined;
     if (req.body !== undefined && ['POST', 'PUT', 'PATCH'].includes(req.method)) {
-      body = Buffer.from(JSON.stringify(req.body));
+      const files = (req.files as Express.Multer.File[] | undefined) ?? [];
+      if (files.length > 0) {
+        // The upload step read the form; Prism is sent the same form again, its file included.
+        const form = new FormData();
+        for (const [name, value] of Object.entries(req.body as Record<string, unknown>)) {
+          if (files.some((file) => file.fieldname === name)) continue;
+          for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
+        }
+        for (const file of files) form.append(file.fieldname, new Blob([file.buffer], { type: file.mimetype }), file.originalname);
+        const encoded = new globalThis.Request('http://mock.invalid/', { method: 'POST', body: form });
+        body = Buffer.from(await encoded.arrayBuffer());
+        headers['content-type'] = encoded.headers.get('content-type')!;
+      } else body = Buffer.from(JSON.stringify(req.body));
       headers['content-length'] = String(body.length);
       delete headers['transfer-encoding'];
     }

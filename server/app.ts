@@ -30,6 +30,8 @@ import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
 import { externalChargeRoutes } from './external-charges/external-charge-routes';
 import { autopayRoutes } from './autopay/autopay-routes';
+import { documentRoutes } from './documents/document-routes';
+import { ticketRoutes } from './tickets/ticket-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -100,6 +102,8 @@ export function createApp(deps: AppDeps): Express {
     externalChargeRoutes,
     autopayRoutes,
     portalAccountRoutes,
+    documentRoutes,
+    ticketRoutes,
   ]) {
     resource(routes, deps);
   }

@@ -135,9 +135,15 @@ export async function openSessionIn(
   trx: Knex,
   deps: CustomerSessionDeps,
   tenant: Tenant,
-  request: { customer: CustomerRow; account: DebtAccountRow; validUntilHours: number; tags: Create['tags'] },
+  request: { customer: CustomerRow; account?: DebtAccountRow; validUntilHours: number; tags: Create['tags']; destination?: Destination },
 ): Promise<string> {
-  const body: Create = { customer_id: request.customer.id, debt_account_id: request.account.id, valid_until: request.validUntilHours, tags: request.tags };
+  const body: Create = {
+    customer_id: request.customer.id,
+    ...(request.account ? { debt_account_id: request.account.id } : {}),
+    ...(request.destination ? { destination: request.destination } : {}),
+    valid_until: request.validUntilHours,
+    tags: request.tags,
+  } as Create;
   const { row, token } = await insert(trx, deps, tenant, { body, customer: request.customer, account: request.account });
   return customerSessionToApi(row, token, deps.config).portal_url;
 }

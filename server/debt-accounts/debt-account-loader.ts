@@ -10,6 +10,8 @@ import { debtAccountToApi } from './debt-account-mapper';
 import { groupBy } from '../collections';
 import { latestOfAccounts } from '../charge-store/charge-repo';
 import { autopaysOf } from './account-autopay';
+import { scoped } from '../db/tenant';
+import type { AccountDocument } from './debt-account-mapper';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
 const EMBEDDED_PAYMENTS = 10;
@@ -37,7 +39,7 @@ export async function loadDebtAccounts(
   // The primary location is always needed (external_company_id is its external_id); it is read
   // at once with the rest, and an additional location not among them afterwards (rare).
   const primaryIds = [...new Set(rows.map((row) => row.location_id))];
-  const [links, [locationRows, usage], plans, customers, payments, autopays] = await concurrently(
+  const [links, [locationRows, usage], plans, customers, payments, autopays, documents] = await concurrently(
     db,
     () => (include.has('locations') ? accounts.additionalLocations(ids) : Promise.resolve([])),
     () => locationsOf(primaryIds),
@@ -45,6 +47,9 @@ export async function loadDebtAccounts(
     () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
     () => latestOfAccounts(db, tenant, ids, EMBEDDED_PAYMENTS),
     () => autopaysOf(db, tenant, ids),
+    // The documents shown to the customer (spec 6.4's {id, name, created_at}), read from their table.
+    (): Promise<AccountDocument[]> =>
+      scoped(db, 'documents', tenant).whereIn('debt_account_id', ids).whereNot('status', 'voided').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'debt_account_id', 'name', 'created_at'),
   );
   const others = [...new Set(links.map((link) => link.location_id))].filter((id) => !primaryIds.includes(id));
   if (others.length > 0) {
@@ -63,6 +68,7 @@ export async function loadDebtAccounts(
     usage,
     charges: groupBy(payments.charges, (c) => c.debt_account_id),
     transactions: groupBy(payments.transactions, (t) => t.debt_account_id),
+    documents: groupBy(documents, (d) => d.debt_account_id),
   };
   return rows.map((row) => debtAccountToApi(row, relations));
 }

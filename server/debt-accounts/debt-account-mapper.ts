@@ -24,6 +24,13 @@ export function paymentPlanToApi(row: PaymentPlanRow): Schemas['PaymentPlan'] {
   };
 }
 
+export interface AccountDocument {
+  id: string;
+  debt_account_id: string;
+  name: string;
+  created_at: Date;
+}
+
 export interface DebtAccountRelations {
   include: Set<string>;
   customers: Map<string, CustomerRow>;
@@ -36,10 +43,12 @@ export interface DebtAccountRelations {
   /** The latest charges and transactions of each account, newest first. */
   charges: Map<string, ChargeRow[]>;
   transactions: Map<string, TransactionRow[]>;
+  /** The documents shown to each account's customer, oldest first. */
+  documents: Map<string, AccountDocument[]>;
 }
 
 export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRelations): Schemas['DebtAccount'] {
-  const { include, customers, locations, additional, plans, autopays, usage, charges, transactions } = relations;
+  const { include, customers, locations, additional, plans, autopays, usage, charges, transactions, documents } = relations;
   const location = locations.get(row.location_id)!;
   const customer = customers.get(row.customer_id);
   const plan = plans.get(row.id);
@@ -64,6 +73,7 @@ export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRela
     payment_plan: plan ? paymentPlanToApi(plan) : null,
     autopay: autopays.has(row.id) ? autopayToApi(autopays.get(row.id)!) : null,
     charges: (charges.get(row.id) ?? []).map(chargeToApi),
+    documents: (documents.get(row.id) ?? []).map((document) => ({ id: document.id, name: document.name, created_at: document.created_at.toISOString() })),
     external_account_number: row.external_account_number,
     external_status: row.external_status,
     status: row.status,

@@ -22,7 +22,11 @@ export type EventName = components['schemas']['EventName'];
  * - `charge.succeeded`, `charge.failed`: charge ids;
  * - `transaction.settled-ach`, `transaction.returned-ach`: transaction ids;
  * - `void.succeeded`, `refund.succeeded`: the id of one transaction the void or refund made
- *   (the payload shows all that it made).
+ *   (the payload shows all that it made);
+ * - `signature-document.signed`: document signature ids (one document signed in two contexts
+ *   has two);
+ * - `ticket.create`, `ticket.update`: ticket ids;
+ * - tracking events (`customer.document.signed`, …): Portal activity row ids.
  */
 export interface RecordedEvent {
   name: EventName;

@@ -22,6 +22,7 @@ import { isGuest, type Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';
 import { track, type Activity } from './tracking';
 import { paymentScope, type PaymentKey } from './payment-key';
+import { requireCheckoutSignatures, tellCheckoutSignatures } from './checkout-documents';
 
 type S = components['schemas'];
 type PaymentMethodCreate = S['PaymentMethodCreate'];
@@ -89,14 +90,17 @@ export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input:
     ...(input.scheduledAt !== undefined ? { scheduled_at: input.scheduledAt } : {}),
   };
   const full = input.amount === view.balance;
+  await requireCheckoutSignatures(deps, visit, view);
   return chargeService(deps).create(visit.tenant, body, input.paymentKey && paymentScope(deps.secrets, visit, input.paymentKey, body), {
     channel: 'portal',
     guest,
-    within: (trx, outcome) =>
-      track(trx, deps.events, visit.tenant, [
+    within: async (trx, outcome) => {
+      await track(trx, deps.events, visit.tenant, [
         activity(visit, view, 'customer.checkout.policy.accepted'),
         activity(visit, view, paymentEvent(guest, full, !outcome.declined, later)),
-      ]),
+      ]);
+      if (!outcome.declined) await tellCheckoutSignatures(trx, deps, visit, view);
+    },
   });
 }
 
@@ -112,6 +116,8 @@ export interface PlanInput {
 /** A new plan, or the open one the organization left for the customer to configure. */
 export async function setUpPlan(deps: AppDeps, visit: Visit, view: AccountView, input: PlanInput): Promise<S['PaymentPlanDetail']> {
   const fail = () => track(deps.db, deps.events, visit.tenant, [activity(visit, view, 'customer.checkout.payment-plan.failed')]);
+  // Not a failed plan: nothing was tried until the checkout's documents are signed.
+  await requireCheckoutSignatures(deps, visit, view);
   try {
     const open = await planRepo(deps.db, visit.tenant).openOf(view.account.id);
     if (open?.status === 'active') throw ApiError.conflict('This account already has a payment plan.');
@@ -127,7 +133,13 @@ export async function setUpPlan(deps: AppDeps, visit: Visit, view: AccountView, 
       input.suggested ? 'customer.checkout.payment-plan.suggested.success' : 'customer.checkout.payment-plan.custom.success',
       ...(open ? (['customer.payment-plan.updated'] as const) : []),
     ];
-    const context = { channel: 'portal', within: (trx: Knex.Transaction) => track(trx, deps.events, visit.tenant, events.map((event) => activity(visit, view, event))) } as const;
+    const context = {
+      channel: 'portal',
+      within: async (trx: Knex.Transaction) => {
+        await track(trx, deps.events, visit.tenant, events.map((event) => activity(visit, view, event)));
+        await tellCheckoutSignatures(trx, deps, visit, view);
+      },
+    } as const;
     return open
       ? await planService(deps).update(visit.tenant, open.id, terms, context)
       : await planService(deps).create(visit.tenant, { debt_account_id: view.account.id, ...terms }, context);

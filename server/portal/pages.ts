@@ -22,6 +22,8 @@ import { WINDOWS } from '../payment-terms/payment-terms';
 import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentKeyOf } from './payment-key';
+import { unsignedCheckoutDocuments } from '../documents/document-signing';
+import { ticketsOfCustomer } from '../tickets/ticket-thread';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -109,7 +111,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   router.get('/accounts', page(async (_req, res, visit) => {
     const customer = await accounts.customer(visit.tenant, customerId(visit));
     const list = await accounts.list(visit.tenant, customerId(visit));
-    renderPage(res, 200, 'accounts', 'Your accounts', context(visit), { customer, accounts: list });
+    const tickets = await ticketsOfCustomer(deps.db, visit.tenant, customerId(visit));
+    renderPage(res, 200, 'accounts', 'Your accounts', context(visit), { customer, accounts: list, tickets });
   }));
 
   router.get('/accounts/:accountId', page(async (req, res, visit) => {
@@ -153,6 +156,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     const payable = view.options.filter((option) => option !== 'payment-plan');
     renderPage(res, status, 'checkout', 'Make a payment', context(visit), {
       view,
+      unsigned: await unsignedCheckoutDocuments(deps.db, visit.tenant, view.account.id),
       payable,
       offersPlan: !isGuest(visit) && view.options.includes('payment-plan'),
       methods,
@@ -288,8 +292,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     return !isGuest(visit) ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
   }
 
-  // The pages the spec names but this Portal does not have yet: documents and disputes.
-  router.get(['/accounts/:accountId/documents', '/disputes/:disputeId'], page(async (_req, res, visit) => {
+  // The page the spec names but this Portal does not have yet: disputes.
+  router.get(['/disputes/:disputeId'], page(async (_req, res, visit) => {
     renderPage(res, 200, 'message', 'Coming soon', context(visit), {
       message: 'This page is not available in the Portal yet.',
       link: { href: `${base}/accounts`, text: 'See your accounts' },

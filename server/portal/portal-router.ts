@@ -19,6 +19,8 @@ import { readCookie, BROWSER_SESSION_COOKIE } from './cookies';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { autopayRouter } from './autopay-pages';
+import { documentRouter } from './document-pages';
+import { ticketRouter } from './ticket-pages';
 import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
@@ -102,6 +104,8 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(guestRouter(deps, scope));
   router.use(autopayRouter(deps, scope));
   router.use(signInRouter(deps, scope));
+  router.use(documentRouter(deps, scope));
+  router.use(ticketRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

@@ -7,6 +7,7 @@ import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
+import { accountDocumentsPayload, signedDocumentPayload, ticketPayload } from './document-ticket-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 import { externalChargeToApi } from '../external-charges/external-charge-mapper';
 
@@ -27,7 +28,25 @@ const debtAccount: Kind = {
     needs.accounts.add(id);
     needs.payments.latestOf.add(id);
   },
-  build: (id, rows) => (rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows) } : undefined),
+  build: (id, rows) =>
+    rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows), documents: accountDocumentsPayload(rows.docs.accountDocuments.get(id)) } : undefined,
+};
+
+/** A signature of a document: the document as it is, signed when the signature was (or its checkout paid). */
+const signedDocument: Kind = {
+  need: (needs, id) => needs.signatures.add(id),
+  build: (id, rows) => {
+    const row = rows.docs.signed.get(id);
+    return row ? signedDocumentPayload(row) : undefined;
+  },
+};
+
+const ticket: Kind = {
+  need: (needs, id) => needs.tickets.add(id),
+  build: (id, rows) => {
+    const row = rows.docs.tickets.get(id);
+    return row ? ticketPayload(row, rows.docs.ticketMessages.get(id)) : undefined;
+  },
 };
 
 const charge: Kind = {
@@ -109,6 +128,7 @@ export const TRACKING_EVENTS = [
   'customer.checkout.payment-plan.custom.success',
   'customer.checkout.payment-plan.suggested.success',
   'customer.checkout.policy.accepted',
+  'customer.document.signed',
   'customer.payment-plan.updated',
   'customer.call-to-action.modal.displayed',
   'customer.call-to-action.modal.action-button.clicked',
@@ -155,6 +175,9 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'scheduled-charge.update': scheduledCharge,
   'scheduled-charge.delete': scheduledCharge,
   'external-charge.create': externalCharge,
+  'signature-document.signed': signedDocument,
+  'ticket.create': ticket,
+  'ticket.update': ticket,
 };
 
 export function kindOf(name: EventName): Kind {

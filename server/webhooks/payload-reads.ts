@@ -6,6 +6,7 @@
  * transaction, so a payload shows the change exactly as it commits.
  */
 import { loadActivity, type ActivityRow } from './tracking-payloads';
+import { loadDocumentTicketRows, type DocumentTicketRows } from './document-ticket-payloads';
 import type { Knex } from 'knex';
 import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
@@ -134,6 +135,10 @@ export interface Needs {
   activity: Set<string>;
   /** Charges, transactions, and the accounts whose latest payments are shown. */
   payments: PaymentNeeds;
+  /** Document signatures that signature-document.signed tells. */
+  signatures: Set<string>;
+  /** Tickets shown with their threads. */
+  tickets: Set<string>;
 }
 
 export const noNeeds = (): Needs => ({
@@ -144,6 +149,8 @@ export const noNeeds = (): Needs => ({
   imports: new Set(),
   activity: new Set(),
   payments: noPaymentNeeds(),
+  signatures: new Set(),
+  tickets: new Set(),
 });
 
 export interface PayloadRows {
@@ -167,6 +174,8 @@ export interface PayloadRows {
   imports: Map<string, ImportRow>;
   activity: Map<string, ActivityRow>;
   payments: PaymentRows;
+  /** Signed documents, accounts' documents, tickets and their threads. */
+  docs: DocumentTicketRows;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -292,5 +301,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     imports: byId(imported),
     activity: await loadActivity(db, tenant, [...needs.activity]),
     payments,
+    docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
   };
 }

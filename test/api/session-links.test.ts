@@ -92,7 +92,7 @@ describe('the Portal entry at portal_url', () => {
       accounts_list: 'Your accounts',
       account_detail: '$520.00',
       account_checkout: 'Make a payment',
-      account_documents: 'Coming soon',
+      account_documents: 'There are no documents for this account.',
       account_disputes_detail: 'Coming soon',
     };
     for (const [body, destination] of cases) {

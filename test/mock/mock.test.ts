@@ -229,11 +229,22 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     .map((p) => `${encodeURIComponent(p.name as string)}=${encodeURIComponent(value(p))}`)
     .join('&');
   const content = operation.requestBody?.content as Record<string, Json> | undefined;
-  const body = content ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
+  const multipart = content && !content['application/json'] ? content['multipart/form-data'] : undefined;
+  let body: string | FormData | undefined = content && !multipart ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
+  if (multipart) {
+    // A form as an integrator's HTTP library sends it: the example's fields, and a file of the type the document names.
+    const form = new FormData();
+    const fileType = String(((multipart.encoding as Json | undefined)?.file as Json | undefined)?.contentType ?? 'application/pdf');
+    for (const [name, value] of Object.entries(operation.view.exampleOf(multipart) as Json)) {
+      if (name === 'file') form.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: fileType }), 'example.pdf');
+      else for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
+    }
+    body = form;
+  }
   // The Portal mock's POSTs carry the CSRF token its GET /api/session answers, as a browser's do.
   const csrf: Record<string, string> = operation.base === 'api' ? {} : { 'x-csrf-token': CSRF_TOKEN };
   const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...csrf, ...extraHeaders };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (typeof body === 'string') headers['content-type'] = 'application/json';
   return [`${mockOf(operation).url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
 }
 
@@ -352,7 +363,8 @@ describe('the examples tell one story', () => {
       const raw = operation.responses['422'];
       if (!raw) continue;
       const example = operation.view.exampleOf((operation.view.resolve(raw).content as Record<string, Json>)['application/json']) as { errors: Record<string, string[]> };
-      const body = (operation.requestBody?.content as Record<string, Json> | undefined)?.['application/json']?.schema;
+      const media = operation.requestBody?.content as Record<string, Json> | undefined;
+      const body = (media?.['application/json'] ?? media?.['multipart/form-data'])?.schema;
       const bodyFields = new Set(body ? propertiesOf(body, operation.view) : []);
       for (const key of Object.keys(example.errors)) {
         const [where, name] = key.split('.') as [string, string];

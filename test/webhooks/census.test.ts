@@ -1,0 +1,344 @@
+/**
+ * The census: one webhook subscribed to every event the document names, then real activity
+ * only — the API as an integrator calls it, the sandbox clock, and the Portal driven in
+ * Chromium as a debtor uses it; no test trigger — until every event has been delivered over
+ * HTTP, signed (Standard Webhooks) and valid against its schema. It prints the count and fails
+ * below the document's number of events, naming the ones missing.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Browser, Page } from 'playwright-core';
+import { decryptWebhookData, verifyWebhook, type ApiClient, type Schemas } from '../../client';
+import { loadDocument } from '../../server/http/validator';
+import { launchBrowser } from '../support/browser';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { accountWithCard, customerWithAccount, newCustomer, newDebtAccount, newSession, testAch, testCard, unique } from '../support/fixtures';
+import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
+import { latestLink } from '../portal-logins/portal-guest';
+import { eventually, payloadErrors, startReceiver, type Receiver } from '../support/webhooks';
+
+jest.setTimeout(240_000);
+
+const EVERY = Object.keys((loadDocument() as unknown as { webhooks: object }).webhooks).sort();
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+let app: TestApp;
+let api: ApiClient;
+let receiver: Receiver;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  app = await startTestApp({ webhookAllowInsecureUrls: true, sandboxAchSettlementSeconds: 0 });
+  api = app.sandbox;
+  receiver = await startReceiver();
+  const { response } = await api.POST('/webhooks', { body: { url: receiver.url, events: EVERY as Schemas['EventName'][], secret: SECRET } });
+  expect(response.status).toBe(201);
+  await app.startWorkers();
+  browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
+  page = await context.newPage();
+  await page.route('**/*', (route) => (route.request().url().startsWith(app.origin) ? route.continue() : route.abort('blockedbyclient')));
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.stop();
+  await receiver?.close();
+});
+
+const ok = async <T extends { response: Response }>(call: Promise<T>, status = 200): Promise<T> => {
+  const answered = await call;
+  if (answered.response.status !== status) throw new Error(`${answered.response.url} answered ${answered.response.status}, not ${status}: ${JSON.stringify((answered as { error?: unknown }).error)}`);
+  return answered;
+};
+
+/** A debtor the Portal can verify (SSN last 4 4417) with one account of `balance`. */
+const debtor = (balance = 184250, account: Partial<Schemas['DebtAccountCreate']> = {}) =>
+  customerWithAccount(
+    api,
+    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },
+    { balance, external_account_number: unique('AN'), ...account },
+  );
+
+// ---- the API, as an integrator calls it
+
+async function resources(): Promise<void> {
+  const location = (await ok(api.POST('/locations', { body: { name: 'Census Clinic', external_id: unique('LOC') } }), 201)).data!.data;
+  await ok(api.PUT('/locations/{id}', { params: { path: { id: location.id } }, body: { name: 'Census Clinic North' } }));
+  await ok(api.DELETE('/locations/{id}', { params: { path: { id: location.id } } }));
+
+  const customer = await newCustomer(api, { external_id: unique('CUST') });
+  await ok(api.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Maria G. Gonzalez' } }));
+  const account = await newDebtAccount(api, customer.id, { external_id: unique('DA') });
+  await ok(api.PUT('/debt-accounts/{id}', { params: { path: { id: account.id } }, body: { balance: 150000 } }));
+  await ok(api.DELETE('/debt-accounts/{id}', { params: { path: { id: account.id } } }));
+  await ok(api.DELETE('/customers/{id}', { params: { path: { id: customer.id } } }));
+
+  const suffix = unique('BULK');
+  await ok(
+    api.POST('/bulk', {
+      body: [
+        {
+          customer: { name: 'Bulk Debtor', email: 'bulk.debtor@mail.debt-collection.example', external_id: `${suffix}-C` },
+          location: { name: 'Lakeside Medical Center', external_id: `${suffix}-L` },
+          debt_accounts: [{ external_id: `${suffix}-A`, balance: 5000 }],
+        },
+      ] as never,
+    }),
+    201,
+  );
+}
+
+async function money(): Promise<void> {
+  const { account, methodId } = await accountWithCard(api, 50_000);
+  const paid = (await ok(api.POST('/charges', { body: { amount: 2500, debt_account_id: account.id, payment_method_id: methodId } }), 201)).data!.data;
+  await ok(api.POST('/charges/{id}/refund', { params: { path: { id: paid.id } }, body: { amount: 1000 } }));
+  const toVoid = (await ok(api.POST('/charges', { body: { amount: 2500, debt_account_id: account.id, payment_method_id: methodId } }), 201)).data!.data;
+  await ok(api.POST('/charges/{id}/void', { params: { path: { id: toVoid.id } } }));
+  expect((await api.POST('/charges', { body: { amount: 2500, debt_account_id: account.id, card: testCard('4000000000000002') } })).response.status).toBe(400);
+
+  await ok(api.POST('/charges', { body: { amount: 2000, debt_account_id: account.id, ach: testAch('000123456789') } }), 201);
+  await ok(api.POST('/charges', { body: { amount: 2000, debt_account_id: account.id, ach: testAch('000222222227') } }), 201);
+
+  const tomorrow = await sandboxDayAfter(api, 1);
+  const later = (await ok(api.POST('/charges', { body: { amount: 1500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: tomorrow } }), 201)).data!.data;
+  await ok(api.POST('/charges/{id}/cancel', { params: { path: { id: later.id } } }));
+  await ok(api.POST('/charges', { body: { amount: 1500, debt_account_id: account.id, payment_method_id: methodId, scheduled_at: tomorrow } }), 201);
+
+  const planned = await accountWithCard(api, 60_000);
+  const plan = (
+    await ok(
+      api.POST('/payment-plans', { body: { debt_account_id: planned.account.id, payment_method_id: planned.methodId, frequency: 'monthly', amount: 20000, start_date: tomorrow } as never }),
+      201,
+    )
+  ).data!.data;
+  await ok(api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { amount: 15000 } as never }));
+  await ok(api.DELETE('/payment-plans/{id}', { params: { path: { id: plan.id } } }));
+
+  // The scheduled charge runs when its day comes.
+  await advanceSandbox(api, 1);
+}
+
+// ---- the Portal, as a debtor uses it
+
+async function payWithNewCard(number: string): Promise<void> {
+  await page.getByLabel('A new card').check();
+  await page.getByLabel('Name on card').fill('Maria Gonzalez');
+  await page.getByLabel('Card number').fill(number);
+  await page.getByLabel('Expiry month (MM)').fill('08');
+  await page.getByLabel('Expiry year (YY)').fill(String(testCard().card_expiration_year));
+  await page.getByLabel('Security code').fill('123');
+  await page.getByRole('checkbox', { name: /payment policy/ }).check();
+}
+
+/** Opens a fresh customer session link for `made` at `destination`, as a new visitor. */
+async function openLink(made: { customer: { id: string }; account: { id: string } }, destination: Schemas['CustomerSessionCreate']['destination'], verification = false): Promise<void> {
+  await page.context().clearCookies();
+  const session = await newSession(api, { customer_id: made.customer.id, debt_account_id: made.account.id, destination, ...(verification ? { verification: true } : {}) });
+  await page.goto(session.portal_url);
+}
+
+async function checkout(choice: 'full' | 'part', card: string, payOn?: string): Promise<void> {
+  const made = await debtor();
+  await openLink(made, 'account_checkout');
+  if (choice === 'full') await page.getByLabel('The full balance, $1,842.50').check();
+  else {
+    await page.getByLabel('Another amount').check();
+    await page.getByLabel('Amount', { exact: true }).fill('50.00');
+  }
+  if (payOn) await page.getByLabel('Payment date').fill(payOn);
+  await payWithNewCard(card);
+  await page.getByRole('button', { name: /^Pay/ }).click();
+  await (card.startsWith('4242') ? page.getByRole('heading', { name: /Thank you|scheduled/i }) : page.getByRole('alert')).first().waitFor({ timeout: 5000 }).catch(async (e) => { throw new Error(`${e}\n${await page.locator('main').innerText()}`); });
+}
+
+async function portal(): Promise<void> {
+  // Verification, wrong then right.
+  const verified = await debtor();
+  await openLink(verified, 'account_checkout', true);
+  await page.getByLabel('Last 4 of SSN').fill('0000');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByRole('alert').first().waitFor();
+  await page.getByLabel('Last 4 of SSN').fill('4417');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByRole('heading', { name: 'Make a payment' }).waitFor();
+
+  // One-time payments: part and full, succeeded and declined, today and on a later day.
+  const inAWeek = await sandboxDayAfter(api, 7);
+  await checkout('part', '4242424242424242');
+  await checkout('part', '4000000000000002');
+  await checkout('full', '4242424242424242');
+  await checkout('full', '4000000000000002');
+  await checkout('part', '4242424242424242', inAWeek);
+  await checkout('full', '4242424242424242', inAWeek);
+
+  // The plan banner: closed on one account; followed on another to the suggested plan.
+  const closing = await debtor(40000);
+  await openLink(closing, 'account_detail');
+  await page.getByRole('button', { name: 'No thanks' }).click();
+  await page.getByRole('heading', { name: /^Account/ }).waitFor();
+  const following = await debtor(40000);
+  await openLink(following, 'account_detail');
+  await page.getByRole('link', { name: 'Set up a payment plan' }).click();
+  await page.getByRole('heading', { name: 'Set up a payment plan' }).waitFor();
+  await payWithNewCard('4242424242424242');
+  await page.getByRole('button', { name: 'Set up plan' }).click();
+  await page.getByText('Your payment plan is set up').waitFor();
+
+  // A plan of the customer's own terms; one refused; and the plan the
+  // organization left for the customer to configure.
+  const custom = await debtor(40000);
+  await openLink(custom, 'account_detail');
+  await page.getByRole('link', { name: 'Set up a payment plan' }).click();
+  await page.getByLabel('How often').selectOption('weekly');
+  await page.getByLabel('Amount of each payment').fill('100.00');
+  await payWithNewCard('4242424242424242');
+  await page.getByRole('button', { name: 'Set up plan' }).click();
+  await page.getByText('Your payment plan is set up').waitFor();
+  // A plan that cannot end within the Portal's window is refused, with the reason beside the field.
+  const refused = await debtor(40000);
+  await openLink(refused, 'account_detail');
+  await page.getByRole('link', { name: 'Set up a payment plan' }).click();
+  await page.getByLabel('How often').selectOption('monthly');
+  await page.getByLabel('Amount of each payment').fill('1.00');
+  await payWithNewCard('4242424242424242');
+  await page.getByRole('button', { name: 'Set up plan' }).click();
+  await page.locator('.error').first().waitFor({ timeout: 5000 }).catch(async (e) => { throw new Error(`${e}\n${await page.locator('main').innerText()}`); });
+  const configure = await debtor(30000, { payment_plan: {} } as never);
+  await openLink(configure, 'account_detail');
+  await page.goto(`${app.origin}/portal/accounts/${configure.account.id}/plan`);
+  await page.getByLabel('How often').selectOption('monthly');
+  await page.getByLabel('Amount of each payment').fill('100.00');
+  await payWithNewCard('4242424242424242');
+  await page.getByRole('button', { name: 'Set up plan' }).click();
+  await page.getByText('Your payment plan is set up').waitFor();
+}
+
+async function guest(): Promise<void> {
+  const entry = `${app.origin}/portal/?organization=${app.organization.organization_id}&environment=sandbox`;
+  const find = async (phone: string, last4: string) => {
+    await page.goto(entry);
+    await page.getByLabel('Phone').fill(phone);
+    await page.getByLabel('Last 4 of SSN').fill(last4);
+    await page.getByRole('button', { name: 'Find my account' }).click();
+  };
+  for (const [choice, card] of [
+    ['full', '4242424242424242'],
+    ['full', '4000000000000002'],
+    ['part', '4242424242424242'],
+    ['part', '4000000000000002'],
+  ] as const) {
+    await page.context().clearCookies();
+    const made = await debtor(12345);
+    await find(made.customer.phone!, '9999');
+    await page.getByRole('alert').first().waitFor();
+    await find(made.customer.phone!, '4417');
+    await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+    await page.getByRole('link', { name: /^Make a payment/ }).click();
+    if (choice === 'full') await page.getByLabel('The full balance, $123.45').check();
+    else {
+      await page.getByLabel('Another amount').check();
+      await page.getByLabel('Amount', { exact: true }).fill('50.00');
+    }
+    await payWithNewCard(card);
+    await page.getByRole('button', { name: /^Pay/ }).click();
+    await (card.startsWith('4242') ? page.getByRole('heading', { name: 'Thank you' }) : page.getByRole('alert')).first().waitFor();
+  }
+}
+
+async function portalAccounts(): Promise<void> {
+  const query = `organization=${app.organization.organization_id}&environment=sandbox`;
+  const made = await debtor(50000);
+  const email = `${unique('census')}@mail.debt-collection.example`;
+  const password = 'violet tractor sings';
+  await page.context().clearCookies();
+  await page.goto(`${app.origin}/portal/register?${query}`);
+  await page.getByLabel('Phone').fill(made.customer.phone!);
+  await page.getByLabel('Last 4 of SSN').fill('9999');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByRole('alert').first().waitFor();
+  await page.getByLabel('Phone').fill(made.customer.phone!);
+  await page.getByLabel('Last 4 of SSN').fill('4417');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill('short');
+  await page.getByRole('button', { name: 'Create my account' }).click();
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Create my account' }).click();
+  await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+  await page.goto(await latestLink(api, made.customer.id, email, /Confirm/));
+  await page.getByRole('heading', { name: 'Your e-mail is confirmed' }).waitFor();
+  for (const attempt of ['not the password at all', password]) {
+    await page.goto(`${app.origin}/portal/sign-in?${query}`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill(attempt);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+  await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+
+  // Pay with an account number and a ZIP code, wrong and then right.
+  for (const zip of ['00000', '78704']) {
+    await page.context().clearCookies();
+    await page.goto(`${app.origin}/portal/?${query}`);
+    await page.getByRole('link', { name: 'Pay with your account number' }).click();
+    await page.getByLabel('Account number').fill(made.account.external_account_number!);
+    await page.getByLabel('ZIP code').fill(zip);
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+  }
+  await page.getByRole('heading', { name: 'Make a payment' }).waitFor();
+}
+
+async function autopayAndCheques(): Promise<void> {
+  const { customer, account } = await accountWithCard(api, 60_000);
+  await page.context().clearCookies();
+  await page.goto((await newSession(api, { customer_id: customer.id, debt_account_id: account.id, destination: 'account_detail' })).portal_url);
+  await page.getByRole('link', { name: 'Autopay' }).click();
+  await page.getByLabel('Pay a custom amount').check();
+  await page.getByRole('textbox', { name: 'Custom amount' }).fill('125.00');
+  await page.getByLabel('Day of each month').selectOption('28');
+  await page.getByRole('button', { name: 'Turn on autopay' }).click();
+  await page.getByRole('status').filter({ hasText: 'Autopay is on.' }).waitFor();
+
+  await ok(api.POST('/external-charges', { body: { debt_account_id: account.id, amount: 5000, paid_at: await sandboxToday(api), method: 'check', reference: 'CHK-1001' } }), 201);
+}
+
+// ---- what the receiver got
+
+interface Seen {
+  name: string;
+  signed: boolean;
+  errors: string[];
+}
+
+function seen(): Seen[] {
+  return receiver.received.map((request) => {
+    const name = String(request.headers['x-service-event-name']);
+    const headers = { 'webhook-id': String(request.headers['webhook-id']), 'webhook-timestamp': String(request.headers['webhook-timestamp']), 'webhook-signature': String(request.headers['webhook-signature']) };
+    // The encrypted event's schema is its body as sent; what it opens to is the charge the API shows.
+    const errors = payloadErrors(name, request.body);
+    if (name === 'external-charge.create') {
+      const opened = decryptWebhookData(request.body.data as string, SECRET) as { id?: unknown; status?: unknown };
+      if (typeof opened.id !== 'string' || opened.status !== 'recorded') errors.push(`opens to ${JSON.stringify(opened)}`);
+    }
+    return { name, signed: verifyWebhook(request.raw, headers, SECRET), errors };
+  });
+}
+
+test('every event of the document is delivered, signed and valid, from real activity only', async () => {
+  await resources();
+  await money();
+  await portal();
+  await guest();
+  await portalAccounts();
+  await autopayAndCheques();
+
+  const missing = () => EVERY.filter((name) => !seen().some((delivery) => delivery.name === name));
+  await eventually(() => missing().length === 0, `every event (missing: ${missing().join(', ')})`, 30_000).catch(() => undefined);
+  const deliveries = seen();
+  const names = new Set(deliveries.map((delivery) => delivery.name));
+  // eslint-disable-next-line no-console
+  console.log(`webhook census: ${EVERY.filter((name) => names.has(name)).length}/${EVERY.length} events delivered, signed and valid (${deliveries.length} deliveries)`);
+  expect(deliveries.filter((delivery) => !delivery.signed).map((delivery) => delivery.name)).toEqual([]);
+  expect(deliveries.filter((delivery) => delivery.errors.length > 0).map((delivery) => `${delivery.name}: ${delivery.errors.join('; ')}`)).toEqual([]);
+  expect(missing()).toEqual([]);
+});
