@@ -885,10 +885,11 @@ export interface components {
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
+         *     - `account_disputed`: the account is held by an open dispute and cannot be collected, nor a settlement offer on it accepted (409).
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed";
         /**
          * FieldErrors
          * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
@@ -1509,11 +1510,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the money.
+             * @description What moved the balance; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "settlement_write_off";
         };
         /**
          * ValidationError
