@@ -783,11 +783,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment, `settlement_offer` for the one payment of an accepted settlement offer.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan";
+            source: "api" | "payment_plan" | "settlement_offer";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).

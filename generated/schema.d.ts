@@ -4540,11 +4540,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment.
+             * @description Where the charge was made; `api` for `POST /charges`, `payment_plan` for a plan's instalment, `settlement_offer` for the one payment of an accepted settlement offer.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan";
+            source: "api" | "payment_plan" | "settlement_offer";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -8491,7 +8491,7 @@ export interface components {
             debt_account_id: string;
             /** @description The cents forgiven (`amount - discounted_amount`); written off when the offer completes. */
             discount: number;
-            /** @description The discount in percent of `amount`, two decimals. */
+            /** @description The discount in percent of `amount`, rounded to two decimals (an offer made by `discounted_amount` may round to 0 when it forgives less than 0.005 %). */
             discount_percentage: number;
             /** @description The settled sum to pay, in cents. */
             discounted_amount: number;
@@ -8593,9 +8593,9 @@ export interface components {
             allowed?: components["schemas"]["SettlementOfferOption"][];
             /**
              * @description The discount in percent of the current balance, with at most two decimals, more than 0 and at most the organization's
-             *     `settlement_max_discount_percentage` (default 80; 422 above it). The settled sum is the
-             *     balance minus the discount rounded down to the cent (the debtor never pays a fraction more),
-             *     and must leave at least 1 cent to pay and 1 cent forgiven (422 otherwise).
+             *     `settlement_max_discount_percentage` (default 80; 422 above it). The discount is rounded
+             *     down to the cent (so it never exceeds the percentage given), and must leave at least 1 cent
+             *     to pay and forgive at least 1 cent (422 otherwise).
              * @example 40
              */
             discount_percentage?: number;

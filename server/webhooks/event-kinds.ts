@@ -7,6 +7,7 @@ import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
+import { accountOffers, settlementOfferPayload } from './settlement-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 
 interface Kind {
@@ -26,7 +27,7 @@ const debtAccount: Kind = {
     needs.accounts.add(id);
     needs.payments.latestOf.add(id);
   },
-  build: (id, rows) => (rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows) } : undefined),
+  build: (id, rows) => (rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows), ...accountOffers(id, rows) } : undefined),
 };
 
 const charge: Kind = {
@@ -73,6 +74,15 @@ const location: Kind = {
 const bulkImport: Kind = {
   need: (needs, id) => needs.imports.add(id),
   build: (id, rows) => (rows.imports.has(id) ? importCompletePayload(id, rows) : undefined),
+};
+
+/** A settlement offer, named by its id. */
+const settlementOffer: Kind = {
+  need: (needs, id) => needs.offers.add(id),
+  build: (id, rows) => {
+    const row = rows.offers.get(id);
+    return row ? settlementOfferPayload(row, rows) : undefined;
+  },
 };
 
 /** A tracking event (spec 6.5), named by its row of Portal activity. */
@@ -135,6 +145,8 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'scheduled-charge.create': scheduledCharge,
   'scheduled-charge.update': scheduledCharge,
   'scheduled-charge.delete': scheduledCharge,
+  'debt-account-settlement-offer.create': settlementOffer,
+  'debt-account-settlement-offer.update': settlementOffer,
 };
 
 export function kindOf(name: EventName): Kind {

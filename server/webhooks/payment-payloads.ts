@@ -12,7 +12,7 @@ import type { ChargeRow, TransactionRow } from './payment-reads';
 
 type S = components['schemas'];
 
-const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5 } as const;
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, settlement_write_off: 6 } as const;
 
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
 
@@ -81,7 +81,7 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
   };
 }
 
-const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan' } as const;
+const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', settlement_offer: 'Settlement offer' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);
