@@ -10,7 +10,8 @@ import type { Tenant } from '../kernel/tenant';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { amountDue } from '../payment-terms/payment-terms';
 import { lockAccount, moveBalances, spread } from '../payments/balances';
-import { chargeRepo } from '../charge-store/charge-repo';
+import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
+import { scoped } from '../db/tenant';
 import { offerRepo, setSettlementDiscount, type OfferRow, type OfferValues } from './offer-repo';
 
 /** `debt-account-settlement-offer.update` for the offer, and `debt-account.update` for accounts whose payload changed with it. */
@@ -45,6 +46,8 @@ export async function completePaid(trx: Knex.Transaction, events: EventRecorder,
     const family = await lockAccount(trx, tenant, offer.debt_account_id);
     if (!family || amountDue(family.account) > 0) continue;
     const rest = Number(family.account.current_balance);
+    // A payment outside the offer's plan that pays the settled sum off is the offer's own.
+    if (!offer.payment_plan_id) await scoped(trx, CHARGES, tenant).where({ id: chargeId }).update({ source: 'settlement_offer' });
     await setSettlementDiscount(trx, tenant, family.account.id, null);
     let moved: string[] = [];
     if (rest > 0) {
