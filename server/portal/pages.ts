@@ -22,6 +22,7 @@ import { WINDOWS } from '../payment-terms/payment-terms';
 import { paymentErrors, planRefusal } from '../payment-terms/payment-intent';
 import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentKeyOf } from './payment-key';
+import { pendingOfferOf } from '../settlement-offers/offer-reads';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -126,6 +127,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       offerPlan,
       planCreated: req.query.plan === 'created',
       guest: !visit.customerSession,
+      settlementOffer: await pendingOfferOf(deps.db, visit.tenant, detail.account.id, visit.now),
+      settlement: typeof req.query.settlement === 'string' ? req.query.settlement : undefined,
     });
   }));
 

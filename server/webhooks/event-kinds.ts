@@ -119,6 +119,12 @@ export const TRACKING_EVENTS = [
   'guest.customer.one-time-payment.failed',
   'guest.customer.one-time-payment.full-amount.success',
   'guest.customer.one-time-payment.full-amount.failed',
+  'customer.checkout.settlement-offer.full-amount.success',
+  'customer.checkout.settlement-offer.full-amount.failed',
+  'customer.checkout.settlement-offer.full-amount.scheduled.success',
+  'customer.checkout.settlement-offer.payment-plan.success',
+  'guest.customer.checkout.settlement-offer.full-amount.success',
+  'guest.customer.checkout.settlement-offer.full-amount.failed',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {
