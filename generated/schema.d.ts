@@ -8582,7 +8582,7 @@ export interface components {
          *       "name": "Holiday settlement",
          *       "discount_percentage": 40,
          *       "months_period": 6,
-         *       "expires_at": "2026-12-31T23:59:59Z"
+         *       "expires_at": "2026-12-31T23:59:59.000Z"
          *     }
          */
         SettlementOfferCreate: {
@@ -8609,7 +8609,7 @@ export interface components {
             /**
              * Format: date-time
              * @description When the offer lapses if not accepted, after now and at most 365 days ahead on the organization's clock (422 otherwise). Omitted, it does not lapse.
-             * @example 2026-12-31T23:59:59Z
+             * @example 2026-12-31T23:59:59.000Z
              */
             expires_at?: string;
             /**
@@ -14382,10 +14382,12 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
