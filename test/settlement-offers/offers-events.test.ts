@@ -30,14 +30,15 @@ test('create, then each move (accepted, completed) is an event; the account payl
   const [created] = await outboxEvents(app, 'debt-account-settlement-offer.create', offer.id);
   expect(created).toMatchObject({ id: offer.id, name: 'Spring settlement', status: 'pending', amount: 40_000, discount: 10_000, discounted_amount: 30_000, total_amount: 30_000, months_period: null, has_payment_plan: false, charges: [] });
   const accountEvents = await outboxEvents(app, 'debt-account.update', account.id);
-  expect(accountEvents.at(-1)).toMatchObject({ settlement_offer: { id: offer.id, status: 'pending' }, accepted_debt_account_settlement_offer: null });
+  expect(accountEvents.find((data) => data.settlement_offer)).toMatchObject({ settlement_offer: { id: offer.id, status: 'pending' }, accepted_debt_account_settlement_offer: null });
 
   await accept(offer.id, { option: 'full_amount', payment_method_id: methodId });
   const updates = await outboxEvents(app, 'debt-account-settlement-offer.update', offer.id);
   expect(updates.map((data) => data.status)).toEqual(['accepted', 'completed']);
   expect(updates[1]!.charges).toHaveLength(1);
   expect(updates[1]!.charges[0]).toMatchObject({ amount: 30_000, source: 'settlement_offer', success: true });
-  const last = (await outboxEvents(app, 'debt-account.update', account.id)).at(-1)!;
+  // Events of one transaction share its time: the settled account is the one at balance 0.
+  const last = (await outboxEvents(app, 'debt-account.update', account.id)).find((data) => data.current_balance === 0)!;
   expect(last).toMatchObject({ current_balance: 0, status: 'paid_off', settlement_offer: null, accepted_debt_account_settlement_offer: { id: offer.id, status: 'completed' } });
   expect(last.transactions.map((row: { type_id: number; amount_cents: number }) => [row.type_id, row.amount_cents])).toEqual(expect.arrayContaining([[6, 10_000]]));
 });
