@@ -783,11 +783,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run.
+             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run, `settlement_offer` for the one payment of an accepted settlement offer.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan" | "autopay";
+            source: "api" | "payment_plan" | "autopay" | "settlement_offer";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -885,10 +885,11 @@ export interface components {
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
+         *     - `account_disputed`: the account is held by an open dispute and cannot be collected, nor a settlement offer on it accepted (409).
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed";
         /**
          * FieldErrors
          * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
@@ -1516,11 +1517,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the money; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal.
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off";
         };
         /**
          * ValidationError

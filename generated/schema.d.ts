@@ -990,6 +990,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/settlement-offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Offer to settle a debt account for less
+         * @description Makes a `pending` settlement offer on a debt account (UUID or `external_id`) and answers
+         *     `201` with it; subscribed webhooks receive `debt-account-settlement-offer.create`.
+         *
+         *     Rules and our decisions (the spec names offers but shows no endpoint):
+         *     - The account must be `active`, top-level (a child is settled through its parent), with a
+         *       current balance of at least 2 cents (422 on `debt_account_id` otherwise); another
+         *       tenant's account is a `404`.
+         *     - One `pending` or `accepted` offer per account: a second is `409`.
+         *     - Exactly one of `discount_percentage` and `discounted_amount`; the discount at most the
+         *       organization's `settlement_max_discount_percentage` (default 80), `months_period` at most
+         *       its `settlement_max_months` (default 24); each a `422` on its field.
+         *     - `amount` is the current balance now; the discount is rounded down to the cent.
+         */
+        post: operations["createSettlementOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/lookup": {
         parameters: {
             query?: never;
@@ -1596,10 +1633,134 @@ export interface paths {
          *     Only the keys sent change; the others keep their values (`{}` changes nothing). Every
          *     invalid key is a 422 on that key and changes nothing: `time_zone` must be a known IANA
          *     name, `reminder_days_before` 0 to 30, `debt_collector_disclosure` must contain "debt
-         *     collector" (FDCPA §807(11)).
+         *     collector" (FDCPA §807(11)), `settlement_max_discount_percentage` more than 0 and at most 100,
+         *     `settlement_max_months` 0 to 120. Offers already made keep their terms.
          */
         put: operations["updateSettings"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settlement-offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List settlement offers
+         * @description Lists the settlement offers of the organization in this environment, a page at a time
+         *     (`page` from 1, `limit` 1 to 500, default 10), newest first. `debt_account_id` (UUID or
+         *     `external_id`) keeps one account's offers (an unknown account gives an empty page);
+         *     `status` keeps the offers in that state.
+         */
+        get: operations["listSettlementOffers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settlement-offers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a settlement offer
+         * @description Answers one settlement offer. Another organization's or environment's offer answers `404`, like a missing one.
+         */
+        get: operations["getSettlementOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settlement-offers/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a settlement offer for the debtor
+         * @description An agent accepts a `pending` offer for the debtor (on the phone, by mail) and sets up how
+         *     the settled sum is paid; the offer becomes `accepted` and subscribed webhooks receive
+         *     `debt-account-settlement-offer.update`.
+         *
+         *     Rules and our decisions:
+         *     - `option` must be one of the offer's `allowed` (422 on `option`).
+         *     - `full_amount`: one charge of `discounted_amount`, made at once, or on `scheduled_at`
+         *       (a later day needs a saved method, as for `POST /charges`). A card declined at once
+         *       answers `400` with the decline (and `charge_id`) and leaves the offer `pending`: nothing
+         *       was set up. A scheduled charge that fails on its day, or an ACH debit that is returned,
+         *       makes the offer `broken`.
+         *     - `payment_plan`: a plan (source `settlement_offer`) over `discounted_amount`, with a saved
+         *       method (`payment_method_id`, or `card`/`ach` with `save_payment_method: true`), `frequency`
+         *       and `start_date` (required); `instalment_amount` defaults to the smallest even split that
+         *       ends within `months_period` months; one that would run past it is a 422 on
+         *       `instalment_amount`. The account must have no open plan (409). A plan that defaults makes
+         *       the offer `broken`.
+         *     - From acceptance on, what the account may be paid is the settled sum minus what was paid
+         *       since (the payment terms), in the API, the Portal and the scheduler.
+         *     - The offer must be `pending`: an `expired`, `revoked`, `superseded` or any other offer is a
+         *       `409`. An account held by an open dispute is a `409` with errorCode `account_disputed`.
+         */
+        post: operations["acceptSettlementOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settlement-offers/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a settlement offer
+         * @description Withdraws a `pending` offer: it becomes `revoked` (final) and subscribed webhooks receive
+         *     `debt-account-settlement-offer.update`. An offer in any other state answers `409`; an
+         *     accepted one is ended by its payment or plan, not revoked.
+         */
+        post: operations["revokeSettlementOffer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4922,11 +5083,11 @@ export interface components {
              */
             settled_at: string | null;
             /**
-             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run.
+             * @description Where the charge was made; `api` for `POST /charges` (and the Portal), `payment_plan` for a plan's instalment, `autopay` for an autopay run, `settlement_offer` for the one payment of an accepted settlement offer.
              * @example api
              * @enum {string}
              */
-            source: "api" | "payment_plan" | "autopay";
+            source: "api" | "payment_plan" | "autopay" | "settlement_offer";
             status: components["schemas"]["ChargeStatus"];
             /**
              * @description Cents taken from the payer, `amount` plus `fees` (no fees are charged yet, so equal to `amount`).
@@ -6682,10 +6843,11 @@ export interface components {
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
+         *     - `account_disputed`: the account is held by an open dispute and cannot be collected, nor a settlement offer on it accepted (409).
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed";
         /**
          * Event
          * @description One event as it was recorded: every event of the catalogue is kept `EVENT_RETENTION_DAYS`
@@ -8078,8 +8240,9 @@ export interface components {
             /** @description The gateway's transaction key; null when none. */
             transaction_key: string | null;
             /**
-             * @description Numeric kind of transaction (for example sale, void, refund). The spec does not show the
-             *     code table.
+             * @description Numeric kind of transaction. The spec does not show the code table; ours: 1 charge,
+             *     2 void, 3 refund, 4 ACH settlement, 5 ACH return, 6 external (money recorded by
+             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off.
              */
             type_id: number;
             /** @description Numeric kind of value moved. The spec does not show the code table. */
@@ -9124,6 +9287,16 @@ export interface components {
              * @example 3
              */
             reminder_days_before: number;
+            /**
+             * @description The largest discount a settlement offer may give, in percent of the balance; default 80.
+             * @example 80
+             */
+            settlement_max_discount_percentage: number;
+            /**
+             * @description The longest `months_period` a settlement offer may have; default 24 (0 allows one payment only).
+             * @example 24
+             */
+            settlement_max_months: number;
             /** @description The time zone of a customer with none of their own and no known ZIP code (quiet hours); default `America/New_York`. */
             time_zone: components["schemas"]["TimeZone"];
         };
@@ -9157,9 +9330,220 @@ export interface components {
              * @example 2
              */
             reminder_days_before?: number;
+            /**
+             * @description The largest discount a settlement offer may give, in percent of the balance; default 80.
+             * @example 80
+             */
+            settlement_max_discount_percentage?: number;
+            /**
+             * @description The longest `months_period` a settlement offer may have; default 24 (0 allows one payment only).
+             * @example 24
+             */
+            settlement_max_months?: number;
             /** @description The organization's time zone. */
             time_zone?: components["schemas"]["TimeZone"];
         };
+        /**
+         * SettlementOffer
+         * @description An offer to settle a debt account for less than its balance (spec 6.4's accepted-offer
+         *     fields, with these meanings): `amount` is the balance when offered, `discount` the cents
+         *     forgiven, `discounted_amount` the sum to pay (`amount - discount`), `total_amount` what the
+         *     debtor pays in all (equal to `discounted_amount`: settlements carry no interest or fees).
+         */
+        SettlementOffer: {
+            /**
+             * Format: date-time
+             * @description When it was accepted; null before.
+             */
+            accepted_at: string | null;
+            /** @description How it was accepted; null before. */
+            accepted_option: components["schemas"]["SettlementOfferOption"] | null;
+            /** @description The ways the debtor may pay the settled sum. */
+            allowed: components["schemas"]["SettlementOfferOption"][];
+            /** @description The account's current balance when the offer was made, in cents. */
+            amount: number;
+            /**
+             * Format: uuid
+             * @description The charge that pays it in one payment (made, or scheduled for a later day); null otherwise.
+             */
+            charge_id: string | null;
+            /**
+             * Format: date-time
+             * @description When the settled sum was paid and the rest written off; null before.
+             */
+            completed_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was made.
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The debt account it settles.
+             */
+            debt_account_id: string;
+            /** @description The cents forgiven (`amount - discounted_amount`); written off when the offer completes. */
+            discount: number;
+            /** @description The discount in percent of `amount`, rounded to two decimals (an offer made by `discounted_amount` may round to 0 when it forgives less than 0.005 %). */
+            discount_percentage: number;
+            /** @description The settled sum to pay, in cents. */
+            discounted_amount: number;
+            /**
+             * Format: date-time
+             * @description When it expired, was revoked, superseded or broken; null otherwise.
+             */
+            ended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a `pending` offer expires, on the organization's clock; null when it does not.
+             */
+            expires_at: string | null;
+            /**
+             * Format: uuid
+             * @description The offer's UUID.
+             */
+            id: string;
+            /** @description Months within which a plan must end; 0 when only one payment is offered. */
+            months_period: number;
+            /** @description The offer's name as the debtor sees it; default "Settlement offer". */
+            name: string;
+            /**
+             * Format: uuid
+             * @description The payment plan that pays it in instalments; null otherwise.
+             */
+            payment_plan_id: string | null;
+            /** @description Where the offer is in its life. */
+            status: components["schemas"]["SettlementOfferStatus"];
+            /** @description What the debtor pays in all, in cents; equal to `discounted_amount` (no interest, no fees). */
+            total_amount: number;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updated_at: string;
+        };
+        /**
+         * SettlementOfferAccept
+         * @description An agent accepts a `pending` offer for the debtor (on the phone, by mail). Exactly one way to
+         *     pay: `payment_method_id`, or an inline `card` or `ach` (with `save_payment_method` to keep it).
+         * @example {
+         *       "option": "payment_plan",
+         *       "payment_method_id": "7e1a9c3b-2d4f-4a6b-9c8d-0e1f2a3b4c5d",
+         *       "frequency": "monthly",
+         *       "start_date": "2026-12-01"
+         *     }
+         */
+        SettlementOfferAccept: {
+            /** @description A bank account given with the acceptance. */
+            ach?: components["schemas"]["AchInput"];
+            /** @description A card given with the acceptance. */
+            card?: components["schemas"]["CardInput"];
+            /** @description `payment_plan` only (required there): how often the plan charges. */
+            frequency?: components["schemas"]["PaymentPlanFrequency"];
+            /**
+             * @description `payment_plan` only: each instalment, in cents. Default: the smallest even split whose last
+             *     instalment falls before `start_date` plus `months_period` months (and in at most 120
+             *     instalments), at least the account's minimum payment; the last instalment is the
+             *     remainder. An amount whose plan would run past `months_period` is a 422 on this field.
+             */
+            instalment_amount?: number;
+            /** @description How the settled sum is paid; one of the offer's `allowed` (422 otherwise). */
+            option: components["schemas"]["SettlementOfferOption"];
+            /**
+             * Format: uuid
+             * @description A saved payment method of the account's customer.
+             */
+            payment_method_id?: string;
+            /** @description With `card` or `ach`, also saves it for the customer; a plan or a later day needs a saved method. */
+            save_payment_method?: boolean;
+            /**
+             * Format: date
+             * @description `full_amount` only: the day to charge, today to 365 days ahead (the Portal: 30). Omitted or today: charged at once.
+             */
+            scheduled_at?: string;
+            /**
+             * Format: date
+             * @description `payment_plan` only (required there): the first charge date, today to 365 days ahead (the Portal: 30).
+             */
+            start_date?: string;
+        };
+        /**
+         * SettlementOfferCreate
+         * @description A new settlement offer for a debt account. Exactly one of `discount_percentage` and
+         *     `discounted_amount` (422 on `discount_percentage` when both or neither).
+         * @example {
+         *       "name": "Holiday settlement",
+         *       "discount_percentage": 40,
+         *       "months_period": 6,
+         *       "expires_at": "2026-12-31T23:59:59.000Z"
+         *     }
+         */
+        SettlementOfferCreate: {
+            /**
+             * @description The ways the debtor may pay; default both when `months_period` > 0, only `full_amount`
+             *     when it is 0. `payment_plan` with `months_period` 0 is a 422.
+             */
+            allowed?: components["schemas"]["SettlementOfferOption"][];
+            /**
+             * @description The discount in percent of the current balance, with at most two decimals, more than 0 and at most the organization's
+             *     `settlement_max_discount_percentage` (default 80; 422 above it). The discount is rounded
+             *     down to the cent (so it never exceeds the percentage given), and must leave at least 1 cent
+             *     to pay and forgive at least 1 cent (422 otherwise).
+             * @example 40
+             */
+            discount_percentage?: number;
+            /**
+             * @description The sum to settle for, in cents: 1 to the current balance minus 1 (422 otherwise). The
+             *     discount it implies counts against `settlement_max_discount_percentage` like a percentage
+             *     (422 on `discounted_amount` when above it).
+             * @example 110550
+             */
+            discounted_amount?: number;
+            /**
+             * Format: date-time
+             * @description When the offer lapses if not accepted, after now and at most 365 days ahead on the organization's clock (422 otherwise). Omitted, it does not lapse.
+             * @example 2026-12-31T23:59:59.000Z
+             */
+            expires_at?: string;
+            /**
+             * @description Months within which a plan paying the offer must end; 0 = one payment only. At most the
+             *     organization's `settlement_max_months` (default 24; 422 above it).
+             * @example 6
+             */
+            months_period: number;
+            /**
+             * @description What the debtor sees it called; default "Settlement offer".
+             * @example Holiday settlement
+             */
+            name?: string;
+        };
+        /**
+         * SettlementOfferOption
+         * @description How the settled sum may be paid: `full_amount` (in one payment, now or on a later day) or
+         *     `payment_plan` (instalments ending within the offer's `months_period`).
+         * @example full_amount
+         * @enum {string}
+         */
+        SettlementOfferOption: "full_amount" | "payment_plan";
+        /**
+         * SettlementOfferStatus
+         * @description The state of a settlement offer. The spec shows only the value `pending`; this closed list
+         *     and its moves are ours:
+         *     - `pending`: made by the agency, waiting for the debtor (Portal) or an agent (`accept`).
+         *     - `accepted`: a payment (now or on a later day) or a plan pays the settled sum.
+         *     - `completed`: the settled sum is paid; the rest of the balance was written off
+         *       (`settlement_write_off`) and the account is `paid_off`.
+         *     - `expired`: `expires_at` passed on the organization's clock while it was `pending`.
+         *     - `revoked`: the agency withdrew it while it was `pending`.
+         *     - `superseded`: the balance changed while it was `pending` (a payment, a refund, an update):
+         *       what it offered no longer fits; the agency makes a new one.
+         *     - `broken`: it was `accepted`, and its plan defaulted or its charge failed or was returned.
+         *       Nothing is written off: what was paid stays paid, and the rest of the balance is owed again.
+         *     Only `pending` and `accepted` can change; the other five are final.
+         * @example pending
+         * @enum {string}
+         */
+        SettlementOfferStatus: "pending" | "accepted" | "completed" | "expired" | "revoked" | "superseded" | "broken";
         /**
          * SuccessResult
          * @description The answer of a deletion.
@@ -9485,11 +9869,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the money; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal.
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off";
         };
         /**
          * ValidationError
@@ -10307,6 +10691,11 @@ export interface components {
          * @example 6c1f0b2e-3d4a-4b5c-8d6e-7f8091a2b3c4
          */
         RecoveryTaskId: string;
+        /**
+         * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+         * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+         */
+        SettlementOfferId: string;
         /**
          * @description Standard Webhooks: the id of this delivery, the same value as `X-Service-Delivery-ID`. It is
          *     the same on every attempt of one event to one webhook (retries, a redelivery, a recovery, a
@@ -13446,6 +13835,100 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    createSettlementOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SettlementOfferCreate"];
+            };
+        };
+        responses: {
+            /** @description The offer was made. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The new offer. */
+                        data: components["schemas"]["SettlementOffer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "discount_percentage": [
+                     *           "must be at most the organization's maximum discount (80%)"
+                     *         ],
+                     *         "months_period": [
+                     *           "must be at most the organization's maximum (24 months)"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     lookupDebtAccounts: {
         parameters: {
             query: {
@@ -15268,7 +15751,9 @@ export interface operations {
                      *         "reminder_days_before": 3,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
-                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose."
+                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
+                     *         "settlement_max_discount_percentage": 80,
+                     *         "settlement_max_months": 24
                      *       }
                      *     }
                      */
@@ -15317,7 +15802,9 @@ export interface operations {
                      *         "reminder_days_before": 2,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
-                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose."
+                     *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
+                     *         "settlement_max_discount_percentage": 80,
+                     *         "settlement_max_months": 24
                      *       }
                      *     }
                      */
@@ -15352,6 +15839,305 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSettlementOffers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only the offers of this debt account (UUID or `external_id`).
+                 * @example ACC-2026-004417
+                 */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /**
+                 * @description Only the offers in this state.
+                 * @example pending
+                 */
+                status?: components["schemas"]["SettlementOfferStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of offers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58",
+                     *           "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *           "name": "Holiday settlement",
+                     *           "status": "pending",
+                     *           "amount": 184250,
+                     *           "discount": 73700,
+                     *           "discount_percentage": 40,
+                     *           "discounted_amount": 110550,
+                     *           "total_amount": 110550,
+                     *           "months_period": 6,
+                     *           "allowed": [
+                     *             "full_amount",
+                     *             "payment_plan"
+                     *           ],
+                     *           "expires_at": "2026-12-31T23:59:59.000Z",
+                     *           "accepted_option": null,
+                     *           "accepted_at": null,
+                     *           "completed_at": null,
+                     *           "ended_at": null,
+                     *           "charge_id": null,
+                     *           "payment_plan_id": null,
+                     *           "created_at": "2026-11-21T16:04:54.000Z",
+                     *           "updated_at": "2026-11-21T16:04:54.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/settlement-offers",
+                     *         "from_submitted_date": "2026-11-21T16:04:54.000Z",
+                     *         "to_submitted_date": "2026-11-21T16:04:54.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/settlement-offers?status=pending&page=1",
+                     *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/settlement-offers?status=pending&page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Paginated"] & {
+                        /** @description The offers on this page, newest first. */
+                        data: components["schemas"]["SettlementOffer"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSettlementOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The offer. */
+                        data: components["schemas"]["SettlementOffer"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    acceptSettlementOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SettlementOfferAccept"];
+            };
+        };
+        responses: {
+            /** @description The offer, accepted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The offer, now `accepted` (or `completed`, when a charge made at once paid it). */
+                        data: components["schemas"]["SettlementOffer"];
+                    };
+                };
+            };
+            400: components["responses"]["PaymentFailed"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The offer is not `pending`, the account already has an open plan, or an open dispute holds the account (`account_disputed`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "instalment_amount": [
+                     *           "must pay $1,105.50 within 6 months: at least $184.25 for monthly"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeSettlementOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.
+                 * @example 5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58
+                 */
+                id: components["parameters"]["SettlementOfferId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked offer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5d2c8e4a-7b1f-4c39-a6e2-9f0b3d7c1a58",
+                     *         "debt_account_id": "44d4da32-e353-4394-860d-3fbe1b8216be",
+                     *         "name": "Holiday settlement",
+                     *         "status": "revoked",
+                     *         "amount": 184250,
+                     *         "discount": 73700,
+                     *         "discount_percentage": 40,
+                     *         "discounted_amount": 110550,
+                     *         "total_amount": 110550,
+                     *         "months_period": 6,
+                     *         "allowed": [
+                     *           "full_amount",
+                     *           "payment_plan"
+                     *         ],
+                     *         "expires_at": "2026-12-31T23:59:59.000Z",
+                     *         "accepted_option": null,
+                     *         "accepted_at": null,
+                     *         "completed_at": null,
+                     *         "ended_at": "2026-11-23T09:00:00.000Z",
+                     *         "charge_id": null,
+                     *         "payment_plan_id": null,
+                     *         "created_at": "2026-11-21T16:04:54.000Z",
+                     *         "updated_at": "2026-11-23T09:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The offer, now `revoked`. */
+                        data: components["schemas"]["SettlementOffer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

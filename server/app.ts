@@ -25,6 +25,8 @@ import { eventLogRoutes } from './event-log/event-log-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { listenToPayments } from './payment-plans/plan-listeners';
+import { settlementOfferRoutes } from './settlement-offers/offer-routes';
+import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
@@ -46,6 +48,7 @@ const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> 
 export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
   listenToPayments();
+  listenForSettlements();
   const links = shortLinkRoutes(deps);
   const app = express();
   app.disable('x-powered-by');
@@ -96,6 +99,7 @@ export function createApp(deps: AppDeps): Express {
     eventLogRoutes,
     chargeRoutes,
     paymentPlanRoutes,
+    settlementOfferRoutes,
     sandboxRoutes,
     settingsRoutes,
     communicationRoutes,

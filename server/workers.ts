@@ -15,6 +15,8 @@ import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
 import { listenToPayments } from './payment-plans/plan-listeners';
+import { listenForSettlements } from './settlement-offers/offer-listeners';
+import { withOfferExpiry } from './settlement-offers/offer-expiry';
 import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
 import { withAutopay } from './autopay/autopay-due';
@@ -27,6 +29,7 @@ export interface Workers {
 export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const { boss } = deps;
   listenToPayments();
+  listenForSettlements();
   const bulkWorker = await boss.work<BulkJob>(QUEUES.bulkImport, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     await runBulkImport(deps, job!.data);
   });
@@ -51,7 +54,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   await boss.work<RecoveryJob>(QUEUES.webhookRecovery, { pollingIntervalSeconds: 1 }, async ([job]) => {
     await runRecovery(deps, job!.data);
   });
-  await startPlanScheduler(deps, withAutopay(deps, planPorts(deps)));
+  await startPlanScheduler(deps, withOfferExpiry(withAutopay(deps, planPorts(deps)), deps));
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

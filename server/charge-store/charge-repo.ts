@@ -37,7 +37,7 @@ export interface ChargeRow {
   error: string | null;
   error_code: string | null;
   return_code: string | null;
-  source: 'api' | 'payment_plan' | 'autopay';
+  source: 'api' | 'payment_plan' | 'autopay' | 'settlement_offer';
   /** Set on an instalment's charge: its plan and instalment. */
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;

@@ -12,7 +12,7 @@ type BillingType = components['schemas']['BillingType'];
 
 /** Columns of an account row, with its parent's external_id joined in. */
 export const DEBT_ACCOUNT_COLUMNS = [
-  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'created_at', 'updated_at'].map(
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'settlement_discount', 'created_at', 'updated_at'].map(
     (column) => `${DEBT_ACCOUNTS}.${column}`,
   ),
   'parent.external_id as parent_external_id',
@@ -34,12 +34,14 @@ export interface DebtAccountRow {
   external_status: string | null;
   rules: { min_payment_amount?: number };
   metadata: Record<string, string>;
+  /** bigint: the cents an accepted settlement offer forgives; null without one (payment-terms.ts). */
+  settlement_discount: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 export type DebtAccountValues = Partial<
-  Omit<DebtAccountRow, 'id' | 'parent_external_id' | 'balance' | 'current_balance' | 'created_at' | 'updated_at'> & {
+  Omit<DebtAccountRow, 'id' | 'parent_external_id' | 'balance' | 'current_balance' | 'settlement_discount' | 'created_at' | 'updated_at'> & {
     balance: number;
     current_balance: number;
   }

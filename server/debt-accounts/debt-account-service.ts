@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { announce } from '../events/listeners';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
@@ -215,6 +216,7 @@ async function update(
         await accounts.replaceAdditionalLocations(current.id, await resolveAdditionalLocations(trx, tenant, body.locations, primary, onCreate));
       }
       for (const parentId of new Set([current.parent_id, newParent?.id])) if (parentId) await accounts.recalculate(parentId);
+      await announce(trx, events, tenant, 'account.updated', { accountIds: [current.id, current.parent_id, newParent?.id].filter((id): id is string => !!id) });
       await events.record(trx, tenant, [
         locationsCreated(created),
         { name: 'debt-account.update', ids: [current.id] },

@@ -14,7 +14,17 @@ import type { EventRecorder } from './events';
 
 export interface Happenings {
   /** A charge outside a plan's own run lowered the balances of `accountIds` (made now or scheduled). */
-  'charge.paid-accounts': { accountIds: string[]; now: Date };
+  'charge.paid-accounts': { accountIds: string[]; now: Date; chargeId?: string };
+  /** The gateway declined the charge `charge` (made now, or a scheduled one on its day). */
+  'charge.declined': { charge: { id: string; debt_account_id: string }; now: Date };
+  /** A void or refund raised the balances of `accountIds`. */
+  'money.given-back': { accountIds: string[] };
+  /** An agency's update of the accounts `accountIds` (their balance may have changed). */
+  'account.updated': { accountIds: string[] };
+  /** A plan's own instalment, the charge `chargeId`, lowered the balance of `accountIds`. */
+  'instalment.paid': { accountIds: string[]; chargeId: string; now: Date };
+  /** The plan `planId` of the account `accountId` defaulted. */
+  'plan.defaulted': { planId: string; accountId: string; now: Date };
   /** The bank returned the ACH debit `charge`; its balances are already given back. */
   'ach.returned': { charge: { id: string; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
 }

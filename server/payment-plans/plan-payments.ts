@@ -11,6 +11,7 @@ import { scoped } from '../db/tenant';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { PAYMENT_PLANS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanValues } from './plan-repo';
 import { afterFailure } from './schedule';
+import { announce } from '../events/listeners';
 
 /**
  * Completes the active plans of `accountIds` whose account is now paid off. The caller holds
@@ -73,6 +74,7 @@ export async function reopenReturnedInstalment(
     if (next.defaulted) {
       await plans.cancelPending(plan.id);
       changes = { ...changes, status: 'defaulted', ended_at: now };
+      await announce(trx, events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
     }
   }
   await plans.update(plan.id, changes);

@@ -12,7 +12,8 @@ import type { Environment, Tenant } from '../kernel/tenant';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';
-import { termsOf } from '../payment-terms/payment-terms';
+import { amountDue, termsOf } from '../payment-terms/payment-terms';
+import { announce } from '../events/listeners';
 import { afterFailure, chargeDate } from './schedule';
 
 /** What charging one instalment answered. */
@@ -126,7 +127,9 @@ export async function runInstalment(
       await trx(PLAN_CHARGE_ATTEMPTS)
         .where({ payment_plan_charge_id: instalment.id, attempt })
         .update({ charge_id: outcome.chargeId, outcome: outcome.paid ? 'paid' : 'failed' });
+      if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
       changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
+      if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
     }
     await plans.update(plan.id, changes);
     await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
@@ -148,7 +151,7 @@ async function afterPayment(
     .where({ id: instalment.id })
     .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() });
   const account = (await debtAccountRepo(trx, tenant).find(plan.debt_account_id))!;
-  if (Number(account.current_balance) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
+  if (amountDue(account) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
   const pending = await trx(PLAN_CHARGES).where({ payment_plan_id: plan.id, status: 'pending' }).first('id');
   // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
   // the plan goes on, one period after this instalment.

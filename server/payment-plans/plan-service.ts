@@ -18,7 +18,7 @@ import { planToApi } from './plan-mapper';
 import { OPEN_STATUSES, PAYMENT_PLANS, PLAN_COLUMNS, planRepo, type PlanRow, type PlanValues } from './plan-repo';
 import { checkPaymentMethod } from './plan-rules';
 import type { FieldErrors } from '../kernel/errors';
-import { termsOf, type Channel } from '../payment-terms/payment-terms';
+import { amountDue, termsOf, type Channel } from '../payment-terms/payment-terms';
 import { planAmountErrors, planErrors, planStartErrors, throwIfAny } from '../payment-terms/payment-intent';
 import { schedule, type Frequency } from './schedule';
 
@@ -35,11 +35,12 @@ async function load(db: Knex, tenant: Tenant, rows: PlanRow[]): Promise<Plan[]> 
 }
 
 /**
- * Makes the schedule of an active plan: instalments covering the account's current balance
- * from `start`. A plan with nothing left to pay is completed instead.
+ * Makes the schedule of an active plan: instalments covering what the account owes (its
+ * current balance, or what is left of an accepted settlement) from `start`. A plan with nothing
+ * left to pay is completed instead.
  */
 export async function scheduleFrom(trx: Knex, tenant: Tenant, plan: PlanRow, account: DebtAccountRow, start: string, now: Date): Promise<PlanValues> {
-  const total = Number(account.current_balance);
+  const total = amountDue(account);
   if (total <= 0) return { status: 'completed', ended_at: now };
   const plans = planRepo(trx, tenant);
   const first = await plans.nextSeq(plan.id);
@@ -79,7 +80,7 @@ async function create({ db, events, clock }: PlanDeps, tenant: Tenant, body: Sch
         amount: body.amount,
         status: enrolled ? 'active' : 'pending_enrollment',
         payment_method_id: body.payment_method_id ?? null,
-        ...(enrolled ? { enrolled_at: now, balance_at_enrollment: Number(account!.current_balance) } : {}),
+        ...(enrolled ? { enrolled_at: now, balance_at_enrollment: amountDue(account!) } : {}),
       });
       if (enrolled) plan = await plans.update(plan.id, await scheduleFrom(trx, tenant, plan, account!, body.start_date, now));
       await events.record(trx, tenant, [{ name: 'payment-plan.create', ids: [account!.id] }]);
@@ -151,7 +152,7 @@ async function update({ db, events, clock }: PlanDeps, tenant: Tenant, id: strin
     } else if (plan.status !== 'active' && methodId) {
       // Enrolment: the schedule starts at the plan's start date, which must not have passed.
       throwIfAny(planErrors(account, accountTerms, { start_date: terms.start_date!, amount: terms.amount!, frequency: terms.frequency }, at, 'payment_method_id'));
-      Object.assign(changes, { status: 'active', enrolled_at: now, balance_at_enrollment: Number(account.current_balance) });
+      Object.assign(changes, { status: 'active', enrolled_at: now, balance_at_enrollment: amountDue(account) });
       Object.assign(changes, await scheduleFrom(trx, tenant, planNow, account, terms.start_date!, now));
     } else if (plan.status !== 'active') {
       changes.status = 'pending_enrollment';

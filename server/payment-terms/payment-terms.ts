@@ -3,6 +3,8 @@
  * payment plans and their instalments), the scheduler and the Portal (pages and API) all ask
  * these functions, on the account row they locked, at the tenant's time. The rules:
  *
+ * - What it owes (`amountDue`): its current balance, less what an accepted settlement offer
+ *   forgives: the settled sum minus what was paid since. Every bound below reads it.
  * - Whether it can be paid at all: the first refusal of `PAYABILITY_RULES` (not active, paid
  *   off). A new reason (an account on hold while in dispute, a settled one) is one more rule.
  * - Which options it offers: its `billing_type` (spec 2.1; all three when not set), in the API
@@ -31,11 +33,13 @@ export interface TermsAccount {
   billing_type: BillingOption[] | null;
   rules: { min_payment_amount?: number } | null;
   parent_id?: string | null;
+  /** bigint: the cents an accepted settlement offer forgives while it is being paid; null or absent without one. */
+  settlement_discount?: string | number | null;
 }
 
 /** Why an account takes no payment; `reason` is what callers branch on, `message` what people read. */
 export interface Refusal {
-  reason: 'not_active' | 'paid_off';
+  reason: 'not_active' | 'paid_off' | 'disputed';
   message: string;
 }
 
@@ -66,8 +70,16 @@ export interface AccountTerms {
   maximum: number;
 }
 
+/**
+ * What the account may still be paid: its current balance, or, under an accepted settlement
+ * offer, the settled sum minus what was paid since (the balance less the discount forgiven).
+ */
+export function amountDue(account: TermsAccount): number {
+  return Number(account.current_balance) - Number(account.settlement_discount ?? 0);
+}
+
 export function termsOf(account: TermsAccount): AccountTerms {
-  const balance = Number(account.current_balance);
+  const balance = amountDue(account);
   const refusal = PAYABILITY_RULES.map((rule) => rule(account, balance)).find(Boolean);
   return {
     balance,

@@ -59,6 +59,7 @@ export async function recordCharge(
   if (failed) {
     await charges.insertTransactions(charge.id, [{ debt_account_id: family.account.id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: answer.reference }]);
     await chargeMade(deps.events, trx, tenant, charge, []);
+    await announce(trx, deps.events, tenant, 'charge.declined', { charge, now });
     return { charge, declined: new ApiError(answer.code, answer.message) };
   }
 
@@ -70,7 +71,7 @@ export async function recordCharge(
   );
   const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
   await chargeMade(deps.events, trx, tenant, charge, moved);
-  if (!request.ofPlan) await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now });
+  if (!request.ofPlan) await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now, chargeId: charge.id });
   if (answer.status === 'pending') await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: answer.checkAfterSeconds });
   if (charge.send_email) await sendToDebtor(deps, trx, tenant, receipt(charge, now));
   return { charge };

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { EventRecorder } from '../events/events';
 import type { Tenant } from '../kernel/tenant';
 import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
+import { announce } from '../events/listeners';
 
 /** charge.succeeded (a pending ACH debit too) or charge.failed, and the accounts whose balance moved. */
 export function chargeMade(events: EventRecorder, trx: Knex.Transaction, tenant: Tenant, charge: ChargeRow, moved: string[]): Promise<void> {
@@ -16,7 +17,7 @@ export function chargeMade(events: EventRecorder, trx: Knex.Transaction, tenant:
 }
 
 /** A void or refund is named by the first transaction it made. */
-export function moneyGivenBack(
+export async function moneyGivenBack(
   events: EventRecorder,
   trx: Knex.Transaction,
   tenant: Tenant,
@@ -24,6 +25,7 @@ export function moneyGivenBack(
   made: TransactionRow[],
   moved: string[],
 ): Promise<void> {
+  await announce(trx, events, tenant, 'money.given-back', { accountIds: moved });
   return events.record(trx, tenant, [
     { name, ids: made.slice(0, 1).map((row) => row.id) },
     { name: 'debt-account.update', ids: moved },

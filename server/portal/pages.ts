@@ -24,6 +24,7 @@ import type { PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentKeyOf } from './payment-key';
 import { unsignedCheckoutDocuments } from '../documents/document-signing';
 import { ticketsOfCustomer } from '../tickets/ticket-thread';
+import { pendingOfferOf } from '../settlement-offers/offer-reads';
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
@@ -129,6 +130,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       offerPlan,
       planCreated: req.query.plan === 'created',
       guest: isGuest(visit),
+      settlementOffer: await pendingOfferOf(deps.db, visit.tenant, detail.account.id, visit.now),
+      settlement: typeof req.query.settlement === 'string' ? req.query.settlement : undefined,
     });
   }));
 

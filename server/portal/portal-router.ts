@@ -24,6 +24,7 @@ import { ticketRouter } from './ticket-pages';
 import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
+import { settlementRouter } from './settlement-pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
@@ -106,6 +107,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(signInRouter(deps, scope));
   router.use(documentRouter(deps, scope));
   router.use(ticketRouter(deps, scope));
+  router.use(settlementRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

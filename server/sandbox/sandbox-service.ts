@@ -7,6 +7,7 @@ import type { AppDeps } from '../deps';
 import { runDueUpTo } from '../payment-plans/due-work';
 import { planPorts } from '../payment-plans/plan-charges';
 import { withAutopay } from '../autopay/autopay-due';
+import { withOfferExpiry } from '../settlement-offers/offer-expiry';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
@@ -58,7 +59,7 @@ export function sandboxService(deps: SandboxDeps) {
       });
       try {
         // Everything due up to the new time, in order, each at its own due time.
-        await runDueUpTo(deps, withAutopay(deps, planPorts(deps)), { ...tenant, clockOffsetMs: offsetMs }, target);
+        await runDueUpTo(deps, withOfferExpiry(withAutopay(deps, planPorts(deps)), deps), { ...tenant, clockOffsetMs: offsetMs }, target);
       } finally {
         await sandboxClockRepo(deps.db, tenant.organizationId).set(offsetMs, 'ready');
       }

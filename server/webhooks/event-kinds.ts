@@ -8,6 +8,7 @@ import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
 import { accountDocumentsPayload, signedDocumentPayload, ticketPayload } from './document-ticket-payloads';
+import { accountOffers, settlementOfferPayload } from './settlement-payloads';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 import { externalChargeToApi } from '../external-charges/external-charge-mapper';
 
@@ -29,7 +30,7 @@ const debtAccount: Kind = {
     needs.payments.latestOf.add(id);
   },
   build: (id, rows) =>
-    rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows), documents: accountDocumentsPayload(rows.docs.accountDocuments.get(id)) } : undefined,
+    rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows), ...accountOffers(id, rows), documents: accountDocumentsPayload(rows.docs.accountDocuments.get(id)) } : undefined,
 };
 
 /** A signature of a document: the document as it is, signed when the signature was (or its checkout paid). */
@@ -104,6 +105,15 @@ const bulkImport: Kind = {
   build: (id, rows) => (rows.imports.has(id) ? importCompletePayload(id, rows) : undefined),
 };
 
+/** A settlement offer, named by its id. */
+const settlementOffer: Kind = {
+  need: (needs, id) => needs.offers.add(id),
+  build: (id, rows) => {
+    const row = rows.offers.get(id);
+    return row ? settlementOfferPayload(row, rows) : undefined;
+  },
+};
+
 /** A tracking event (spec 6.5), named by its row of Portal activity. */
 const tracking: Kind = {
   need: (needs, id) => needs.activity.add(id),
@@ -148,6 +158,12 @@ export const TRACKING_EVENTS = [
   'guest.registration.failed',
   'customer.login.success',
   'customer.login.failed',
+  'customer.checkout.settlement-offer.full-amount.success',
+  'customer.checkout.settlement-offer.full-amount.failed',
+  'customer.checkout.settlement-offer.full-amount.scheduled.success',
+  'customer.checkout.settlement-offer.payment-plan.success',
+  'guest.customer.checkout.settlement-offer.full-amount.success',
+  'guest.customer.checkout.settlement-offer.full-amount.failed',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {
@@ -178,6 +194,8 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'signature-document.signed': signedDocument,
   'ticket.create': ticket,
   'ticket.update': ticket,
+  'debt-account-settlement-offer.create': settlementOffer,
+  'debt-account-settlement-offer.update': settlementOffer,
 };
 
 export function kindOf(name: EventName): Kind {

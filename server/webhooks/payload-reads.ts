@@ -15,6 +15,7 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
+import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-payloads';
 
 type S = components['schemas'];
 
@@ -139,6 +140,8 @@ export interface Needs {
   signatures: Set<string>;
   /** Tickets shown with their threads. */
   tickets: Set<string>;
+  /** Settlement offers shown whole. */
+  offers: Set<string>;
 }
 
 export const noNeeds = (): Needs => ({
@@ -151,6 +154,7 @@ export const noNeeds = (): Needs => ({
   payments: noPaymentNeeds(),
   signatures: new Set(),
   tickets: new Set(),
+  offers: new Set(),
 });
 
 export interface PayloadRows {
@@ -176,6 +180,9 @@ export interface PayloadRows {
   payments: PaymentRows;
   /** Signed documents, accounts' documents, tickets and their threads. */
   docs: DocumentTicketRows;
+  /** Settlement offers by id (those named), and each account's latest offer by account id. */
+  offers: Map<string, OfferRow>;
+  accountOffers: Map<string, OfferRow>;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -252,9 +259,13 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
 
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
-  // Payments first: the charges and transactions shown name accounts to embed.
+  // Offers first: their charges are loaded with the payments, and their accounts (a plan's payload embeds the customer).
+  const offers = await loadOffers(db, tenant, [...needs.offers]);
+  for (const id of offerChargeIds(offers)) needs.payments.charges.add(id);
+  // Payments next: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...payments.accountIds])];
+  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds])];
+  for (const offer of offers) needs.accountsWithCustomer.add(offer.debt_account_id);
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
   const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
@@ -302,5 +313,7 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     activity: await loadActivity(db, tenant, [...needs.activity]),
     payments,
     docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
+    offers: byId(offers),
+    accountOffers: await loadAccountOffers(db, tenant, accounts.map((account) => account.id)),
   };
 }

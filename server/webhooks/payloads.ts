@@ -66,8 +66,9 @@ function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undef
     billing_address: billingAddress(primary),
     // An account's plan in ctx is its latest, so an active one among them is the method's active plan.
     has_active_payment_plan: [...ctx.plans.values()].some((plan) => plan.status === 'active' && plan.payment_method_id === row.id),
-    // No settlement offer or scheduled charge is tied to a payment method in this service yet.
-    has_active_settlement_offer: false,
+    // An accepted offer not yet paid that charges this method (an account's latest offer is its open one).
+    has_active_settlement_offer: [...ctx.accountOffers.values()].some((offer) => offer.status === 'accepted' && offer.payment_method_id === row.id),
+    // No scheduled charge is tied to a payment method in this payload yet.
     has_active_scheduled_charge: false,
     created_at: eventTime(row.created_at),
     updated_at: eventTime(row.updated_at),
@@ -191,7 +192,7 @@ function planChargePayload(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
  * A plan with its instalments (none before enrolment), the method it charges, and the
  * instalment last paid and next due. This service adds no interest or fees to instalments.
  */
-function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
+export function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
   const charges = ctx.planCharges.get(plan.id) ?? [];
   const live = charges.filter((charge) => charge.status !== 'canceled');
   const paid = charges.filter((charge) => charge.status === 'succeeded');
@@ -240,7 +241,7 @@ export function debtAccountPayload(accountId: string, ctx: PayloadRows): S['Even
     ...embedded,
     customer: customerSummary(ctx.customers.get(row.customer_id)!),
     // The latest charges and transactions are added beside (payment-payloads.ts); documents,
-    // disputes, fees and offers come from the Portal, which this service does not run yet.
+    // disputes and fees come from the Portal, which this service does not run yet.
     charges: [],
     transactions: [],
     payment_plan: plan ? planPayload(plan, row, ctx, false) : null,
@@ -251,6 +252,7 @@ export function debtAccountPayload(accountId: string, ctx: PayloadRows): S['Even
     parent: parent ? embeddedAccount(parent, ctx, null) : null,
     scheduled_charges: [],
     active_dispute: null,
+    // Filled beside (settlement-payloads.ts).
     settlement_offer: null,
     accepted_debt_account_settlement_offer: null,
   };

@@ -12,7 +12,7 @@ import type { ChargeRow, TransactionRow } from './payment-reads';
 
 type S = components['schemas'];
 
-const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7 } as const;
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7, settlement_write_off: 8 } as const;
 
 /** value_type_id: a card's, a bank account's, or money received outside the gateway. */
 const VALUE_TYPE_IDS = { card: 1, ach: 2, external: 3 } as const;
@@ -120,7 +120,7 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
   };
 }
 
-const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', autopay: 'Autopay' } as const;
+const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', autopay: 'Autopay', settlement_offer: 'Settlement offer' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);

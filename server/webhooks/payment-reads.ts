@@ -33,7 +33,7 @@ export interface ChargeRow {
   refunded_amount: string;
   error: string | null;
   error_code: string | null;
-  source: 'api' | 'payment_plan' | 'autopay';
+  source: 'api' | 'payment_plan' | 'autopay' | 'settlement_offer';
   payment_plan_id: string | null;
   payment_plan_charge_id: string | null;
   scheduled_at: string | null;

@@ -46,7 +46,7 @@ export async function up(knex: Knex): Promise<void> {
   // Widening a varchar changes only the catalog, not the rows.
   await knex.raw('ALTER TABLE transactions ALTER COLUMN kind TYPE varchar(24)');
   await knex.raw(
-    `ALTER TABLE transactions ADD CONSTRAINT transactions_kind CHECK (kind IN ('charge', 'void', 'refund', 'ach_settlement', 'ach_return', 'external', 'external_reversal'))`,
+    `ALTER TABLE transactions ADD CONSTRAINT transactions_kind CHECK (kind IN ('charge', 'void', 'refund', 'ach_settlement', 'ach_return', 'settlement_write_off', 'external', 'external_reversal'))`,
   );
   await knex.raw(`CREATE UNIQUE INDEX transactions_one_per_external_kind ON transactions (external_charge_id, kind, debt_account_id) WHERE external_charge_id IS NOT NULL`);
 
@@ -86,18 +86,18 @@ export async function up(knex: Knex): Promise<void> {
   });
   await knex.raw(`ALTER TABLE autopay_runs ADD CONSTRAINT autopay_runs_outcome CHECK (outcome IN ('charged', 'failed', 'skipped'))`);
   await knex.raw('ALTER TABLE charges DROP CONSTRAINT charges_source');
-  await knex.raw(`ALTER TABLE charges ADD CONSTRAINT charges_source CHECK (source IN ('api', 'payment_plan', 'autopay'))`);
+  await knex.raw(`ALTER TABLE charges ADD CONSTRAINT charges_source CHECK (source IN ('api', 'payment_plan', 'settlement_offer', 'autopay'))`);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE charges DROP CONSTRAINT charges_source');
-  await knex.raw(`ALTER TABLE charges ADD CONSTRAINT charges_source CHECK (source IN ('api', 'payment_plan'))`);
+  await knex.raw(`ALTER TABLE charges ADD CONSTRAINT charges_source CHECK (source IN ('api', 'payment_plan', 'settlement_offer'))`);
   await knex.schema.dropTableIfExists('autopay_runs');
   await knex.schema.dropTableIfExists('autopays');
   await knex.raw('DROP INDEX IF EXISTS transactions_one_per_external_kind');
   await knex.raw(`DELETE FROM transactions WHERE external_charge_id IS NOT NULL`);
   await knex.raw('ALTER TABLE transactions DROP CONSTRAINT transactions_kind');
-  await knex.raw(`ALTER TABLE transactions ADD CONSTRAINT transactions_kind CHECK (kind IN ('charge', 'void', 'refund', 'ach_settlement', 'ach_return'))`);
+  await knex.raw(`ALTER TABLE transactions ADD CONSTRAINT transactions_kind CHECK (kind IN ('charge', 'void', 'refund', 'ach_settlement', 'ach_return', 'settlement_write_off'))`);
   await knex.raw('ALTER TABLE transactions DROP CONSTRAINT transactions_one_origin');
   await knex.schema.alterTable('transactions', (table) => table.dropColumn('external_charge_id'));
   await knex.raw('ALTER TABLE transactions ALTER COLUMN charge_id SET NOT NULL');

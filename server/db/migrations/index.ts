@@ -17,6 +17,7 @@ import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
 import * as webhookTrust from './015-webhook-trust';
 import * as communications from './016-communications';
+import * as settlementOffers from './019-settlement-offers';
 import * as documentsTickets from './020-documents-tickets';
 import * as portalLogins from './021-portal-logins';
 import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
@@ -36,6 +37,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013-idempotency-scope': idempotencyScope,
   '015-webhook-trust': webhookTrust,
   '016-communications': communications,
+  '019-settlement-offers': settlementOffers,
   '020-documents-tickets': documentsTickets,
   '021-portal-logins': portalLogins,
   '022-autopay-and-external-charges': autopayAndExternalCharges,

@@ -1,0 +1,56 @@
+/**
+ * What payments, plans and account updates tell settlement offers, through the events port,
+ * in the transaction that moved the money: a payment completes an accepted offer once the
+ * settled sum is paid; any change of the balance supersedes a pending one; a declined or
+ * returned charge of an offer, or its plan's default, breaks it (offer-lifecycle.ts).
+ */
+import type { Knex } from 'knex';
+import { listen, type Listener } from '../events/listeners';
+import type { EventRecorder } from '../events/events';
+import type { Tenant } from '../kernel/tenant';
+import { nowFor } from '../kernel/clock';
+import { chargeRepo } from '../charge-store/charge-repo';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { offerRepo } from './offer-repo';
+import { breakOffer, completePaid, supersedeMoved } from './offer-lifecycle';
+
+const tenantNow = (tenant: Tenant) => nowFor(() => new Date(), tenant);
+
+async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, accountIds: string[], chargeId: string | undefined, now: Date): Promise<void> {
+  if (chargeId) await completePaid(trx, events, tenant, accountIds, chargeId, now);
+  await supersedeMoved(trx, events, tenant, accountIds, now);
+}
+
+const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
+const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
+const givenBack: Listener<'money.given-back'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
+const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
+
+const declined: Listener<'charge.declined'> = async (trx, events, tenant, { charge, now }) => {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
+  if (offer) await breakOffer(trx, events, tenant, offer, now);
+};
+
+const returned: Listener<'ach.returned'> = async (trx, events, tenant, { charge, now }) => {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
+  if (offer) await breakOffer(trx, events, tenant, offer, now);
+  const row = await chargeRepo(trx, tenant).find(charge.id);
+  const account = row && (await debtAccountRepo(trx, tenant).find(row.debt_account_id));
+  if (account) await supersedeMoved(trx, events, tenant, [account.id, ...(account.parent_id ? [account.parent_id] : [])], now);
+};
+
+const defaulted: Listener<'plan.defaulted'> = async (trx, events, tenant, { planId, now }) => {
+  const offer = await offerRepo(trx, tenant).paidBy({ planId });
+  if (offer) await breakOffer(trx, events, tenant, offer, now);
+};
+
+/** Registers the offers' listeners (once, however often it is called); after the plans' own. */
+export function listenForSettlements(): void {
+  listen('charge.paid-accounts', chargePaid);
+  listen('instalment.paid', instalmentPaid);
+  listen('money.given-back', givenBack);
+  listen('account.updated', updated);
+  listen('charge.declined', declined);
+  listen('ach.returned', returned);
+  listen('plan.defaulted', defaulted);
+}
