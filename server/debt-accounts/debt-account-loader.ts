@@ -9,6 +9,9 @@ import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
 import { groupBy } from '../collections';
 import { latestOfAccounts } from '../charge-store/charge-repo';
+import { disputeRepo } from '../dispute-store/dispute-repo';
+import { loadDisputes } from '../dispute-store/dispute-mapper';
+import { readSettings } from '../settings/settings-service';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
 const EMBEDDED_PAYMENTS = 10;
@@ -36,14 +39,17 @@ export async function loadDebtAccounts(
   // The primary location is always needed (external_company_id is its external_id); it is read
   // at once with the rest, and an additional location not among them afterwards (rare).
   const primaryIds = [...new Set(rows.map((row) => row.location_id))];
-  const [links, [locationRows, usage], plans, customers, payments] = await concurrently(
+  const [links, [locationRows, usage], plans, customers, payments, disputeRows, settings] = await concurrently(
     db,
     () => (include.has('locations') ? accounts.additionalLocations(ids) : Promise.resolve([])),
     () => locationsOf(primaryIds),
     () => accounts.plans(ids),
     () => (include.has('customer') ? customerRepo(db, tenant).findMany([...new Set(rows.map((row) => row.customer_id))]) : Promise.resolve([])),
     () => latestOfAccounts(db, tenant, ids, EMBEDDED_PAYMENTS),
+    () => disputeRepo(db, tenant).ofAccounts(ids),
+    () => readSettings(db, tenant),
   );
+  const disputes = await loadDisputes(db, tenant, disputeRows, settings.dispute_hold);
   const others = [...new Set(links.map((link) => link.location_id))].filter((id) => !primaryIds.includes(id));
   if (others.length > 0) {
     const [moreRows, moreUsage] = await locationsOf(others);
@@ -60,6 +66,7 @@ export async function loadDebtAccounts(
     usage,
     charges: groupBy(payments.charges, (c) => c.debt_account_id),
     transactions: groupBy(payments.transactions, (t) => t.debt_account_id),
+    disputes: groupBy(disputes, (d) => d.debt_account_id),
   };
   return rows.map((row) => debtAccountToApi(row, relations));
 }

@@ -12,7 +12,7 @@ type BillingType = components['schemas']['BillingType'];
 
 /** Columns of an account row, with its parent's external_id joined in. */
 export const DEBT_ACCOUNT_COLUMNS = [
-  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'created_at', 'updated_at'].map(
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'validation_notice_sent_at', 'created_at', 'updated_at'].map(
     (column) => `${DEBT_ACCOUNTS}.${column}`,
   ),
   'parent.external_id as parent_external_id',
@@ -34,6 +34,8 @@ export interface DebtAccountRow {
   external_status: string | null;
   rules: { min_payment_amount?: number };
   metadata: Record<string, string>;
+  /** `YYYY-MM-DD`: the day the validation notice was sent. */
+  validation_notice_sent_at: string | null;
   created_at: Date;
   updated_at: Date;
 }

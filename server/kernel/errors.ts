@@ -26,6 +26,7 @@ export const STATUS: Record<ErrorCode, number> = {
   processing_error: 400,
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
+  account_disputed: 409,
 };
 
 /** The one error type of the service: what the client is told, and nothing more. */

@@ -31,4 +31,5 @@ export const SETTING_KEYS: { [K in keyof Settings]-?: Key<K> } = {
   contact_email: { default: (organization) => organization.notification_email },
   contact_phone: { default: () => null },
   debt_collector_disclosure: { default: () => DEFAULT_DISCLOSURE },
+  dispute_hold: { default: () => 'all' },
 };
