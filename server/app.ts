@@ -27,6 +27,7 @@ import { listenToPayments } from './payment-plans/plan-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
 import { communicationRoutes } from './communications/communication-routes';
+import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -94,6 +95,7 @@ export function createApp(deps: AppDeps): Express {
     sandboxRoutes,
     settingsRoutes,
     communicationRoutes,
+    disputeRoutes,
   ]) {
     resource(routes, deps);
   }

@@ -7,14 +7,21 @@ import type { EventName } from '../events/events';
 import type { Needs, PayloadRows } from './payload-reads';
 import { customerPayload, debtAccountPayload, importCompletePayload, locationPayload, paymentPlanPayload } from './payloads';
 import { trackingPayload } from './tracking-payloads';
+import { disputePayload } from './dispute-payloads';
+import type { Tenant } from '../kernel/tenant';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 
 interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
   need(needs: Needs, id: string): void;
   /** The payload's `data`; undefined when there is nothing to tell (the record is gone, an account has no plan). */
-  build(id: string, rows: PayloadRows): object | undefined;
+  build(id: string, rows: PayloadRows, tenant: Tenant): object | undefined;
 }
+
+const dispute: Kind = {
+  need: (needs, id) => needs.disputes.add(id),
+  build: (id, rows, tenant) => (rows.disputes.has(id) ? disputePayload(id, rows, tenant) : undefined),
+};
 
 const customer: Kind = {
   need: (needs, id) => needs.customers.add(id),
@@ -135,6 +142,8 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'scheduled-charge.create': scheduledCharge,
   'scheduled-charge.update': scheduledCharge,
   'scheduled-charge.delete': scheduledCharge,
+  'debt-account-dispute.create': dispute,
+  'debt-account-dispute.update': dispute,
 };
 
 export function kindOf(name: EventName): Kind {

@@ -14,6 +14,8 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
+import { DISPUTE_COLUMNS, DISPUTES, disputeRepo, type DisputeRow } from '../dispute-store/dispute-repo';
+import type { DisputeRows } from './dispute-payloads';
 
 type S = components['schemas'];
 
@@ -134,6 +136,8 @@ export interface Needs {
   activity: Set<string>;
   /** Charges, transactions, and the accounts whose latest payments are shown. */
   payments: PaymentNeeds;
+  /** Disputes shown with their thread, files and account. */
+  disputes: Set<string>;
 }
 
 export const noNeeds = (): Needs => ({
@@ -144,6 +148,7 @@ export const noNeeds = (): Needs => ({
   imports: new Set(),
   activity: new Set(),
   payments: noPaymentNeeds(),
+  disputes: new Set(),
 });
 
 export interface PayloadRows {
@@ -167,6 +172,7 @@ export interface PayloadRows {
   imports: Map<string, ImportRow>;
   activity: Map<string, ActivityRow>;
   payments: PaymentRows;
+  disputes: Map<string, DisputeRows>;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -241,11 +247,23 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
     );
 }
 
+async function loadDisputeRows(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, DisputeRows>> {
+  if (ids.length === 0) return new Map();
+  const repo = disputeRepo(db, tenant);
+  const rows: DisputeRow[] = await repo.query().whereIn(`${DISPUTES}.id`, ids).select(DISPUTE_COLUMNS);
+  const comments = groupBy(await repo.comments(rows.map((row) => row.id)), (row) => row.dispute_id);
+  const files = groupBy(await repo.files(rows.map((row) => row.id)), (row) => row.dispute_id);
+  return new Map(rows.map((dispute) => [dispute.id, { dispute, comments: comments.get(dispute.id) ?? [], files: files.get(dispute.id) ?? [] }]));
+}
+
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
   // Payments first: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...payments.accountIds])];
+  // Disputes too: each embeds its account.
+  const disputes = await loadDisputeRows(db, tenant, [...needs.disputes]);
+  const disputedAccounts = [...disputes.values()].map(({ dispute }) => dispute.debt_account_id);
+  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...payments.accountIds, ...disputedAccounts])];
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
   const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
@@ -292,5 +310,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     imports: byId(imported),
     activity: await loadActivity(db, tenant, [...needs.activity]),
     payments,
+    disputes,
   };
 }
