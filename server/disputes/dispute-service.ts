@@ -36,6 +36,8 @@ export interface Filing {
   username?: string | null;
   /** A file sent with the dispute (the Portal's form): kept with it, or the dispute is not made. */
   file?: Upload & { name: string };
+  /** Runs in the dispute's transaction once it is recorded (the Portal's tracking event). */
+  within?: (trx: Knex.Transaction, dispute: DisputeRow) => Promise<void>;
 }
 
 const FILE_TYPES = ['application/pdf', 'image/png', 'image/jpeg'] as const;
@@ -112,6 +114,7 @@ export async function createDispute(deps: DisputeDeps, tenant: Tenant, accountKe
         ...(holds(row, settings.dispute_hold) ? accountEvents(account) : []),
       ]);
       await tellAgency(deps, trx, tenant, row, account);
+      await filing.within?.(trx, row);
       return answer(trx, tenant, row);
     });
   } catch (error) {

@@ -288,8 +288,8 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     return visit.customerSession ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
   }
 
-  // The pages the spec names but this Portal does not have yet: documents and disputes.
-  router.get(['/accounts/:accountId/documents', '/disputes/:disputeId'], page(async (_req, res, visit) => {
+  // The page the spec names but this Portal does not have yet: documents (disputes: dispute-pages.ts).
+  router.get(['/accounts/:accountId/documents'], page(async (_req, res, visit) => {
     renderPage(res, 200, 'message', 'Coming soon', context(visit), {
       message: 'This page is not available in the Portal yet.',
       link: { href: `${base}/accounts`, text: 'See your accounts' },

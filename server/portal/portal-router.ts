@@ -21,6 +21,7 @@ import { guestRouter } from './guest-pages';
 import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
+import { disputePagesRouter } from './dispute-pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
@@ -98,6 +99,7 @@ export function portalRouter(deps: AppDeps): Router {
   });
   router.use('/api', portalApiRouter(deps, scope));
   router.use(guestRouter(deps, scope));
+  router.use(disputePagesRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

@@ -116,6 +116,10 @@ export const TRACKING_EVENTS = [
   'guest.customer.one-time-payment.failed',
   'guest.customer.one-time-payment.full-amount.success',
   'guest.customer.one-time-payment.full-amount.failed',
+  'customer.dispute.created',
+  'guest.dispute.created',
+  'guest.dispute.registration.verification.success',
+  'guest.dispute.registration.verification.failed',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {
