@@ -955,8 +955,8 @@ export interface paths {
         };
         /**
          * List disputes
-         * @description The organization's disputes in this environment, newest first (by `received_at`, then
-         *     `id`), a page at a time (`page`, `limit` 1 to 500, default 10). Filters, combined:
+         * @description The organization's disputes in this environment, newest first (by when they were recorded,
+         *     then `id`), a page at a time (`page`, `limit` 1 to 500, default 10). Filters, combined:
          *     `debt_account_id` and `customer_id` (UUIDs) and `status`; a bad value is a 422 on it.
          */
         get: operations["listDisputes"];
@@ -4156,8 +4156,7 @@ export interface components {
             /**
              * Format: date
              * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
-             *     validation period (`validation_period_ends_on`, tag `Disputes`). It may not be after
-             *     today on the organization's clock (422); null clears it.
+             *     validation period (`validation_period_ends_on`, tag `Disputes`). Stored as given.
              * @example 2026-11-02
              */
             validation_notice_sent_at?: string | null;
@@ -6249,8 +6248,8 @@ export interface components {
              */
             username: string | null;
             /**
-             * @description Whether `received_at` fell on or before the account's `validation_period_ends_on` (the
-             *     organization's time zone's date); true when the account has no `validation_notice_sent_at`
+             * @description Whether `received_at` fell on or before the account's `validation_period_ends_on` (its
+             *     UTC date); true when the account has no `validation_notice_sent_at`
              *     (the period has not begun). Fixed when the dispute is filed.
              * @example true
              */
@@ -6302,8 +6301,8 @@ export interface components {
             meta: {
                 [key: string]: unknown;
             } | null;
-            /** @description Replies, oldest first; empty when none. */
-            replies: components["schemas"]["DisputeComment"][];
+            /** @description Replies, oldest first; empty when none. A reply answers a top-level comment only. */
+            replies: components["schemas"]["DisputeReply"][];
         };
         /**
          * DisputeCommentCreate
@@ -6337,7 +6336,7 @@ export interface components {
             comment: string;
             /**
              * Format: uuid
-             * @description The comment of this dispute this one answers; another dispute's or an unknown id is a 422.
+             * @description The top-level comment of this dispute this one answers; a reply, another dispute's comment or an unknown id is a 422.
              * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
              */
             reply_to?: string;
@@ -6463,7 +6462,6 @@ export interface components {
              */
             size: number;
             /**
-             * Format: uri-reference
              * @description Where to download it, under the API's base (`/api/v1/disputes/{id}/files/{fileId}`, with the API token).
              * @example /api/v1/disputes/b3b8a351-b098-4cf3-96f0-130065d59b89/files/6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
              */
@@ -6490,6 +6488,48 @@ export interface components {
          * @enum {string}
          */
         DisputeReason: "not_mine" | "wrong_amount" | "already_paid" | "identity_theft" | "original_creditor_requested" | "other";
+        /**
+         * DisputeReply
+         * @description A reply to a top-level comment of a dispute (replies are one level deep).
+         */
+        DisputeReply: {
+            /** @description Who wrote it; the Portal writes the customer's name with the title `Customer`. */
+            author: {
+                /**
+                 * @description The author's name.
+                 * @example Dana Whitfield
+                 */
+                name: string;
+                /**
+                 * @description The author's title or role; null when none.
+                 * @example Disputes agent
+                 */
+                title: string | null;
+            };
+            /**
+             * @description The text.
+             * @example We asked Lakeside Medical Center for the January payment record.
+             */
+            comment: string;
+            /**
+             * Format: date-time
+             * @description When it was written (ISO 8601, UTC).
+             * @example 2026-11-22T10:15:00.000Z
+             */
+            created_at: string;
+            /** @description Files attached to the comment; always empty (files belong to the dispute). */
+            files: components["schemas"]["DisputeFile"][];
+            /**
+             * Format: uuid
+             * @description The comment's UUID (what `reply_to` names).
+             * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+             */
+            id: string;
+            /** @description Further data of the comment; null (the spec names the field without its fields). */
+            meta: {
+                [key: string]: unknown;
+            } | null;
+        };
         /**
          * DisputeSource
          * @description Who filed the dispute: `api` (an agent recorded one taken by phone, mail or e-mail),
@@ -12832,6 +12872,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "wrong_amount",
+                 *       "details": "I paid $500 of this bill at the hospital in January; the balance should be lower.",
+                 *       "disputed_amount": 50000,
+                 *       "in_writing": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["DisputeCreate"];
             };
         };
@@ -13001,6 +13049,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": null,
+                     *         "to": null,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 0,
+                     *         "path": "https://api.debt-collection.example/api/v1/disputes",
+                     *         "from_submitted_date": null,
+                     *         "to_submitted_date": null
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/disputes?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/disputes?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         /** @description The disputes on this page. */
                         data: components["schemas"]["Dispute"][];
@@ -13069,6 +13139,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "status": "under_review"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DisputeUpdate"];
             };
         };
@@ -13140,6 +13215,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "comment": "We asked Lakeside Medical Center for the January payment record.",
+                 *       "author": {
+                 *         "name": "Dana Whitfield",
+                 *         "title": "Disputes agent"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["DisputeCommentCreate"];
             };
         };

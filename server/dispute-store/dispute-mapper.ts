@@ -16,19 +16,18 @@ export function disputeFileToApi(row: DisputeFileRow): S['DisputeFile'] {
   return { id: row.id, name: row.name, url: disputeFilePath(row.dispute_id, row.id), content_type: row.content_type, size: row.size, created_at: row.created_at.toISOString() };
 }
 
-/** The comments as a thread: top-level ones oldest first, each with its replies nested. */
+/** The comments as a thread: top-level ones oldest first, each with its replies (one level). */
 export function thread(rows: DisputeCommentRow[]): S['DisputeComment'][] {
   const replies = groupBy(rows.filter((row) => row.reply_to !== null), (row) => row.reply_to!);
-  const toApi = (row: DisputeCommentRow): S['DisputeComment'] => ({
+  const reply = (row: DisputeCommentRow): S['DisputeReply'] => ({
     id: row.id,
     comment: row.comment,
     files: [],
     author: { name: row.author_name, title: row.author_title },
-    replies: (replies.get(row.id) ?? []).map(toApi),
     meta: null,
     created_at: row.created_at.toISOString(),
   });
-  return rows.filter((row) => row.reply_to === null).map(toApi);
+  return rows.filter((row) => row.reply_to === null).map((row) => ({ ...reply(row), replies: (replies.get(row.id) ?? []).map(reply) }));
 }
 
 export function disputeToApi(row: DisputeRow, comments: DisputeCommentRow[], files: DisputeFileRow[], policy: DisputeHoldPolicy): S['Dispute'] {

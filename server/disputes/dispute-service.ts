@@ -180,8 +180,8 @@ export async function addComment(
   return deps.db.transaction(async (trx) => {
     const { dispute } = await lockDispute(trx, tenant, id);
     const disputes = disputeRepo(trx, tenant);
-    if (body.reply_to && !(await disputes.comments([dispute.id])).some((comment) => comment.id === body.reply_to)) {
-      throw ApiError.field('reply_to', 'is not a comment of this dispute');
+    if (body.reply_to && !(await disputes.comments([dispute.id])).some((comment) => comment.id === body.reply_to && comment.reply_to === null)) {
+      throw ApiError.field('reply_to', 'is not a top-level comment of this dispute');
     }
     await disputes.addComment({ dispute_id: dispute.id, reply_to: body.reply_to ?? null, comment: body.comment, author_name: body.author.name, author_title: body.author.title ?? null });
     await disputes.touch(dispute.id);

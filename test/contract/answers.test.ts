@@ -34,6 +34,14 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
   return { authorization: `Bearer ${app.organization.production_token}`, ...extra };
 }
 
+const takesForm = (operation: Operation) => Boolean((operation.requestBody?.content as Record<string, unknown> | undefined)?.['multipart/form-data']);
+
+function pdfForm(): FormData {
+  const form = new FormData();
+  form.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: 'application/pdf' }), 'receipt.pdf');
+  return form;
+}
+
 /** The body the document gives as the operation's request example, as JSON text. */
 function exampleBody(operation: Operation): string {
   const content = operation.requestBody!.content as Record<string, Record<string, unknown>>;
@@ -57,10 +65,12 @@ const name = (operation: Operation) => `${operation.method.toUpperCase()} ${oper
 
 describe('an unknown query parameter', () => {
   test.each(all.map((operation) => [name(operation), operation] as const))('%s: a documented answer', async (_name, operation) => {
+    // An operation that takes a file gets a form with a small PDF; every other body is JSON.
+    const form = takesForm(operation);
     const response = await fetch(urlOf(operation, '?unknown_parameter=1'), {
       method: operation.method.toUpperCase(),
-      headers: headers(operation.requestBody ? { 'content-type': 'application/json' } : {}),
-      body: operation.requestBody ? exampleBody(operation) : undefined,
+      headers: headers(operation.requestBody && !form ? { 'content-type': 'application/json' } : {}),
+      body: form ? pdfForm() : operation.requestBody ? exampleBody(operation) : undefined,
       redirect: 'manual',
     });
     // The API refuses what it does not know; the browser-facing links let any query through (tags, trackers).

@@ -125,8 +125,11 @@ describe('comments and files', () => {
     const commentId = first.data!.data.comments[0]!.id;
     const reply = await api.POST('/disputes/{id}/comments', { params: { path: { id } }, body: { comment: 'They confirmed the payment.', reply_to: commentId, author: { name: 'Dana Whitfield' } } });
     expect(reply.data!.data.comments).toEqual([
-      expect.objectContaining({ id: commentId, replies: [expect.objectContaining({ comment: 'They confirmed the payment.', author: { name: 'Dana Whitfield', title: null }, replies: [] })] }),
+      expect.objectContaining({ id: commentId, replies: [expect.objectContaining({ comment: 'They confirmed the payment.', author: { name: 'Dana Whitfield', title: null } })] }),
     ]);
+    const replyId = reply.data!.data.comments[0]!.replies[0]!.id;
+    const deeper = await api.POST('/disputes/{id}/comments', { params: { path: { id } }, body: { comment: 'x', reply_to: replyId, author: { name: 'A' } } });
+    expect(deeper.response.status).toBe(422);
     const other = (await dispute((await payer(5_000)).account.id)).data!.data.id;
     const wrong = await api.POST('/disputes/{id}/comments', { params: { path: { id: other } }, body: { comment: 'x', reply_to: commentId, author: { name: 'A' } } });
     expect(wrong.response.status).toBe(422);

@@ -229,11 +229,14 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     .map((p) => `${encodeURIComponent(p.name as string)}=${encodeURIComponent(value(p))}`)
     .join('&');
   const content = operation.requestBody?.content as Record<string, Json> | undefined;
-  const body = content ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
+  // An operation that takes a file gets a form with a small PDF; every other body is JSON.
+  const form = content?.['multipart/form-data'] ? new FormData() : undefined;
+  form?.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: 'application/pdf' }), 'receipt.pdf');
+  const body = form ?? (content ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined);
   // The Portal mock's POSTs carry the CSRF token its GET /api/session answers, as a browser's do.
   const csrf: Record<string, string> = operation.base === 'api' ? {} : { 'x-csrf-token': CSRF_TOKEN };
   const headers: Record<string, string> = { authorization: 'Bearer mock-token', ...csrf, ...extraHeaders };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (body !== undefined && !form) headers['content-type'] = 'application/json';
   return [`${mockOf(operation).url}${path}${query ? `?${query}` : ''}`, { method: operation.method.toUpperCase(), headers, body, redirect: 'manual' }];
 }
 
