@@ -885,7 +885,7 @@ export interface components {
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
-         *     - `account_disputed`: the account is held by an open dispute and cannot be collected, nor a settlement offer on it accepted (409).
+         *     - `account_disputed`: the account is held by an open dispute and takes no payment until the dispute is answered, nor can a settlement offer on it be accepted (409; tag `Disputes`).
          * @example not_found
          * @enum {string}
          */
@@ -1070,11 +1070,12 @@ export interface components {
             /**
              * @description `pending`: not yet paid (also between a failed attempt and its retry); `succeeded`: paid;
              *     `failed`: every attempt failed; `canceled`: dropped (the plan was canceled, defaulted,
-             *     completed early or recomputed by an update).
+             *     completed early or recomputed by an update); `skipped`: fell due while the account was
+             *     held by an open dispute (tag `Disputes`), so not charged; the plan goes on with the next one.
              * @example pending
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "succeeded" | "failed" | "canceled" | "skipped";
             /**
              * Format: date-time
              * @description When the instalment was paid (ISO 8601, UTC); null until it is.

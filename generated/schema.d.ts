@@ -208,6 +208,8 @@ export interface paths {
          *       (no gateway call, no balance change) and `scheduled-charge.create`; the charge is carried
          *       out on that day (see **Scheduled charges** in the Charges tag). The rules above are
          *       checked now (against today's balance) and the balance again on the day.
+         *     - An account held by an open dispute (tag `Disputes`) answers `409` `account_disputed`, and
+         *       so does a parent asked for more than its balance less its held children's balances.
          */
         post: operations["createCharge"];
         delete?: never;
@@ -950,6 +952,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a dispute of a debt account
+         * @description An agent records a dispute the consumer made by phone, mail or e-mail, on the account
+         *     `{id|external_id}` (another organization's or environment's answers 404). The dispute starts
+         *     `pending`, with `source` `api`; contact fields default from the account's customer. It may
+         *     hold the account at once (see `hold` and the tag). Subscribed webhooks receive
+         *     `debt-account-dispute.create`, and `debt-account.update` for the account (and its parent)
+         *     when the hold starts; the organization's notification e-mail is told.
+         */
+        post: operations["createDispute"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/{id}/documents": {
         parameters: {
             query?: never;
@@ -1065,6 +1098,155 @@ export interface paths {
          *     default (`include` defaults to all four relations). No match is an empty list, not `404`.
          */
         get: operations["lookupDebtAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List disputes
+         * @description The organization's disputes in this environment, newest first (by when they were recorded,
+         *     then `id`), a page at a time (`page`, `limit` 1 to 500, default 10). Filters, combined:
+         *     `debt_account_id` and `customer_id` (UUIDs) and `status`; a bad value is a 422 on it.
+         */
+        get: operations["listDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a dispute
+         * @description One dispute with its thread and files.
+         */
+        get: operations["getDispute"];
+        /**
+         * Move a dispute on
+         * @description Changes `status` and/or `resolution`. The moves: `pending` → `under_review`, `verified`,
+         *     `resolved` or `withdrawn`; `under_review` → `verified`, `resolved` or `withdrawn`. Any other
+         *     move (back to `pending`, or anything from a final status) is a 409 and changes nothing;
+         *     `status` equal to the current one is no move (only `resolution` changes). Reaching a
+         *     final status sets `resolved_at` and ends the hold: `verified` lets collection resume
+         *     (verification was sent, 12 CFR 1006.38(d)(2)); for `resolved` the agent adjusts or closes the
+         *     account itself. Subscribed webhooks receive `debt-account-dispute.update`, and
+         *     `debt-account.update` for the account (and its parent) when the hold ends.
+         */
+        put: operations["updateDispute"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/disputes/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Comment on a dispute
+         * @description Adds a comment to the dispute's thread, or a reply when `reply_to` names a comment of this
+         *     dispute (422 otherwise). Comments may be added in any status. Answers the whole dispute;
+         *     subscribed webhooks receive `debt-account-dispute.update`.
+         */
+        post: operations["createDisputeComment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/disputes/{id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Attach a file to a dispute
+         * @description `multipart/form-data` with one part named `file`: a PDF, PNG or JPEG of at most 10 MB
+         *     (10,485,760 bytes). A larger file is 413; a declared type other than those three 415; bytes
+         *     that are not what the part declares (checked by the first bytes) or an empty file 422 on
+         *     `file`. Kept by the service under a name of its own; the upload's name is shown only.
+         *     Answers the whole dispute; subscribed webhooks receive `debt-account-dispute.update`.
+         */
+        post: operations["uploadDisputeFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/disputes/{id}/files/{fileId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's UUID, of this dispute; another dispute's file answers 404.
+                 * @example 6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
+                 */
+                fileId: components["parameters"]["DisputeFileId"];
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a file of a dispute
+         * @description The file's bytes, with its type and `Content-Disposition: attachment` (never shown inline),
+         *     served by its id only.
+         */
+        get: operations["downloadDisputeFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4675,6 +4857,13 @@ export interface components {
              * @example ACC-2026-006400
              */
             parent_external_id?: string | null;
+            /**
+             * Format: date
+             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
+             *     validation period (`validation_period_ends_on`, tag `Disputes`). Stored as given.
+             * @example 2026-11-02
+             */
+            validation_notice_sent_at?: string | null;
         };
         /**
          * BulkItem
@@ -6204,6 +6393,10 @@ export interface components {
          *       "external_account_number": "4417-0093-2210",
          *       "external_status": "placed",
          *       "status": "active",
+         *       "validation_notice_sent_at": "2026-11-02",
+         *       "validation_period_ends_on": "2026-12-09",
+         *       "disputes": [],
+         *       "active_dispute": null,
          *       "metadata": [
          *         {
          *           "attribute": "portfolio",
@@ -6213,6 +6406,8 @@ export interface components {
          *     }
          */
         DebtAccount: {
+            /** @description The newest open (`pending` or `under_review`) dispute of the account; null when none. */
+            active_dispute: components["schemas"]["Dispute"] | null;
             /** @description The account's autopay (see `Autopay`); null when it has none. */
             autopay: components["schemas"]["Autopay"] | null;
             /**
@@ -6248,6 +6443,8 @@ export interface components {
             current_balance: number;
             /** @description The customer who owes the account; present when `include` asks for `customer`. */
             customer?: components["schemas"]["DebtAccountCustomer"];
+            /** @description The account's disputes, newest first (received), each with its thread and files. */
+            disputes: components["schemas"]["Dispute"][];
             /**
              * @description The documents shared with the customer on this account and not voided, oldest first
              *     (spec 6.4's `{id, name, created_at}`). Always present in answers. The whole documents:
@@ -6325,6 +6522,20 @@ export interface components {
              * @example 2026-11-21T16:04:54.000Z
              */
             updated_at: string;
+            /**
+             * Format: date
+             * @description The day the validation notice was sent (`YYYY-MM-DD`); null when not given.
+             * @example 2026-11-02
+             */
+            validation_notice_sent_at: string | null;
+            /**
+             * Format: date
+             * @description The last day of the validation period (`YYYY-MM-DD`): receipt assumed 5 days after
+             *     `validation_notice_sent_at`, not counting Saturdays, Sundays and federal holidays, plus 30
+             *     days (12 CFR 1006.34(b)(5); tag `Disputes`); null without a notice date.
+             * @example 2026-12-09
+             */
+            validation_period_ends_on: string | null;
         };
         /**
          * DebtAccountCreate
@@ -6447,6 +6658,14 @@ export interface components {
              * @default active
              */
             status?: components["schemas"]["DebtAccountStatus"];
+            /**
+             * Format: date
+             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
+             *     validation period (`validation_period_ends_on`, tag `Disputes`). It may not be after
+             *     today on the organization's clock (422); null clears it.
+             * @example 2026-11-02
+             */
+            validation_notice_sent_at?: string | null;
         };
         /**
          * DebtAccountCustomer
@@ -6650,6 +6869,471 @@ export interface components {
             rules?: components["schemas"]["DebtAccountRulesUpdate"];
             /** @description The account's new state; any value may follow any other. */
             status?: components["schemas"]["DebtAccountStatus"];
+            /**
+             * Format: date
+             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
+             *     validation period (`validation_period_ends_on`, tag `Disputes`). It may not be after
+             *     today on the organization's clock (422); null clears it.
+             * @example 2026-11-02
+             */
+            validation_notice_sent_at?: string | null;
+        };
+        /**
+         * Dispute
+         * @description A consumer's dispute of a debt account: the fields of the seed's dispute payload (spec 6.4)
+         *     with ISO 8601 times, plus what the hold needs.
+         */
+        Dispute: {
+            /**
+             * @description The account number as given; null when none.
+             * @example 4417-0093-2210
+             */
+            account_number: string | null;
+            /**
+             * @description Street address; null when none.
+             * @example 1208 Oak Hollow Dr
+             */
+            address_1: string | null;
+            /**
+             * @description Second address line; null when none.
+             * @example Apt 4B
+             */
+            address_2: string | null;
+            /**
+             * @description City; null when none.
+             * @example Austin
+             */
+            city: string | null;
+            /** @description The thread, oldest first, replies nested. */
+            comments: components["schemas"]["DisputeComment"][];
+            /**
+             * Format: date-time
+             * @description When it was recorded (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The account's customer.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The disputed account.
+             * @example 4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58
+             */
+            debt_account_id: string;
+            /**
+             * @description The consumer's explanation; null when none.
+             * @example I paid $500 of this bill at the hospital in January; the balance should be lower.
+             */
+            details: string | null;
+            /**
+             * @description The part of the balance disputed, in cents (the whole current balance at filing when not given).
+             * @example 50000
+             */
+            disputed_amount: number;
+            /**
+             * @description Their e-mail; null when none.
+             * @example maria.gonzalez@debt-collection.example
+             */
+            email: string | null;
+            /** @description Files attached, oldest first. */
+            files: components["schemas"]["DisputeFile"][];
+            /**
+             * @description Whether files are attached.
+             * @example false
+             */
+            has_documents: boolean;
+            /**
+             * @description True while this dispute holds collection of its account: it is `pending` or
+             *     `under_review`, and the organization's `dispute_hold` is `all`, or it is
+             *     `validation_period` and the dispute is in writing and within the validation period.
+             * @example true
+             */
+            hold: boolean;
+            /**
+             * Format: uuid
+             * @description The dispute's UUID (a customer session's `debt_account_dispute_id`).
+             * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+             */
+            id: string;
+            /**
+             * @description Whether disputed in writing; always true from the Portal (Regulation F comment 38-1).
+             * @example true
+             */
+            in_writing: boolean;
+            /**
+             * @description Name of the person disputing.
+             * @example Maria Gonzalez
+             */
+            name: string;
+            /**
+             * @description Their phone; null when none.
+             * @example (512) 555-0147
+             */
+            phone_number: string | null;
+            /** @description Why the consumer disputes the debt. */
+            reason: components["schemas"]["DisputeReason"];
+            /**
+             * Format: date-time
+             * @description When the dispute reached the collector (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            received_at: string;
+            /**
+             * @description What the agency did; null until given.
+             * @example null
+             */
+            resolution: string | null;
+            /**
+             * Format: date-time
+             * @description When it reached a final status (ISO 8601, UTC); null before.
+             * @example null
+             */
+            resolved_at: string | null;
+            /** @description Who filed it. */
+            source: components["schemas"]["DisputeSource"];
+            /**
+             * @description State; null when none.
+             * @example TX
+             */
+            state: string | null;
+            /** @description Where the dispute stands. */
+            status: components["schemas"]["DisputeStatus"];
+            /**
+             * Format: date-time
+             * @description When it last changed (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            updated_at: string;
+            /**
+             * @description The Portal user name of the customer who filed it; null when filed by an agent or a guest.
+             * @example null
+             */
+            username: string | null;
+            /**
+             * @description Whether `received_at` fell on or before the account's `validation_period_ends_on` (its
+             *     UTC date); true when the account has no `validation_notice_sent_at`
+             *     (the period has not begun). Fixed when the dispute is filed.
+             * @example true
+             */
+            within_validation_period: boolean;
+            /**
+             * @description ZIP code; null when none.
+             * @example 78704
+             */
+            zip: string | null;
+        };
+        /**
+         * DisputeComment
+         * @description A comment on a dispute, with its replies nested (the seed's `comments`, spec 6.4).
+         */
+        DisputeComment: {
+            /** @description Who wrote it; the Portal writes the customer's name with the title `Customer`. */
+            author: {
+                /**
+                 * @description The author's name.
+                 * @example Dana Whitfield
+                 */
+                name: string;
+                /**
+                 * @description The author's title or role; null when none.
+                 * @example Disputes agent
+                 */
+                title: string | null;
+            };
+            /**
+             * @description The text.
+             * @example We asked Lakeside Medical Center for the January payment record.
+             */
+            comment: string;
+            /**
+             * Format: date-time
+             * @description When it was written (ISO 8601, UTC).
+             * @example 2026-11-22T10:15:00.000Z
+             */
+            created_at: string;
+            /** @description Files attached to the comment; always empty (files belong to the dispute). */
+            files: components["schemas"]["DisputeFile"][];
+            /**
+             * Format: uuid
+             * @description The comment's UUID (what `reply_to` names).
+             * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+             */
+            id: string;
+            /** @description Further data of the comment; null (the spec names the field without its fields). */
+            meta: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Replies, oldest first; empty when none. A reply answers a top-level comment only. */
+            replies: components["schemas"]["DisputeReply"][];
+        };
+        /**
+         * DisputeCommentCreate
+         * @description A comment an agent adds to a dispute (a reply when `reply_to` names a comment of it).
+         * @example {
+         *       "comment": "We asked Lakeside Medical Center for the January payment record.",
+         *       "author": {
+         *         "name": "Dana Whitfield",
+         *         "title": "Disputes agent"
+         *       }
+         *     }
+         */
+        DisputeCommentCreate: {
+            /** @description Who writes it. */
+            author: {
+                /**
+                 * @description The author's name.
+                 * @example Dana Whitfield
+                 */
+                name: string;
+                /**
+                 * @description The author's title or role.
+                 * @example Disputes agent
+                 */
+                title?: string | null;
+            };
+            /**
+             * @description The text, 1 to 5000 characters.
+             * @example We asked Lakeside Medical Center for the January payment record.
+             */
+            comment: string;
+            /**
+             * Format: uuid
+             * @description The top-level comment of this dispute this one answers; a reply, another dispute's comment or an unknown id is a 422.
+             * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+             */
+            reply_to?: string;
+        };
+        /**
+         * DisputeCreate
+         * @description A dispute an agent records for the consumer (taken by phone, mail or e-mail). The contact
+         *     fields default from the account's customer (name, e-mail, phone and primary address) when
+         *     not given.
+         * @example {
+         *       "reason": "wrong_amount",
+         *       "details": "I paid $500 of this bill at the hospital in January; the balance should be lower.",
+         *       "disputed_amount": 50000,
+         *       "in_writing": true
+         *     }
+         */
+        DisputeCreate: {
+            /**
+             * @description The account number as the consumer gave it; default the account's `external_account_number`.
+             * @example 4417-0093-2210
+             */
+            account_number?: string | null;
+            /**
+             * @description Street address; default the customer's primary address.
+             * @example 1208 Oak Hollow Dr
+             */
+            address_1?: string | null;
+            /**
+             * @description Second address line.
+             * @example Apt 4B
+             */
+            address_2?: string | null;
+            /**
+             * @description City.
+             * @example Austin
+             */
+            city?: string | null;
+            /**
+             * @description The consumer's explanation, at most 5000 characters.
+             * @example I paid $500 of this bill at the hospital in January; the balance should be lower.
+             */
+            details?: string | null;
+            /**
+             * @description The part of the balance disputed, in cents, at most the account's current balance (422
+             *     otherwise); absent: the whole balance. The hold covers the whole account either way.
+             * @example 50000
+             */
+            disputed_amount?: number;
+            /**
+             * Format: email
+             * @description Their e-mail; default the customer's.
+             * @example maria.gonzalez@debt-collection.example
+             */
+            email?: string | null;
+            /**
+             * @description Whether the consumer disputed in writing (letter, e-mail, the Portal); default true.
+             * @default true
+             * @example true
+             */
+            in_writing?: boolean;
+            /**
+             * @description Name of the person disputing; default the customer's.
+             * @example Maria Gonzalez
+             */
+            name?: string;
+            /**
+             * @description Their phone number; default the customer's.
+             * @example (512) 555-0147
+             */
+            phone_number?: string | null;
+            /** @description Why the consumer disputes the debt. */
+            reason: components["schemas"]["DisputeReason"];
+            /**
+             * Format: date-time
+             * @description When the dispute reached the collector (ISO 8601); default now on the organization's
+             *     clock (the sandbox clock in a sandbox). It may not be in the future (422). It decides
+             *     `within_validation_period`.
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            received_at?: string;
+            /**
+             * @description State.
+             * @example TX
+             */
+            state?: string | null;
+            /**
+             * @description ZIP code, 5 digits (spec 8).
+             * @example 78704
+             */
+            zip?: string | null;
+        };
+        /**
+         * DisputeFile
+         * @description A file attached to a dispute (evidence), kept by the service under a name of its own.
+         */
+        DisputeFile: {
+            /**
+             * @description The type, as its first bytes showed it.
+             * @example application/pdf
+             * @enum {string}
+             */
+            content_type: "application/pdf" | "image/png" | "image/jpeg";
+            /**
+             * Format: date-time
+             * @description When it was attached (ISO 8601, UTC).
+             * @example 2026-11-21T16:04:54.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The file's UUID.
+             * @example 6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
+             */
+            id: string;
+            /**
+             * @description The file's name as uploaded (shown to people only; never used to store or serve it).
+             * @example hospital-receipt.pdf
+             */
+            name: string;
+            /**
+             * @description Bytes.
+             * @example 48213
+             */
+            size: number;
+            /**
+             * @description Where to download it, under the API's base (`/api/v1/disputes/{id}/files/{fileId}`, with the API token).
+             * @example /api/v1/disputes/b3b8a351-b098-4cf3-96f0-130065d59b89/files/6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
+             */
+            url: string;
+        };
+        /**
+         * DisputeFileUpload
+         * @description One file, in the part named `file`.
+         */
+        DisputeFileUpload: {
+            /**
+             * Format: binary
+             * @description A PDF, PNG or JPEG of at most 10 MB (10,485,760 bytes), checked by its first bytes.
+             */
+            file: string;
+        };
+        /**
+         * DisputeReason
+         * @description Why the consumer disputes the debt (our list; the spec shows the reason only by example):
+         *     `not_mine` (the consumer owes no such debt), `wrong_amount` (the amount is wrong),
+         *     `already_paid`, `identity_theft`, `original_creditor_requested` (the consumer asks for the name
+         *     and address of the original creditor, FDCPA §809(b)), `other` (say what in `details`).
+         * @example wrong_amount
+         * @enum {string}
+         */
+        DisputeReason: "not_mine" | "wrong_amount" | "already_paid" | "identity_theft" | "original_creditor_requested" | "other";
+        /**
+         * DisputeReply
+         * @description A reply to a top-level comment of a dispute (replies are one level deep).
+         */
+        DisputeReply: {
+            /** @description Who wrote it; the Portal writes the customer's name with the title `Customer`. */
+            author: {
+                /**
+                 * @description The author's name.
+                 * @example Dana Whitfield
+                 */
+                name: string;
+                /**
+                 * @description The author's title or role; null when none.
+                 * @example Disputes agent
+                 */
+                title: string | null;
+            };
+            /**
+             * @description The text.
+             * @example We asked Lakeside Medical Center for the January payment record.
+             */
+            comment: string;
+            /**
+             * Format: date-time
+             * @description When it was written (ISO 8601, UTC).
+             * @example 2026-11-22T10:15:00.000Z
+             */
+            created_at: string;
+            /** @description Files attached to the comment; always empty (files belong to the dispute). */
+            files: components["schemas"]["DisputeFile"][];
+            /**
+             * Format: uuid
+             * @description The comment's UUID (what `reply_to` names).
+             * @example 1f2e3d4c-5b6a-4798-8a9b-0c1d2e3f4a5b
+             */
+            id: string;
+            /** @description Further data of the comment; null (the spec names the field without its fields). */
+            meta: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * DisputeSource
+         * @description Who filed the dispute: `api` (an agent recorded one taken by phone, mail or e-mail),
+         *     `portal` (a signed-in customer in the Portal), `guest` (a guest of the Portal after one
+         *     verification step).
+         * @example api
+         * @enum {string}
+         */
+        DisputeSource: "api" | "portal" | "guest";
+        /**
+         * DisputeStatus
+         * @description Where a dispute stands (the spec shows only `pending`; the set and the moves are ours):
+         *     `pending` (received) → `under_review` → one of `verified` (verification was sent to the
+         *     consumer: collection may resume, FDCPA §809(b), 12 CFR 1006.38(d)(2)), `resolved` (settled in
+         *     the consumer's favour: the agent adjusts or closes the account) or `withdrawn` (the consumer
+         *     took it back). `pending` may also go straight to `verified`, `resolved` or `withdrawn`.
+         *     `verified`, `resolved` and `withdrawn` are final. While `pending` or `under_review` the
+         *     dispute may hold collection (see `hold`).
+         * @example pending
+         * @enum {string}
+         */
+        DisputeStatus: "pending" | "under_review" | "verified" | "resolved" | "withdrawn";
+        /**
+         * DisputeUpdate
+         * @description A move of a dispute's status (see `DisputeStatus` for the moves allowed) and its resolution text.
+         * @example {
+         *       "status": "verified",
+         *       "resolution": "Verification (itemized statement from Lakeside Medical Center) mailed to the consumer on Nov 24."
+         *     }
+         */
+        DisputeUpdate: {
+            /**
+             * @description What the agency did (the verification sent, the adjustment made), at most 5000 characters.
+             * @example Verification (itemized statement from Lakeside Medical Center) mailed to the consumer on Nov 24.
+             */
+            resolution?: string | null;
+            /** @description The new status; a move not on the graph, or any move from a final status, is a 409. */
+            status?: components["schemas"]["DisputeStatus"];
         };
         /**
          * Document
@@ -6843,7 +7527,7 @@ export interface components {
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
-         *     - `account_disputed`: the account is held by an open dispute and cannot be collected, nor a settlement offer on it accepted (409).
+         *     - `account_disputed`: the account is held by an open dispute and takes no payment until the dispute is answered, nor can a settlement offer on it be accepted (409; tag `Disputes`).
          * @example not_found
          * @enum {string}
          */
@@ -9117,11 +9801,12 @@ export interface components {
             /**
              * @description `pending`: not yet paid (also between a failed attempt and its retry); `succeeded`: paid;
              *     `failed`: every attempt failed; `canceled`: dropped (the plan was canceled, defaulted,
-             *     completed early or recomputed by an update).
+             *     completed early or recomputed by an update); `skipped`: fell due while the account was
+             *     held by an open dispute (tag `Disputes`), so not charged; the plan goes on with the next one.
              * @example pending
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed" | "canceled";
+            status: "pending" | "succeeded" | "failed" | "canceled" | "skipped";
             /**
              * Format: date-time
              * @description When the instalment was paid (ISO 8601, UTC); null until it is.
@@ -9283,6 +9968,15 @@ export interface components {
              */
             debt_collector_disclosure: string;
             /**
+             * @description Which open disputes hold collection (tag `Disputes`): `all` (default: every `pending` or
+             *     `under_review` dispute, as the stricter collectors do) or `validation_period` (only one in
+             *     writing received within the account's validation period: the legal minimum,
+             *     12 CFR 1006.38(d)(2)).
+             * @example all
+             * @enum {string}
+             */
+            dispute_hold: "all" | "validation_period";
+            /**
              * @description Days before each plan instalment and scheduled charge that the customer gets a payment reminder; default 3; 0 turns reminders off.
              * @example 3
              */
@@ -9325,6 +10019,15 @@ export interface components {
              * @example We are a debt collector. This is an attempt to collect a debt; any information obtained will be used for that purpose.
              */
             debt_collector_disclosure?: string;
+            /**
+             * @description Which open disputes hold collection (tag `Disputes`): `all` (default: every `pending` or
+             *     `under_review` dispute, as the stricter collectors do) or `validation_period` (only one in
+             *     writing received within the account's validation period: the legal minimum,
+             *     12 CFR 1006.38(d)(2)).
+             * @example validation_period
+             * @enum {string}
+             */
+            dispute_hold?: "all" | "validation_period";
             /**
              * @description Days before a due payment that its reminder is sent, 0 to 30; 0 turns reminders off.
              * @example 2
@@ -10340,6 +11043,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /**
+         * @description The account is held by an open dispute and takes no payment (`account_disputed`; tag
+         *     `Disputes`), or the first request with this `Idempotency-Key` is still running
+         *     (`idempotency_key_in_use`; retry a moment later to get its answer).
+         */
+        ChargeConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The request contradicts the current state of the resource. */
         Conflict: {
             headers: {
@@ -10622,6 +11338,16 @@ export interface components {
          * @example customer,location
          */
         DebtAccountInclude: string;
+        /**
+         * @description The file's UUID, of this dispute; another dispute's file answers 404.
+         * @example 6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
+         */
+        DisputeFileId: string;
+        /**
+         * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+         * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+         */
+        DisputeId: string;
         /**
          * @description The event's UUID. A value that is not a UUID answers 422; an event unknown here (another organization's or environment's, or past retention) answers 404.
          * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
@@ -11542,7 +12268,7 @@ export interface operations {
             400: components["responses"]["PaymentFailed"];
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
-            409: components["responses"]["IdempotencyKeyInUse"];
+            409: components["responses"]["ChargeConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -13608,6 +14334,10 @@ export interface operations {
                      *         "external_account_number": "4417-0093-2210",
                      *         "external_status": "in_repayment",
                      *         "status": "active",
+                     *         "validation_notice_sent_at": null,
+                     *         "validation_period_ends_on": null,
+                     *         "disputes": [],
+                     *         "active_dispute": null,
                      *         "metadata": [
                      *           {
                      *             "attribute": "branch",
@@ -13697,6 +14427,85 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createDispute: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "wrong_amount",
+                 *       "details": "I paid $500 of this bill at the hospital in January; the balance should be lower.",
+                 *       "disputed_amount": 50000,
+                 *       "in_writing": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["DisputeCreate"];
+            };
+        };
+        responses: {
+            /** @description The dispute, `pending`. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dispute. */
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -14035,6 +14844,355 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDisputes: {
+        parameters: {
+            query?: {
+                /** @description Only disputes of this customer's accounts (UUID). */
+                customer_id?: string;
+                /** @description Only disputes of this account (UUID). */
+                debt_account_id?: string;
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+                /** @description Only disputes in this status. */
+                status?: components["schemas"]["DisputeStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of disputes, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": null,
+                     *         "to": null,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 0,
+                     *         "path": "https://api.debt-collection.example/api/v1/disputes",
+                     *         "from_submitted_date": null,
+                     *         "to_submitted_date": null
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/disputes?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/disputes?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The disputes on this page. */
+                        data: components["schemas"]["Dispute"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dispute. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dispute. */
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateDispute: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "under_review"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DisputeUpdate"];
+            };
+        };
+        responses: {
+            /** @description The dispute after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dispute. */
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createDisputeComment: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "comment": "We asked Lakeside Medical Center for the January payment record.",
+                 *       "author": {
+                 *         "name": "Dana Whitfield",
+                 *         "title": "Disputes agent"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["DisputeCommentCreate"];
+            };
+        };
+        responses: {
+            /** @description The dispute with the new comment. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dispute. */
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    uploadDisputeFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DisputeFileUpload"];
+            };
+        };
+        responses: {
+            /** @description The dispute with the file. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The dispute. */
+                        data: components["schemas"]["Dispute"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    downloadDisputeFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The file's UUID, of this dispute; another dispute's file answers 404.
+                 * @example 6a0f3c1e-4b2d-4e8f-9a7c-1d2e3f4a5b6c
+                 */
+                fileId: components["parameters"]["DisputeFileId"];
+                /**
+                 * @description The dispute's UUID; a value that is not a UUID answers 422. Another organization's or environment's answers 404.
+                 * @example b3b8a351-b098-4cf3-96f0-130065d59b89
+                 */
+                id: components["parameters"]["DisputeId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes. */
+            200: {
+                headers: {
+                    /**
+                     * @description Always `attachment`, with the uploaded name made safe.
+                     * @example attachment; filename="hospital-receipt.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -15751,6 +16909,7 @@ export interface operations {
                      *         "reminder_days_before": 3,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
+                     *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
                      *         "settlement_max_months": 24
@@ -15802,6 +16961,7 @@ export interface operations {
                      *         "reminder_days_before": 2,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
+                     *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
                      *         "settlement_max_months": 24

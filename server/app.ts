@@ -34,6 +34,7 @@ import { externalChargeRoutes } from './external-charges/external-charge-routes'
 import { autopayRoutes } from './autopay/autopay-routes';
 import { documentRoutes } from './documents/document-routes';
 import { ticketRoutes } from './tickets/ticket-routes';
+import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -108,6 +109,7 @@ export function createApp(deps: AppDeps): Express {
     portalAccountRoutes,
     documentRoutes,
     ticketRoutes,
+    disputeRoutes,
   ]) {
     resource(routes, deps);
   }

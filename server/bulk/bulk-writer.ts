@@ -37,6 +37,7 @@ function accountRow(account: Account, ids: { id: string; customer: string; locat
     balance: account.balance,
     current_balance: account.current_balance ?? account.balance,
     metadata: account.metadata ?? {},
+    validation_notice_sent_at: ('validation_notice_sent_at' in account ? account.validation_notice_sent_at : null) ?? null,
   };
 }
 

@@ -12,6 +12,9 @@ import { latestOfAccounts } from '../charge-store/charge-repo';
 import { autopaysOf } from './account-autopay';
 import { scoped } from '../db/tenant';
 import type { AccountDocument } from './debt-account-mapper';
+import { disputeRepo } from '../dispute-store/dispute-repo';
+import { loadDisputes } from '../dispute-store/dispute-mapper';
+import { readSettings } from '../settings/settings-service';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
 const EMBEDDED_PAYMENTS = 10;
@@ -39,7 +42,7 @@ export async function loadDebtAccounts(
   // The primary location is always needed (external_company_id is its external_id); it is read
   // at once with the rest, and an additional location not among them afterwards (rare).
   const primaryIds = [...new Set(rows.map((row) => row.location_id))];
-  const [links, [locationRows, usage], plans, customers, payments, autopays, documents] = await concurrently(
+  const [links, [locationRows, usage], plans, customers, payments, autopays, documents, disputeRows, settings] = await concurrently(
     db,
     () => (include.has('locations') ? accounts.additionalLocations(ids) : Promise.resolve([])),
     () => locationsOf(primaryIds),
@@ -50,7 +53,10 @@ export async function loadDebtAccounts(
     // The documents shown to the customer (spec 6.4's {id, name, created_at}), read from their table.
     (): Promise<AccountDocument[]> =>
       scoped(db, 'documents', tenant).whereIn('debt_account_id', ids).whereNot('status', 'voided').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id', 'debt_account_id', 'name', 'created_at'),
+    () => disputeRepo(db, tenant).ofAccounts(ids),
+    () => readSettings(db, tenant),
   );
+  const disputes = await loadDisputes(db, tenant, disputeRows, settings.dispute_hold);
   const others = [...new Set(links.map((link) => link.location_id))].filter((id) => !primaryIds.includes(id));
   if (others.length > 0) {
     const [moreRows, moreUsage] = await locationsOf(others);
@@ -69,6 +75,7 @@ export async function loadDebtAccounts(
     charges: groupBy(payments.charges, (c) => c.debt_account_id),
     transactions: groupBy(payments.transactions, (t) => t.debt_account_id),
     documents: groupBy(documents, (d) => d.debt_account_id),
+    disputes: groupBy(disputes, (d) => d.debt_account_id),
   };
   return rows.map((row) => debtAccountToApi(row, relations));
 }

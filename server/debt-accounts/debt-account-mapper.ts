@@ -9,6 +9,7 @@ import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
 import { chargeToApi, transactionToApi } from '../charge-store/charge-mapper';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 import { autopayToApi, type AutopayRow } from './account-autopay';
+import { validationPeriodEndsOn } from '../kernel/validation-period';
 
 type Schemas = components['schemas'];
 
@@ -45,10 +46,13 @@ export interface DebtAccountRelations {
   transactions: Map<string, TransactionRow[]>;
   /** The documents shown to each account's customer, oldest first. */
   documents: Map<string, AccountDocument[]>;
+  /** Each account's disputes as API objects, newest first. */
+  disputes: Map<string, Schemas['Dispute'][]>;
 }
 
 export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRelations): Schemas['DebtAccount'] {
   const { include, customers, locations, additional, plans, autopays, usage, charges, transactions, documents } = relations;
+  const disputes = relations.disputes.get(row.id) ?? [];
   const location = locations.get(row.location_id)!;
   const customer = customers.get(row.customer_id);
   const plan = plans.get(row.id);
@@ -77,6 +81,10 @@ export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRela
     external_account_number: row.external_account_number,
     external_status: row.external_status,
     status: row.status,
+    validation_notice_sent_at: row.validation_notice_sent_at,
+    validation_period_ends_on: row.validation_notice_sent_at ? validationPeriodEndsOn(row.validation_notice_sent_at) : null,
+    disputes,
+    active_dispute: disputes.find((dispute) => dispute.status === 'pending' || dispute.status === 'under_review') ?? null,
     ...(include.has('metadata') ? { metadata: metadataToApi(row.metadata) } : {}),
   };
 }

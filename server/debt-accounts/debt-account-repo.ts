@@ -12,7 +12,7 @@ type BillingType = components['schemas']['BillingType'];
 
 /** Columns of an account row, with its parent's external_id joined in. */
 export const DEBT_ACCOUNT_COLUMNS = [
-  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'settlement_discount', 'created_at', 'updated_at'].map(
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'settlement_discount', 'validation_notice_sent_at', 'created_at', 'updated_at'].map(
     (column) => `${DEBT_ACCOUNTS}.${column}`,
   ),
   'parent.external_id as parent_external_id',
@@ -36,6 +36,8 @@ export interface DebtAccountRow {
   metadata: Record<string, string>;
   /** bigint: the cents an accepted settlement offer forgives; null without one (payment-terms.ts). */
   settlement_discount: string | null;
+  /** `YYYY-MM-DD`: the day the validation notice was sent. */
+  validation_notice_sent_at: string | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -94,6 +94,13 @@ async function list({ db }: DebtAccountDeps, tenant: Tenant, query: Knex.QueryBu
   return listPage<DebtAccountRow, DebtAccount>(query, page, { columns: DEBT_ACCOUNT_COLUMNS, table: DEBT_ACCOUNTS }, (rows) => loadDebtAccounts(db, tenant, rows, include));
 }
 
+/** The validation notice's day: not after today on the tenant's clock (it cannot have been sent yet). */
+function noticeDay(day: string | null | undefined, now: Date): string | null {
+  if (!day) return null;
+  if (day > todayUtc(now)) throw ApiError.field('validation_notice_sent_at', `must be today (${todayUtc(now)}) or earlier`);
+  return day;
+}
+
 async function find({ db }: DebtAccountDeps, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
   const row = await debtAccountRepo(db, tenant).find(key);
   if (!row) throw ApiError.notFound('Debt account');
@@ -130,6 +137,7 @@ async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, bo
         external_status: body.external_status ?? null,
         rules: body.rules ?? {},
         metadata: body.metadata ?? {},
+        validation_notice_sent_at: noticeDay(body.validation_notice_sent_at, nowFor(clock, tenant)),
       });
       if (body.locations) {
         await accounts.replaceAdditionalLocations(id, await resolveAdditionalLocations(trx, tenant, body.locations, location.id, (row) => created.push(row)));
@@ -157,7 +165,7 @@ async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, bo
 }
 
 async function update(
-  { db, events }: DebtAccountDeps,
+  { db, events, clock }: DebtAccountDeps,
   tenant: Tenant,
   key: string,
   body: Schemas['DebtAccountUpdate'],
@@ -208,6 +216,7 @@ async function update(
       if (body.status !== undefined) changes.status = body.status;
       if (body.external_status !== undefined) changes.external_status = body.external_status;
       if (body.rules !== undefined) changes.rules = mergeRules(current.rules, body.rules);
+      if (body.validation_notice_sent_at !== undefined) changes.validation_notice_sent_at = noticeDay(body.validation_notice_sent_at, nowFor(clock, tenant));
       if (body.metadata !== undefined) changes.metadata = mergeMetadata(current.metadata, body.metadata);
       await accounts.update(current.id, changes);
 

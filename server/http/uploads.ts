@@ -53,7 +53,8 @@ export const acceptUploads: RequestHandler = (req, res, next) => {
 };
 
 /** The file sent in the part `field`, as it arrived (unchecked). */
-export function uploadedFile(req: Request, field = 'file'): { bytes: Buffer; declaredType: string } | undefined {
+export function uploadedFile(req: Request, field = 'file'): { bytes: Buffer; declaredType: string; name: string } | undefined {
   const file = ((req.files as Express.Multer.File[] | undefined) ?? []).find((part) => part.fieldname === field);
-  return file ? { bytes: file.buffer, declaredType: file.mimetype } : undefined;
+  // The name is shown to people only; nothing is stored or served by it.
+  return file ? { bytes: file.buffer, declaredType: file.mimetype, name: file.originalname } : undefined;
 }

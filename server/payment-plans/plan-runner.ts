@@ -107,8 +107,11 @@ export async function runInstalment(
     if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
 
     let changes: PlanValues = {};
-    const { refusal, balance } = termsOf(account);
-    if (refusal) {
+    const { refusal, maximum } = termsOf(account);
+    if (refusal?.reason === 'disputed') {
+      // Held by an open dispute: this instalment is not collected; the plan goes on after it.
+      changes = await skipInstalment(trx, tenant, plan, account, instalment, now);
+    } else if (refusal) {
       // Paid off in the meantime (a one-time charge): the plan is done; closed or otherwise
       // out of collection: the plan is canceled, nothing is charged.
       changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
@@ -122,7 +125,7 @@ export async function runInstalment(
         environment: tenant.environment,
         outcome: 'started',
       });
-      const amount = Math.min(Number(instalment.amount), balance);
+      const amount = Math.min(Number(instalment.amount), maximum);
       const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
       await trx(PLAN_CHARGE_ATTEMPTS)
         .where({ payment_plan_charge_id: instalment.id, attempt })
@@ -135,6 +138,14 @@ export async function runInstalment(
     await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
     return true;
   });
+}
+
+/** Marks a due instalment `skipped`; when none is left pending, the plan goes on one period later. */
+async function skipInstalment(trx: Knex.Transaction, tenant: Tenant, plan: PlanRow, account: DebtAccountRow, instalment: InstalmentRow, now: Date): Promise<PlanValues> {
+  await trx(PLAN_CHARGES).where({ id: instalment.id }).update({ status: 'skipped', due_at: null, updated_at: trx.fn.now() });
+  const pending = await trx(PLAN_CHARGES).where({ payment_plan_id: plan.id, status: 'pending' }).first('id');
+  if (!pending) return scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now);
+  return {};
 }
 
 async function afterPayment(

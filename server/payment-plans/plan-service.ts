@@ -12,7 +12,8 @@ import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
 import { dueAt, todayUtc } from '../dates';
-import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { disputeHoldOf } from '../disputes/dispute-hold-fact';
 import { nowFor } from '../kernel/clock';
 import { planToApi } from './plan-mapper';
 import { OPEN_STATUSES, PAYMENT_PLANS, PLAN_COLUMNS, planRepo, type PlanRow, type PlanValues } from './plan-repo';
@@ -52,8 +53,14 @@ export async function scheduleFrom(trx: Knex, tenant: Tenant, plan: PlanRow, acc
   return {};
 }
 
+/** The account locked, with the dispute hold's fact for the payment terms (a plan pays a parent). */
 async function lockedAccount(trx: Knex, tenant: Tenant, key: string): Promise<DebtAccountRow | undefined> {
-  return debtAccountRepo(trx, tenant).find(key, { forUpdate: true });
+  const accounts = debtAccountRepo(trx, tenant);
+  const account = await accounts.find(key, { forUpdate: true });
+  if (!account) return undefined;
+  const children = await accounts.query().where(`${DEBT_ACCOUNTS}.parent_id`, account.id).select([`${DEBT_ACCOUNTS}.id`, `${DEBT_ACCOUNTS}.current_balance`]);
+  const { heldChildren: _held, ...fact } = await disputeHoldOf(trx, tenant, account, children);
+  return { ...account, ...fact };
 }
 
 /** Who sets up a plan (whose windows apply), and what must commit with it. */

@@ -76,6 +76,22 @@ export function intentErrors(intent: PaymentIntent, { channel, today }: AskedAt)
   return errors;
 }
 
+/**
+ * A payment the dispute hold refuses (tag Disputes): the account is held, or a parent is asked
+ * for more than its balance less its held children's. The API answers 409 `account_disputed`.
+ */
+export function throwIfDisputed(terms: AccountTerms, amount: number): void {
+  const beyondShare = terms.maximum < terms.balance && amount > terms.maximum;
+  if (terms.refusal?.reason === 'disputed' || (!terms.refusal && beyondShare)) {
+    throw new ApiError(
+      'account_disputed',
+      terms.refusal
+        ? 'The account is held by an open dispute and takes no payment until the dispute is answered.'
+        : `Part of the account is held by an open dispute: at most ${money(terms.maximum)} can be paid now.`,
+    );
+  }
+}
+
 /** What a payment of `intent.amount` breaks on an account with `terms` (read under its lock). */
 export function amountErrors(terms: AccountTerms, intent: Pick<PaymentIntent, 'amount' | 'instalment'>, errors: FieldErrors = {}): FieldErrors {
   if (terms.refusal) {

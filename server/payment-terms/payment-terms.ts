@@ -35,6 +35,13 @@ export interface TermsAccount {
   parent_id?: string | null;
   /** bigint: the cents an accepted settlement offer forgives while it is being paid; null or absent without one. */
   settlement_discount?: string | number | null;
+  /**
+   * Held by an open dispute (tag Disputes): the account itself or its parent is disputed. Read
+   * by the callers that load the account (disputes/dispute-hold-fact.ts); absent: not held.
+   */
+  in_dispute?: boolean;
+  /** On a parent: the part of its balance that disputed children hold (their current balances). */
+  disputed_share?: number;
 }
 
 /** Why an account takes no payment; `reason` is what callers branch on, `message` what people read. */
@@ -52,6 +59,10 @@ const PAYABILITY_RULES: PayabilityRule[] = [
   (account) =>
     account.status !== 'active' ? { reason: 'not_active', message: `the account is ${account.status.replace('_', ' ')} and takes no payments` } : undefined,
   (_account, balance) => (balance <= 0 ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined),
+  (account, balance) =>
+    account.in_dispute || (account.disputed_share ?? 0) >= balance
+      ? { reason: 'disputed', message: 'the account is held by an open dispute and takes no payment until the dispute is answered' }
+      : undefined,
 ];
 
 /** Without `rules.min_payment_amount`, the least one payment may be (spec 8's floor of the rule). */
@@ -87,7 +98,8 @@ export function termsOf(account: TermsAccount): AccountTerms {
     payable: !refusal,
     options: refusal ? [] : offeredOptions(account.billing_type),
     minimum: Math.min(balance, account.rules?.min_payment_amount ?? DEFAULT_MIN_PAYMENT),
-    maximum: Math.max(balance, 0),
+    // A parent with disputed children takes no more than the rest of its balance.
+    maximum: Math.max(balance - (account.disputed_share ?? 0), 0),
   };
 }
 

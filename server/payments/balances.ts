@@ -9,11 +9,13 @@ import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { scoped } from '../db/tenant';
+import { disputeHoldOf } from '../disputes/dispute-hold-fact';
 
 export interface LockedFamily {
-  account: DebtAccountRow;
-  /** The account's children, oldest first (empty for a child or a stand-alone account). */
-  children: DebtAccountRow[];
+  /** With the dispute hold's fact, for the payment terms. */
+  account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number };
+  /** The account's children, oldest first (empty for a child or a stand-alone account); `held` by an open dispute. */
+  children: (DebtAccountRow & { held?: boolean })[];
 }
 
 /** The account by `{id|external_id}` and its children, all locked; undefined when it does not exist. */
@@ -37,7 +39,8 @@ export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: st
           .forUpdate(DEBT_ACCOUNTS)
           .select(['debt_accounts.id', 'debt_accounts.current_balance'])) as DebtAccountRow[])
       : [];
-  return { account, children };
+  const { heldChildren, ...fact } = await disputeHoldOf(trx, tenant, account, children);
+  return { account: { ...account, ...fact }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
 }
 
 /** Oldest child first, each up to its own current balance; an account without children takes it all. */
@@ -45,7 +48,7 @@ export function spread({ account, children }: LockedFamily, amount: number): { d
   if (children.length === 0) return [{ debt_account_id: account.id, amount }];
   const parts = [];
   let left = amount;
-  for (const child of children) {
+  for (const child of children.filter((one) => !one.held)) {
     const part = Math.min(left, Number(child.current_balance));
     if (part > 0) parts.push({ debt_account_id: child.id, amount: part });
     left -= part;

@@ -26,7 +26,7 @@ import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
-import { amountErrors, intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
+import { amountErrors, intentErrors, laterDayOf, throwIfAny, throwIfDisputed } from '../payment-terms/payment-intent';
 import type { IdempotencyScope } from '../idempotency/request-fingerprint';
 import { chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
 
@@ -92,7 +92,9 @@ export async function createCharge(
       const family = await lockAccount(trx, tenant, body.debt_account_id);
       if (!family) throw ApiError.field('debt_account_id', 'does not exist');
       const { account } = family;
-      throwIfAny(amountErrors(termsOf(account), intent));
+      const terms = termsOf(account);
+      throwIfDisputed(terms, body.amount);
+      throwIfAny(amountErrors(terms, intent));
 
       let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
       if (inlineValues && body.save_payment_method) {

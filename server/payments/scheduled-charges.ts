@@ -130,7 +130,7 @@ export async function runScheduledCharge(deps: PaymentDeps, gatewayOn: GatewayOn
       await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.delete', ids: [charge.id] }]);
       return true;
     }
-    const amount = Math.min(Number(charge.amount), balance);
+    const amount = Math.min(Number(charge.amount), terms!.maximum);
     const method = charge.payment_method_id ? await paymentMethodRepo(trx, tenant).find(charge.payment_method_id) : undefined;
     const refusal = !gatewayOn
       ? { error_code: 'payment_gateway_unavailable', error: 'No payment gateway is configured for production; no money was moved.' }

@@ -295,14 +295,6 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     return !isGuest(visit) ? accounts.methods(visit.tenant, customerId(visit), visit.now) : [];
   }
 
-  // The page the spec names but this Portal does not have yet: disputes.
-  router.get(['/disputes/:disputeId'], page(async (_req, res, visit) => {
-    renderPage(res, 200, 'message', 'Coming soon', context(visit), {
-      message: 'This page is not available in the Portal yet.',
-      link: { href: `${base}/accounts`, text: 'See your accounts' },
-    });
-  }));
-
   return router;
 }
 

@@ -14,6 +14,7 @@ import { chargeService, transactionService } from '../payments/charge-service';
 import { planService } from '../payment-plans/plan-service';
 import { PortalStop } from './page-error';
 import { termsOf, type AccountTerms } from '../payment-terms/payment-terms';
+import { disputeHoldOf } from '../disputes/dispute-hold-fact';
 
 type S = components['schemas'];
 
@@ -40,6 +41,12 @@ export function viewOf(account: DebtAccountRow): AccountView {
 
 export function portalAccounts(deps: AppDeps) {
   const { db } = deps;
+  /** The account with the dispute hold's fact, so its terms show it "In dispute" with no way to pay. */
+  const held = async (tenant: Tenant, row: DebtAccountRow): Promise<DebtAccountRow> => {
+    const children = await debtAccountRepo(db, tenant).query().where(`${DEBT_ACCOUNTS}.parent_id`, row.id).select([`${DEBT_ACCOUNTS}.id`, `${DEBT_ACCOUNTS}.current_balance`]);
+    const { heldChildren: _children, ...fact } = await disputeHoldOf(db, tenant, row, children);
+    return { ...row, ...fact };
+  };
   return {
     async customer(tenant: Tenant, customerId: string): Promise<CustomerRow> {
       const customer = await customerRepo(db, tenant).find(customerId);
@@ -55,7 +62,7 @@ export function portalAccounts(deps: AppDeps) {
         .whereNot(`${DEBT_ACCOUNTS}.status`, 'archived')
         .select(DEBT_ACCOUNT_COLUMNS)
         .orderBy([{ column: `${DEBT_ACCOUNTS}.created_at` }, { column: `${DEBT_ACCOUNTS}.id` }]);
-      return rows.map(viewOf);
+      return (await Promise.all(rows.map((row) => held(tenant, row)))).map(viewOf);
     },
 
     /** One of the customer's visible parent accounts, or 404. */
@@ -63,7 +70,7 @@ export function portalAccounts(deps: AppDeps) {
       // Pages name accounts by id only (an external_id is the organization's, not the customer's).
       const row = /^[0-9a-f-]{36}$/i.test(accountId) ? await debtAccountRepo(db, tenant).find(accountId) : undefined;
       if (!row || row.id !== accountId.toLowerCase() || row.customer_id !== customerId || row.parent_id || row.status === 'archived') throw notFound();
-      return viewOf(row);
+      return viewOf(await held(tenant, row));
     },
 
     async detail(tenant: Tenant, customerId: string, accountId: string): Promise<AccountDetail> {

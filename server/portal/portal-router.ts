@@ -25,6 +25,7 @@ import { PortalStop } from './page-error';
 import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
 import { settlementRouter } from './settlement-pages';
+import { disputePagesRouter } from './dispute-pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
@@ -108,6 +109,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(documentRouter(deps, scope));
   router.use(ticketRouter(deps, scope));
   router.use(settlementRouter(deps, scope));
+  router.use(disputePagesRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)

@@ -33,4 +33,5 @@ export const SETTING_KEYS: { [K in keyof Settings]-?: Key<K> } = {
   debt_collector_disclosure: { default: () => DEFAULT_DISCLOSURE },
   settlement_max_discount_percentage: { default: () => 80, check: (value) => (Math.round(value * 100) === value * 100 ? { value } : { error: 'must have at most two decimals' }) },
   settlement_max_months: { default: () => 24 },
+  dispute_hold: { default: () => 'all' },
 };

@@ -9,6 +9,8 @@ import { customerPayload, debtAccountPayload, importCompletePayload, locationPay
 import { trackingPayload } from './tracking-payloads';
 import { accountDocumentsPayload, signedDocumentPayload, ticketPayload } from './document-ticket-payloads';
 import { accountOffers, settlementOfferPayload } from './settlement-payloads';
+import { disputePayload } from './dispute-payloads';
+import type { Tenant } from '../kernel/tenant';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 import { externalChargeToApi } from '../external-charges/external-charge-mapper';
 
@@ -16,8 +18,13 @@ interface Kind {
   /** Adds what the payload of the record `id` needs to `needs`. */
   need(needs: Needs, id: string): void;
   /** The payload's `data`; undefined when there is nothing to tell (the record is gone, an account has no plan). */
-  build(id: string, rows: PayloadRows): object | undefined;
+  build(id: string, rows: PayloadRows, tenant: Tenant): object | undefined;
 }
+
+const dispute: Kind = {
+  need: (needs, id) => needs.disputes.add(id),
+  build: (id, rows, tenant) => (rows.disputes.has(id) ? disputePayload(id, rows, tenant) : undefined),
+};
 
 const customer: Kind = {
   need: (needs, id) => needs.customers.add(id),
@@ -164,6 +171,10 @@ export const TRACKING_EVENTS = [
   'customer.checkout.settlement-offer.payment-plan.success',
   'guest.customer.checkout.settlement-offer.full-amount.success',
   'guest.customer.checkout.settlement-offer.full-amount.failed',
+  'customer.dispute.created',
+  'guest.dispute.created',
+  'guest.dispute.registration.verification.success',
+  'guest.dispute.registration.verification.failed',
 ] as const satisfies readonly EventName[];
 
 const KINDS: Partial<Record<EventName, Kind>> = {
@@ -196,6 +207,8 @@ const KINDS: Partial<Record<EventName, Kind>> = {
   'ticket.update': ticket,
   'debt-account-settlement-offer.create': settlementOffer,
   'debt-account-settlement-offer.update': settlementOffer,
+  'debt-account-dispute.create': dispute,
+  'debt-account-dispute.update': dispute,
 };
 
 export function kindOf(name: EventName): Kind {

@@ -35,7 +35,7 @@ export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()):
       const events: LoggedEvent[] = [];
       for (const event of wanted) {
         for (const id of event.ids) {
-          const data = kindOf(event.name).build(id, rows);
+          const data = kindOf(event.name).build(id, rows, tenant);
           if (data) events.push({ name: event.name, objectId: id, data });
         }
       }

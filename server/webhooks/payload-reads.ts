@@ -16,6 +16,8 @@ import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
 import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-payloads';
+import { DISPUTE_COLUMNS, DISPUTES, disputeRepo, type DisputeRow } from '../dispute-store/dispute-repo';
+import type { DisputeRows } from './dispute-payloads';
 
 type S = components['schemas'];
 
@@ -142,6 +144,8 @@ export interface Needs {
   tickets: Set<string>;
   /** Settlement offers shown whole. */
   offers: Set<string>;
+  /** Disputes shown with their thread, files and account. */
+  disputes: Set<string>;
 }
 
 export const noNeeds = (): Needs => ({
@@ -155,6 +159,7 @@ export const noNeeds = (): Needs => ({
   signatures: new Set(),
   tickets: new Set(),
   offers: new Set(),
+  disputes: new Set(),
 });
 
 export interface PayloadRows {
@@ -183,6 +188,7 @@ export interface PayloadRows {
   /** Settlement offers by id (those named), and each account's latest offer by account id. */
   offers: Map<string, OfferRow>;
   accountOffers: Map<string, OfferRow>;
+  disputes: Map<string, DisputeRows>;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -257,6 +263,15 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
     );
 }
 
+async function loadDisputeRows(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, DisputeRows>> {
+  if (ids.length === 0) return new Map();
+  const repo = disputeRepo(db, tenant);
+  const rows: DisputeRow[] = await repo.query().whereIn(`${DISPUTES}.id`, ids).select(DISPUTE_COLUMNS);
+  const comments = groupBy(await repo.comments(rows.map((row) => row.id)), (row) => row.dispute_id);
+  const files = groupBy(await repo.files(rows.map((row) => row.id)), (row) => row.dispute_id);
+  return new Map(rows.map((dispute) => [dispute.id, { dispute, comments: comments.get(dispute.id) ?? [], files: files.get(dispute.id) ?? [] }]));
+}
+
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
   // Offers first: their charges are loaded with the payments, and their accounts (a plan's payload embeds the customer).
@@ -264,7 +279,10 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   for (const id of offerChargeIds(offers)) needs.payments.charges.add(id);
   // Payments next: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds])];
+  // Disputes too: each embeds its account.
+  const disputes = await loadDisputeRows(db, tenant, [...needs.disputes]);
+  const disputedAccounts = [...disputes.values()].map(({ dispute }) => dispute.debt_account_id);
+  const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds, ...disputedAccounts])];
   for (const offer of offers) needs.accountsWithCustomer.add(offer.debt_account_id);
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
@@ -315,5 +333,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
     offers: byId(offers),
     accountOffers: await loadAccountOffers(db, tenant, accounts.map((account) => account.id)),
+    disputes,
   };
 }

@@ -162,7 +162,7 @@ function embeddedCustomer(customerId: string, ctx: PayloadRows): S['EventEmbedde
   return { ...customerCore(ctx.customers.get(customerId)!, ctx), must_accept_policies: false, must_verify_customer: false, must_verify_address: false };
 }
 
-function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
+export function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
   const { id, name, email, phone, external_id } = row;
   return { id, ...splitName(name), name, email, phone, external_id, created_at: eventTime(row.created_at), updated_at: eventTime(row.updated_at) };
 }
@@ -177,7 +177,7 @@ function planChargePayload(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
     successfully_charged_at: row.successfully_charged_at ? eventTime(row.successfully_charged_at) : null,
     attempts: row.attempts,
     scheduled: row.status === 'pending',
-    skipped: row.status === 'canceled',
+    skipped: row.status === 'canceled' || row.status === 'skipped',
     interest: 0,
     fees: [],
     total_fees_amount: 0,

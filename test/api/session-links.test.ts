@@ -80,20 +80,23 @@ const at = (start: Date, ms: number) => app.clock.set(new Date(start.getTime() +
 describe('the Portal entry at portal_url', () => {
   test('each destination lands on its page, without the token and without any token header', async () => {
     const { customer, account } = await customerWithAccount();
+    // A dispute on another account of theirs: the one above stays payable.
+    const disputed = await newDebtAccount(app.api, customer.id, { external_id: unique('ACC'), balance: 1000 });
+    const dispute = (await app.api.POST('/debt-accounts/{id}/disputes', { params: { path: { id: disputed.id } }, body: { reason: 'not_mine' } })).data!.data;
     const cases: [Create, string][] = [
       [{ customer_id: customer.id }, 'accounts_list'],
       [{ customer_id: customer.id, debt_account_id: account.id, destination: 'accounts_list' }, 'accounts_list'],
       [{ customer_id: customer.id, debt_account_id: account.id, destination: 'account_detail' }, 'account_detail'],
       [{ customer_id: customer.id, debt_account_id: account.id, destination: 'account_checkout' }, 'account_checkout'],
       [{ customer_id: customer.id, debt_account_id: account.id, destination: 'account_documents' }, 'account_documents'],
-      [{ customer_id: customer.id, debt_account_dispute_id: DISPUTE }, 'account_disputes_detail'],
+      [{ customer_id: customer.id, debt_account_dispute_id: dispute.id }, 'account_disputes_detail'],
     ];
     const pages: Record<string, string> = {
       accounts_list: 'Your accounts',
       account_detail: '$520.00',
       account_checkout: 'Make a payment',
       account_documents: 'There are no documents for this account.',
-      account_disputes_detail: 'Coming soon',
+      account_disputes_detail: 'Your dispute',
     };
     for (const [body, destination] of cases) {
       const session = await created({ ...body, return_url: 'https://www.acme-recovery.example/thanks' });

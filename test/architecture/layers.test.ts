@@ -15,7 +15,7 @@ const FLOORS: string[][] = [
   ['db'],
   ['http', 'events', 'jobs', 'mail', 'gateway', 'idempotency', 'organizations', 'files'],
   [':deps'],
-  ['customer-store', 'charge-store', 'settings', 'event-log'],
+  ['customer-store', 'charge-store', 'dispute-store', 'settings', 'event-log'],
   ['locations', 'payment-terms'],
   ['payment-methods', 'debt-accounts'],
   ['customers'],

@@ -1,0 +1,119 @@
+/**
+ * The Portal's disputes for a signed-in customer: "Dispute this debt" on an account opens a
+ * form (reason and details); filing it records a dispute in writing (Regulation F comment 38-1)
+ * with `customer.dispute.created`, and opens its page: status, thread, files and a comment box.
+ * An account with an open dispute leads to that dispute instead of a second form.
+ */
+import { Router, type Request, type Response } from 'express';
+import type { components } from '../../generated/schema';
+import type { AppDeps } from '../deps';
+import { ApiError } from '../kernel/errors';
+import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { PortalStop } from './page-error';
+import { portalAccounts } from './portal-accounts';
+import { renderPage } from './render';
+import { track } from './tracking';
+import { addComment, createDispute, findDispute } from '../disputes/dispute-service';
+import { disputeRepo, OPEN_STATUSES } from '../dispute-store/dispute-repo';
+
+type Reason = components['schemas']['DisputeReason'];
+
+export const REASONS: { value: Reason; label: string }[] = [
+  { value: 'not_mine', label: 'This is not my debt' },
+  { value: 'wrong_amount', label: 'The amount is wrong' },
+  { value: 'already_paid', label: 'I already paid it' },
+  { value: 'identity_theft', label: 'I am a victim of identity theft' },
+  { value: 'original_creditor_requested', label: 'I want the name and address of the original creditor' },
+  { value: 'other', label: 'Another reason' },
+];
+
+const STATUS_LABELS: Record<components['schemas']['DisputeStatus'], string> = {
+  pending: 'Received',
+  under_review: 'Under review',
+  verified: 'Answered: the debt was verified',
+  resolved: 'Resolved',
+  withdrawn: 'Withdrawn',
+};
+
+type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
+
+export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
+  const router = Router();
+  const accounts = portalAccounts(deps);
+  const base = scope.base;
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: true });
+  const notFound = () => new PortalStop(404, 'not_found', 'Dispute not found', 'We could not find this dispute among yours.', undefined, { href: `${base}/accounts`, text: 'My accounts' });
+
+  /** A signed-in customer's page (a guest is sent to the start, an unverified visit to verify). */
+  const page = (handler: Handler) => async (req: Request, res: Response) => {
+    const visit = await visitOf(deps, scope, req, res);
+    if (needsVerification(visit)) return res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
+    if (!visit.browser.customer_id) return res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
+    await handler(req, res, visit);
+  };
+
+  const openDisputeOf = async (visit: Visit, accountId: string) =>
+    disputeRepo(deps.db, visit.tenant).query().where({ debt_account_id: accountId }).whereIn('status', OPEN_STATUSES).orderBy('created_at', 'desc').first('id');
+
+  const renderForm = (res: Response, visit: Visit, accountId: string, label: string, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}) =>
+    renderPage(res, status, 'dispute-form', 'Dispute this debt', context(visit), { accountId, label, reasons: REASONS, form, errors });
+
+  router.get('/accounts/:accountId/dispute', page(async (req, res, visit) => {
+    const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
+    const open = await openDisputeOf(visit, view.account.id);
+    if (open) return res.redirect(303, `${base}/disputes/${open.id}`);
+    renderForm(res, visit, view.account.id, view.account.external_account_number || view.account.external_id || view.account.id.slice(0, 8));
+  }));
+
+  router.post('/accounts/:accountId/dispute', page(async (req, res, visit) => {
+    const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
+    const label = view.account.external_account_number || view.account.external_id || view.account.id.slice(0, 8);
+    const form = req.body as Record<string, string>;
+    const errors: Record<string, string> = {};
+    const reason = REASONS.find((option) => option.value === form.reason)?.value;
+    if (!reason) errors.reason = 'Choose why you dispute this debt.';
+    const details = String(form.details ?? '').trim();
+    if (details.length > 5000) errors.details = 'Tell us in at most 5000 characters.';
+    if (Object.keys(errors).length > 0) return renderForm(res, visit, view.account.id, label, 422, { reason: form.reason ?? '', details }, errors);
+    const dispute = await createDispute(deps, visit.tenant, view.account.id, { reason: reason!, details: details || null }, {
+      source: 'portal',
+      within: (trx) =>
+        track(trx, deps.events, visit.tenant, [{ event: 'customer.dispute.created', deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: view.account.id }]),
+    });
+    res.redirect(303, `${base}/disputes/${dispute.id}?filed=1`);
+  }));
+
+  const mine = async (visit: Visit, id: string) => {
+    if (!/^[0-9a-f-]{36}$/i.test(id)) throw notFound();
+    try {
+      const dispute = await findDispute(deps.db, visit.tenant, id);
+      if (dispute.customer_id !== visit.browser.customer_id) throw notFound();
+      return dispute;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) throw notFound();
+      throw error;
+    }
+  };
+
+  const renderDispute = async (res: Response, visit: Visit, id: string, status = 200, extra: object = {}) => {
+    const dispute = await mine(visit, id);
+    renderPage(res, status, 'dispute', 'Your dispute', context(visit), { dispute, statusLabel: STATUS_LABELS[dispute.status], reasonLabel: REASONS.find((r) => r.value === dispute.reason)!.label, ...extra });
+  };
+
+  router.get('/disputes/:disputeId', page(async (req, res, visit) => {
+    await renderDispute(res, visit, String(req.params.disputeId), 200, { filed: req.query.filed === '1' });
+  }));
+
+  router.post('/disputes/:disputeId/comments', page(async (req, res, visit) => {
+    const dispute = await mine(visit, String(req.params.disputeId));
+    const comment = String((req.body as Record<string, string>).comment ?? '').trim();
+    if (comment.length < 1 || comment.length > 5000) {
+      return renderDispute(res, visit, dispute.id, 422, { commentError: 'Write a message of 1 to 5000 characters.' });
+    }
+    const customer = await accounts.customer(visit.tenant, visit.browser.customer_id!);
+    await addComment(deps, visit.tenant, dispute.id, { comment, author: { name: customer.name, title: 'Customer' } });
+    res.redirect(303, `${base}/disputes/${dispute.id}`);
+  }));
+
+  return router;
+}

@@ -1,0 +1,66 @@
+/**
+ * debt-account-dispute.create and .update (spec 6.4's dispute payload): the dispute with its
+ * thread and files, its customer (subset) and its account embedded. A file's `url` is its
+ * download on the API, on the host the document's `servers` name for the tenant (a payload is
+ * built without a request to take a host from).
+ */
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../kernel/tenant';
+import type { DisputeCommentRow, DisputeFileRow, DisputeRow } from '../dispute-store/dispute-repo';
+import { disputeFilePath } from '../dispute-store/dispute-mapper';
+import { customerSummary, embeddedAccount, eventTime } from './payloads';
+import type { PayloadRows } from './payload-reads';
+
+type S = components['schemas'];
+
+export interface DisputeRows {
+  dispute: DisputeRow;
+  comments: DisputeCommentRow[];
+  files: DisputeFileRow[];
+}
+
+const apiHost = (tenant: Tenant) => `https://${tenant.organizationId}.${tenant.environment === 'production' ? 'api' : 'sandbox'}.debt-collection.example`;
+
+function filePayload(row: DisputeFileRow, tenant: Tenant): S['EventDisputeFile'] {
+  return { id: row.id, name: row.name, url: `${apiHost(tenant)}${disputeFilePath(row.dispute_id, row.id)}`, created_at: eventTime(row.created_at) };
+}
+
+function commentsPayload(rows: DisputeCommentRow[], parent: string | null): S['EventDisputeComment'][] {
+  return rows
+    .filter((row) => row.reply_to === parent)
+    .map((row) => ({
+      id: row.id,
+      comment: row.comment,
+      files: [],
+      author: { name: row.author_name, title: row.author_title },
+      replies: commentsPayload(rows, row.id),
+      meta: null,
+      created_at: eventTime(row.created_at),
+    }));
+}
+
+export function disputePayload(id: string, ctx: PayloadRows, tenant: Tenant): S['EventDispute'] {
+  const { dispute, comments, files } = ctx.disputes.get(id)!;
+  const account = ctx.accounts.get(dispute.debt_account_id)!;
+  return {
+    id: dispute.id,
+    reason: dispute.reason,
+    details: dispute.details,
+    account_number: dispute.account_number,
+    has_documents: files.length > 0,
+    username: dispute.username,
+    name: dispute.name,
+    email: dispute.email,
+    phone_number: dispute.phone_number,
+    address_1: dispute.address_1,
+    address_2: dispute.address_2,
+    city: dispute.city,
+    state: dispute.state,
+    zip: dispute.zip,
+    status: dispute.status,
+    comments: commentsPayload(comments, null),
+    files: files.map((file) => filePayload(file, tenant)),
+    customer: customerSummary(ctx.customers.get(dispute.customer_id)!),
+    debt_account: embeddedAccount(account, ctx, null),
+  };
+}
