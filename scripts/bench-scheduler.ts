@@ -110,8 +110,8 @@ async function main(): Promise<void> {
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const deps: AppDeps = { config: loadConfig({ PORT: '0' }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss) };
     listenToPayments();
-    const gatewayOn = gatewayFor(deps, tenant)!;
-    const token = await gatewayOn(db).tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+    const gateway = gatewayFor(deps, tenant)!;
+    const token = await gateway.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
 
     let started = Date.now();
     await seedAccounts(db, tenant, 'PLAN', token);
@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     started = Date.now();
     for (let round = 0; round < PER_ACCOUNT; round += 1) {
       for (const { account_id, method_id } of baselineAccounts) {
-        const { declined } = await createCharge(deps, gatewayOn, tenant, { amount: AMOUNT, debt_account_id: account_id, payment_method_id: method_id }, undefined);
+        const { declined } = await createCharge(deps, gateway, tenant, { amount: AMOUNT, debt_account_id: account_id, payment_method_id: method_id }, undefined);
         if (declined) throw declined;
       }
     }

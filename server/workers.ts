@@ -17,6 +17,7 @@ import { startPlanScheduler } from './payment-plans/plan-scheduler';
 import { listenToPayments } from './payment-plans/plan-listeners';
 import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
+import { startChargeRecovery } from './payments/charge-recovery';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -51,6 +52,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
     await runRecovery(deps, job!.data);
   });
   await startPlanScheduler(deps, planPorts(deps));
+  await startChargeRecovery(deps);
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

@@ -15,6 +15,12 @@ import type { EventRecorder } from './events';
 export interface Happenings {
   /** A charge outside a plan's own run lowered the balances of `accountIds` (made now or scheduled). */
   'charge.paid-accounts': { accountIds: string[]; now: Date };
+  /** The gateway's answer for a `processing` charge was recorded (by its request or by recovery): `charge` as it now is. */
+  'charge.finished': {
+    charge: { id: string; status: string; amount: string; payment_plan_charge_id: string | null; error: string | null; error_code: string | null };
+    declined?: { message: string; errorCode: string };
+    now: Date;
+  };
   /** The bank returned the ACH debit `charge`; its balances are already given back. */
   'ach.returned': { charge: { id: string; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
 }

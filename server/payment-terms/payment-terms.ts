@@ -31,11 +31,13 @@ export interface TermsAccount {
   billing_type: BillingOption[] | null;
   rules: { min_payment_amount?: number } | null;
   parent_id?: string | null;
+  /** Cents held by charges being made (`processing`): counted against what can still be paid. Unset: none. */
+  reserved_amount?: number;
 }
 
 /** Why an account takes no payment; `reason` is what callers branch on, `message` what people read. */
 export interface Refusal {
-  reason: 'not_active' | 'paid_off';
+  reason: 'not_active' | 'paid_off' | 'reserved';
   message: string;
 }
 
@@ -47,6 +49,10 @@ const PAYABILITY_RULES: PayabilityRule[] = [
     account.status === 'paid_off' ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined,
   (account) =>
     account.status !== 'active' ? { reason: 'not_active', message: `the account is ${account.status.replace('_', ' ')} and takes no payments` } : undefined,
+  (account, balance) =>
+    balance <= 0 && (account.reserved_amount ?? 0) > 0
+      ? { reason: 'reserved', message: 'payments being made already take the whole balance; try again once they are done' }
+      : undefined,
   (_account, balance) => (balance <= 0 ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined),
 ];
 
@@ -67,7 +73,8 @@ export interface AccountTerms {
 }
 
 export function termsOf(account: TermsAccount): AccountTerms {
-  const balance = Number(account.current_balance);
+  // What can still be paid: the balance less what charges being made hold.
+  const balance = Number(account.current_balance) - (account.reserved_amount ?? 0);
   const refusal = PAYABILITY_RULES.map((rule) => rule(account, balance)).find(Boolean);
   return {
     balance,

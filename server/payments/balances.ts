@@ -9,9 +9,11 @@ import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { scoped } from '../db/tenant';
+import { CHARGES } from '../charge-store/charge-repo';
 
 export interface LockedFamily {
-  account: DebtAccountRow;
+  /** With `reserved_amount`: what the family's `processing` charges hold (payment-terms read it). */
+  account: DebtAccountRow & { reserved_amount: number };
   /** The account's children, oldest first (empty for a child or a stand-alone account). */
   children: DebtAccountRow[];
 }
@@ -37,7 +39,21 @@ export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: st
           .forUpdate(DEBT_ACCOUNTS)
           .select(['debt_accounts.id', 'debt_accounts.current_balance'])) as DebtAccountRow[])
       : [];
-  return { account, children };
+  return { account: { ...account, reserved_amount: await reservedOnFamily(trx, tenant, top) }, children };
+}
+
+/**
+ * Cents held by the `processing` charges of the family under `top` (on it or any child): a
+ * reservation on a parent may land on any child, so every account of the family counts them
+ * all. The caller holds the family's lock, so none is added meanwhile.
+ */
+async function reservedOnFamily(trx: Knex.Transaction, tenant: Tenant, top: string): Promise<number> {
+  const row = await scoped(trx, CHARGES, tenant)
+    .where({ status: 'processing' })
+    .whereIn('debt_account_id', scoped(trx, DEBT_ACCOUNTS, tenant).where({ parent_id: top }).select('id').union(trx.raw('SELECT ?::uuid', [top])))
+    .sum<{ sum: string | null }>('amount as sum')
+    .first();
+  return Number(row?.sum ?? 0);
 }
 
 /** Oldest child first, each up to its own current balance; an account without children takes it all. */

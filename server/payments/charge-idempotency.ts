@@ -7,11 +7,12 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
-import { ApiError, type ErrorCode } from '../kernel/errors';
+import { ApiError } from '../kernel/errors';
 import { isUniqueViolation } from '../db/tenant';
 import { scopeText, type IdempotencyScope } from '../idempotency/request-fingerprint';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { ChargeOutcome } from './charge-outcome';
+import { outcomeOf } from './charge-steps';
 
 /** The unique index of (tenant, idempotency_scope, idempotency_key) on charges. */
 export const CHARGE_KEY_INDEX = 'charges_idempotency_scope_key_unique';
@@ -38,8 +39,9 @@ export async function earlierCharge(db: Knex, tenant: Tenant, scope: Idempotency
   const charge = await chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
   if (!charge) return undefined;
   if (charge.idempotency_fingerprint !== null && charge.idempotency_fingerprint !== scope.fingerprint) throw reusedKey();
-  if (charge.status === 'failed' && charge.error_code) return { charge, declined: new ApiError(charge.error_code as ErrorCode, charge.error ?? 'The payment was declined.') };
-  return { charge };
+  // Reserved and not finished yet (the gateway is being asked, or recovery will): its one outcome comes later.
+  if (charge.status === 'processing') throw keyInUse();
+  return outcomeOf(charge);
 }
 
 /**
@@ -51,5 +53,7 @@ export async function chargeOfRace(db: Knex, tenant: Tenant, scope: IdempotencyS
   if (!scope || !isUniqueViolation(error, CHARGE_KEY_INDEX)) throw error;
   const earlier = await earlierCharge(db, tenant, scope);
   if (earlier) return earlier;
-  throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry later.');
+  throw keyInUse();
 }
+
+const keyInUse = () => new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry later.');

@@ -17,6 +17,7 @@ import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
 import * as webhookTrust from './015-webhook-trust';
 import * as communications from './016-communications';
+import * as chargeSteps from './017-charge-steps';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -33,6 +34,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013-idempotency-scope': idempotencyScope,
   '015-webhook-trust': webhookTrust,
   '016-communications': communications,
+  '017-charge-steps': chargeSteps,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
