@@ -51,8 +51,8 @@ export interface Config {
   dueWorkChargesInFlight: number;
   /** Test only: the simulator makes a charge of exactly this many cents and loses its answer. */
   testSandboxLoseAnswerCents: number | undefined;
-  /** Test only: the process pauses (and says so on stderr) or dies at this step of a charge. */
-  testChargeStep: { step: string; action: 'pause' | 'die' } | undefined;
+  /** Test only: the process pauses (and says so on stderr) or dies at these steps of a charge (of these amounts, when given). */
+  testChargeSteps: { step: string; action: 'pause' | 'die'; cents?: number }[];
 }
 
 export class ConfigError extends Error {}
@@ -121,13 +121,19 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return raw as T;
 }
 
-/** TEST_CHARGE_STEP=pause:<step> or die:<step> (test only; the steps are named in payments/charge-steps.ts). */
-function chargeStep(env: NodeJS.ProcessEnv): Config['testChargeStep'] {
+/**
+ * TEST_CHARGE_STEP (test only): `pause:<step>` or `die:<step>`, optionally `@<cents>` for
+ * charges of that amount only, several separated by commas; the steps are named in
+ * payments/charge-steps.ts.
+ */
+function chargeSteps(env: NodeJS.ProcessEnv): Config['testChargeSteps'] {
   const raw = env.TEST_CHARGE_STEP;
-  if (raw === undefined || raw === '') return undefined;
-  const match = /^(pause|die):([a-z-]+)$/.exec(raw);
-  if (!match) throw new ConfigError(`TEST_CHARGE_STEP must be pause:<step> or die:<step>, not "${raw}"`);
-  return { action: match[1] as 'pause' | 'die', step: match[2]! };
+  if (raw === undefined || raw === '') return [];
+  return raw.split(',').map((part) => {
+    const match = /^(pause|die):(reserved|answered|recorded)(?:@([1-9][0-9]{0,9}))?$/.exec(part);
+    if (!match) throw new ConfigError(`TEST_CHARGE_STEP must be pause:<step> or die:<step> (steps reserved, answered, recorded), each with an optional @<cents>, not "${raw}"`);
+    return { action: match[1] as 'pause' | 'die', step: match[2]!, ...(match[3] ? { cents: Number(match[3]) } : {}) };
+  });
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -161,6 +167,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chargeRecoveryAfterSeconds: integer(env, 'CHARGE_RECOVERY_AFTER_SECONDS', 120, 0, 86_400),
     dueWorkChargesInFlight: integer(env, 'DUE_WORK_CHARGES_IN_FLIGHT', 64, 1, 1024),
     testSandboxLoseAnswerCents: env.TEST_SANDBOX_LOSE_ANSWER_CENTS ? integer(env, 'TEST_SANDBOX_LOSE_ANSWER_CENTS', 0, 1, 1_000_000_000) : undefined,
-    testChargeStep: chargeStep(env),
+    testChargeSteps: chargeSteps(env),
   };
 }

@@ -49,20 +49,24 @@ export interface DueRef {
   lane?: string;
 }
 
-const BATCH = 200;
+const BATCH = 500;
 
 /**
  * Pending instalments of active plans due at `realNow` on their tenant's clock (production:
- * real time; a sandbox: its clock), earliest first.
+ * real time; a sandbox: its clock): each tenant's earliest first, the tenants taking turns (so
+ * one tenant's backlog does not fill the batch).
  */
 export async function dueInstalments(db: Knex, realNow: Date, limit = BATCH): Promise<DueRef[]> {
   const { rows } = await db.raw<{ rows: DueRef[] }>(
-    `SELECT i.id, i.organization_id, i.environment, i.due_at, i.payment_plan_id AS lane
-       FROM ${PLAN_CHARGES} i
-       LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
-      WHERE i.status = 'pending' AND i.due_at IS NOT NULL
-        AND i.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
-      ORDER BY i.due_at, i.seq
+    `SELECT id, organization_id, environment, due_at, lane FROM (
+       SELECT i.id, i.organization_id, i.environment, i.due_at, i.payment_plan_id AS lane, i.seq,
+              row_number() OVER (PARTITION BY i.organization_id, i.environment ORDER BY i.due_at, i.seq) AS turn
+         FROM ${PLAN_CHARGES} i
+         LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
+        WHERE i.status = 'pending' AND i.due_at IS NOT NULL
+          AND i.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+     ) due
+      ORDER BY turn, due_at, seq
       LIMIT ?`,
     [realNow, limit],
   );

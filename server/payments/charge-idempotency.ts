@@ -35,9 +35,16 @@ export function reusedKey(): ApiError {
  * charge for another request of the same caller. A charge made before fingerprints were kept
  * (NULL) is answered to its own caller, as it was before.
  */
-export async function earlierCharge(db: Knex, tenant: Tenant, scope: IdempotencyScope): Promise<ChargeOutcome | undefined> {
-  const charge = await chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
+export async function earlierCharge(db: Knex, tenant: Tenant, scope: IdempotencyScope, waitMs = 0): Promise<ChargeOutcome | undefined> {
+  const find = () => chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
+  let charge = await find();
   if (!charge) return undefined;
+  // Being made by the first request: its outcome is waited for (as long as that request itself
+  // waits for the gateway), holding no connection in between.
+  for (const deadline = Date.now() + waitMs; charge.status === 'processing' && Date.now() < deadline; ) {
+    await new Promise((done) => setTimeout(done, 50));
+    charge = (await find())!;
+  }
   if (charge.idempotency_fingerprint !== null && charge.idempotency_fingerprint !== scope.fingerprint) throw reusedKey();
   // Reserved and not finished yet (the gateway is being asked, or recovery will): its one outcome comes later.
   if (charge.status === 'processing') throw keyInUse();
@@ -46,12 +53,12 @@ export async function earlierCharge(db: Knex, tenant: Tenant, scope: Idempotency
 
 /**
  * A request that lost the race for its key to a request of the same caller: the winner's
- * charge when it is this request's, 422 when it is another request's, 409 while it cannot be
- * seen yet.
+ * charge when it is this request's (once it is made, waiting up to `waitMs`), 422 when it is
+ * another request's, 409 while it cannot be seen yet or is still being made.
  */
-export async function chargeOfRace(db: Knex, tenant: Tenant, scope: IdempotencyScope | undefined, error: unknown): Promise<ChargeOutcome> {
+export async function chargeOfRace(db: Knex, tenant: Tenant, scope: IdempotencyScope | undefined, error: unknown, waitMs = 0): Promise<ChargeOutcome> {
   if (!scope || !isUniqueViolation(error, CHARGE_KEY_INDEX)) throw error;
-  const earlier = await earlierCharge(db, tenant, scope);
+  const earlier = await earlierCharge(db, tenant, scope, waitMs);
   if (earlier) return earlier;
   throw keyInUse();
 }

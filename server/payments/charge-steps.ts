@@ -27,11 +27,11 @@ export type ChargeStep = 'reserved' | 'answered' | 'recorded';
  * Test only: pause here (forever, saying so on stderr) or die at once (SIGKILL), so that crash
  * tests can kill a real server between the steps.
  */
-export async function atStep(config: Config, step: ChargeStep): Promise<void> {
-  const hook = config.testChargeStep;
-  if (!hook || hook.step !== step) return;
+export async function atStep(config: Config, step: ChargeStep, charge: ChargeRow): Promise<void> {
+  const hook = config.testChargeSteps.find((each) => each.step === step && (each.cents === undefined || each.cents === Number(charge.amount)));
+  if (!hook) return;
   if (hook.action === 'die') process.kill(process.pid, 'SIGKILL');
-  process.stderr.write(`TEST_CHARGE_STEP paused at ${step}\n`);
+  process.stderr.write(`TEST_CHARGE_STEP paused at ${step} ${charge.id}\n`);
   await new Promise(() => {});
 }
 
@@ -59,12 +59,12 @@ export async function askAndRecord(
   token: string,
   at: { now: Date; within?: Within; waitMs?: number },
 ): Promise<ChargeOutcome> {
-  await atStep(deps.config, 'reserved');
+  await atStep(deps.config, 'reserved', charge);
   const asked = ask(gateway, token, charge).then(async (answer) => {
     if (!answer) return undefined;
-    await atStep(deps.config, 'answered');
+    await atStep(deps.config, 'answered', charge);
     const outcome = await recordAnswer(deps, tenant, charge.id, answer, at.now, at.within);
-    await atStep(deps.config, 'recorded');
+    await atStep(deps.config, 'recorded', charge);
     return outcome;
   });
   const waitMs = at.waitMs ?? deps.config.gatewayAnswerWaitMs;

@@ -100,7 +100,7 @@ export async function createCharge(
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
   const intent = intentOf(body, origin, context);
   throwIfAny(intentErrors(intent, at));
-  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency));
+  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs));
   if (earlier) return earlier;
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
   const prepared: Prepared = {
@@ -124,7 +124,7 @@ export async function createCharge(
     // Two requests of one caller with one key that both got past the checks before: the
     // database lets one reservation through, before any gateway is asked; the other answers
     // it only if it is the same request (409 while it is still being made).
-    return chargeOfRace(deps.db, tenant, idempotency, error);
+    return chargeOfRace(deps.db, tenant, idempotency, error, deps.config.gatewayAnswerWaitMs);
   }
   if ('scheduled' in reservation) return reservation.scheduled;
   return askAndRecord(deps, gateway, tenant, reservation.charge, reservation.token, { now, within: context.within });

@@ -84,15 +84,18 @@ export interface DueChargeRef {
   lane?: string;
 }
 
-/** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments), earliest first. */
-export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 200): Promise<DueChargeRef[]> {
+/** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments): each tenant's earliest first, the tenants taking turns. */
+export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 500): Promise<DueChargeRef[]> {
   const { rows } = await db.raw<{ rows: DueChargeRef[] }>(
-    `SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane
-       FROM ${CHARGES} ch
-       LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
-      WHERE ch.status = 'scheduled'
-        AND ch.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
-      ORDER BY ch.due_at, ch.id
+    `SELECT id, organization_id, environment, due_at, lane FROM (
+       SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane,
+              row_number() OVER (PARTITION BY ch.organization_id, ch.environment ORDER BY ch.due_at, ch.id) AS turn
+         FROM ${CHARGES} ch
+         LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
+        WHERE ch.status = 'scheduled'
+          AND ch.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+     ) due
+      ORDER BY turn, due_at, id
       LIMIT ?`,
     [realNow, limit],
   );
