@@ -132,7 +132,7 @@ export const DUE_WORK_CHARGES_IN_FLIGHT = 64;
  * Runs each lane's items one after another, `width` lanes at once, taking the lanes of each
  * tenant in turn (round robin), so that a tenant with many lanes waits its turn like the others.
  */
-async function inLanes<T>(items: T[], laneOf: (item: T) => string, tenantOf: (item: T) => string, width: number, run: (item: T) => Promise<void>): Promise<void> {
+export async function inLanes<T>(items: T[], laneOf: (item: T) => string, tenantOf: (item: T) => string, width: number, run: (item: T) => Promise<void>): Promise<void> {
   const byTenant = [...groupBy([...groupBy(items, laneOf).values()], (lane) => tenantOf(lane[0]!)).values()];
   const total = byTenant.reduce((sum, tenantLanes) => sum + tenantLanes.length, 0);
   const lanes: T[][] = [];
