@@ -84,7 +84,10 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
     await boss.send(QUEUES.dueWork, {});
     await boss.stop({ graceful: false });
 
-    await eventually(() => (first.output().match(/TEST_CHARGE_STEP paused at/g) ?? []).length === cases.length, 'every charge paused at its step', 60_000);
+    const paused = () => (first.output().match(/TEST_CHARGE_STEP paused at/g) ?? []).length;
+    await eventually(() => paused() === cases.length, `every charge paused at its step (${cases.length})`, 150_000).catch((error: Error) => {
+      throw new Error(`${error.message}: ${paused()} paused\n${first.output().slice(-4000)}`);
+    });
     first.child.kill('SIGKILL');
     await first.exited;
     await Promise.all(cases.map((each) => each.request));
@@ -143,4 +146,4 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
     await db.destroy();
     await database.drop();
   }
-}, 180_000);
+}, 360_000);
