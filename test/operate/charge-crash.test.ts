@@ -48,7 +48,6 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
     const { server: first, port } = await startServerProcess(database.url, { ...env, TEST_CHARGE_STEP: pauses });
     children.push(first);
     const api = processClient(port, organization.sandbox_token);
-    const today = new Date().toISOString().slice(0, 10);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
 
     const cases: Case[] = await Promise.all(
@@ -70,16 +69,19 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
           if (kind === 'scheduled') {
             expect((await api.POST('/charges', { body: { ...body, scheduled_at: tomorrow } })).response.status).toBe(201);
           } else {
-            const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'monthly', start_date: today, amount } });
+            const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'monthly', start_date: tomorrow, amount } });
             expect(plan.response.status).toBe(201);
           }
           return { kind, step, accountId: account.id, key };
         }),
       ),
     );
-    // The scheduled charges and each plan's first instalment fall due now.
-    await db('charges').where({ status: 'scheduled' }).update({ due_at: db.raw(`now() - interval '1 minute'`) });
-    await db.raw(`UPDATE payment_plan_charges SET due_at = now() - interval '1 minute' WHERE seq = 1 AND status = 'pending'`);
+    // The scheduled charges and each plan's first instalment fall due now, all at once: one pass
+    // of the due work takes them all (a pass waits for its items, and these never end).
+    await db.transaction(async (trx) => {
+      await trx('charges').where({ status: 'scheduled' }).update({ due_at: trx.raw(`now() - interval '1 minute'`) });
+      await trx.raw(`UPDATE payment_plan_charges SET due_at = now() - interval '1 minute' WHERE seq = 1 AND status = 'pending'`);
+    });
     const boss = await startQueue(database.url, createLogger('silent'));
     await boss.send(QUEUES.dueWork, {});
     await boss.stop({ graceful: false });
