@@ -822,7 +822,11 @@ export interface components {
         };
         /**
          * ChargeStatus
-         * @description - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
+         * @description - `processing`: the gateway is being asked (or its answer was lost and recovery is asking
+         *       again); the amount is reserved (it counts against what the account can still be charged,
+         *       but the balance is unchanged). It becomes `succeeded`, `pending` or `failed` within
+         *       minutes (see **How a charge is made** in the Charges tag).
+         *     - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
          *     - `succeeded`: a card charge approved, or an ACH debit settled.
          *     - `failed`: declined by the gateway; no money moved and the balance is unchanged.
          *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
@@ -835,7 +839,7 @@ export interface components {
          * @example succeeded
          * @enum {string}
          */
-        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
+        ChargeStatus: "processing" | "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
          * DebtAccountStatus
          * @description The state of a debt account (spec 3.1). It is set by the client on create (default `active`)

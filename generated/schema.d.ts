@@ -196,14 +196,21 @@ export interface paths {
          *     - An **ACH** debit answers `201` with status `pending`; it becomes `succeeded` when it settles
          *       or `returned` when the bank returns it (`transaction.settled-ach` /
          *       `transaction.returned-ach`).
-         *     - In the same transaction: the charge and its transactions, the account's `current_balance`
-         *       lowered (a pending debit counts), a parent re-summed, status `paid_off` at 0; events
-         *       `charge.succeeded` or `charge.failed` and `debt-account.update` for the account and its
-         *       parent. Two charges at once on one account run one after the other (the account row is
-         *       locked), so together they never exceed the balance.
+         *     - Once the gateway's answer is recorded, in one transaction: the charge and its
+         *       transactions, the account's `current_balance` lowered (a pending debit counts), a parent
+         *       re-summed, status `paid_off` at 0; events `charge.succeeded` or `charge.failed` and
+         *       `debt-account.update` for the account and its parent. Two charges at once on one account
+         *       never together exceed the balance: the first reserves its amount before the gateway is
+         *       asked (see **How a charge is made** in the Charges tag).
+         *     - A gateway that has not answered within 10 seconds (`GATEWAY_ANSWER_WAIT_MS`): `202` with
+         *       the charge in status `processing`. It is finished as soon as the answer comes, or by
+         *       recovery; read it with `GET /charges/{id}`, or send the same request again with the same
+         *       `Idempotency-Key` (`409 idempotency_key_in_use` while it is `processing`, then its one
+         *       outcome: `201`, or the `400` of its decline).
          *     - In production without `PAYMENT_GATEWAY`, every charge answers `400`
          *       `payment_gateway_unavailable`.
-         *     - With `Idempotency-Key`, one key makes at most one charge.
+         *     - With `Idempotency-Key`, one key makes at most one charge; the same request again answers
+         *       that charge's outcome (`409 idempotency_key_in_use` while it is still `processing`).
          *     - With `scheduled_at` a later day than today: `201` with the charge in status `scheduled`
          *       (no gateway call, no balance change) and `scheduled-charge.create`; the charge is carried
          *       out on that day (see **Scheduled charges** in the Charges tag). The rules above are
@@ -5385,7 +5392,11 @@ export interface components {
         };
         /**
          * ChargeStatus
-         * @description - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
+         * @description - `processing`: the gateway is being asked (or its answer was lost and recovery is asking
+         *       again); the amount is reserved (it counts against what the account can still be charged,
+         *       but the balance is unchanged). It becomes `succeeded`, `pending` or `failed` within
+         *       minutes (see **How a charge is made** in the Charges tag).
+         *     - `pending`: an ACH debit waiting to settle (the account's balance already counts it).
          *     - `succeeded`: a card charge approved, or an ACH debit settled.
          *     - `failed`: declined by the gateway; no money moved and the balance is unchanged.
          *     - `returned`: an ACH debit returned by the bank (`return_code`); the balance was given back.
@@ -5398,7 +5409,7 @@ export interface components {
          * @example succeeded
          * @enum {string}
          */
-        ChargeStatus: "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
+        ChargeStatus: "processing" | "pending" | "succeeded" | "failed" | "returned" | "voided" | "refunded" | "partially_refunded" | "scheduled" | "canceled";
         /**
          * Communication
          * @description One message to a debtor, as sent (or held, or suppressed). Records are kept at least three
@@ -12261,6 +12272,23 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description The new charge. */
+                        data: components["schemas"]["Charge"];
+                    };
+                };
+            };
+            /**
+             * @description The gateway has not answered within `GATEWAY_ANSWER_WAIT_MS` (default 10000): the
+             *     charge is `processing`, its amount reserved. No money is known to have moved yet; the
+             *     charge ends `succeeded`, `pending` or `failed` (never taken twice), and its events fire
+             *     then.
+             */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The charge, in status `processing`. */
                         data: components["schemas"]["Charge"];
                     };
                 };

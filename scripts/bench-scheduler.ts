@@ -11,7 +11,12 @@
  * a saved card each (one sandbox gateway token shared), one active weekly plan each, and its
  * instalments, all already due (their dates in the past, as after a downtime).
  *
- *   npm run bench:scheduler [-- --instalments 10000 --accounts 1000]
+ * With `--gateway-latency-ms N` the sandbox answers in N ms (median, SANDBOX_GATEWAY_LATENCY_MS);
+ * the loop baseline then takes N ms per charge one after another and is skipped. The last line is
+ * one JSON object of the figures: {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare"}
+ * (`ratio_to_bare` is null: the bare-SQL baseline is not built yet; the loop's ratio is printed above it).
+ *
+ *   npm run bench:scheduler [-- --instalments 10000 --accounts 1000 --gateway-latency-ms 0]
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
@@ -35,7 +40,10 @@ import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 
-const { values: options } = parseArgs({ options: { instalments: { type: 'string', default: '10000' }, accounts: { type: 'string', default: '1000' } } });
+const { values: options } = parseArgs({
+  options: { instalments: { type: 'string', default: '10000' }, accounts: { type: 'string', default: '1000' }, 'gateway-latency-ms': { type: 'string', default: '0' } },
+});
+const LATENCY_MS = Number(options['gateway-latency-ms']);
 const INSTALMENTS = Number(options.instalments);
 const ACCOUNTS = Number(options.accounts);
 const PER_ACCOUNT = Math.ceil(INSTALMENTS / ACCOUNTS);
@@ -109,10 +117,10 @@ async function main(): Promise<void> {
     const logger = pino({ level: 'warn' });
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const deps: AppDeps = { config: loadConfig({ PORT: '0' }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
+    const deps: AppDeps = { config: loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS) }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
     listenToPayments();
-    const gatewayOn = gatewayFor(deps, tenant)!;
-    const token = await gatewayOn(db).tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+    const gateway = gatewayFor(deps, tenant)!;
+    const token = await gateway.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
 
     let started = Date.now();
     await seedAccounts(db, tenant, 'PLAN', token);
@@ -134,27 +142,33 @@ async function main(): Promise<void> {
     const completed = await count(db, `SELECT count(*) FROM payment_plans WHERE status = 'completed'`);
     if (charged !== due || attempts !== due || completed !== ACCOUNTS) throw new Error(`expected ${due} charges, attempts and ${ACCOUNTS} completed plans; got ${charged}, ${attempts}, ${completed}`);
 
+    const schedulerRate = (due / schedulerMs) * 1000;
+    console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each; gateway ${LATENCY_MS} ms)`);
+    console.log(
+      `memory before/after the scheduler's run: rss ${mb(before.rss)} → ${mb(after.rss)}, heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)}${
+        (globalThis as { gc?: unknown }).gc ? ' (after gc)' : ''
+      }`,
+    );
+    const figures = { bench: 'scheduler', gateway_latency_ms: LATENCY_MS, per_second: Math.round(schedulerRate), ratio_to_bare: null };
+    if (LATENCY_MS > 0) {
+      console.log(JSON.stringify(figures));
+      return;
+    }
     // The baseline: the same charges made directly through the payments service, one after another.
     started = Date.now();
     for (let round = 0; round < PER_ACCOUNT; round += 1) {
       for (const { account_id, method_id } of baselineAccounts) {
-        const { declined } = await createCharge(deps, gatewayOn, tenant, { amount: AMOUNT, debt_account_id: account_id, payment_method_id: method_id }, undefined);
+        const { declined } = await createCharge(deps, gateway, tenant, { amount: AMOUNT, debt_account_id: account_id, payment_method_id: method_id }, undefined);
         if (declined) throw declined;
       }
     }
     const baselineMs = Date.now() - started;
     const baselineCount = PER_ACCOUNT * baselineAccounts.length;
 
-    const schedulerRate = (due / schedulerMs) * 1000;
     const baselineRate = (baselineCount / baselineMs) * 1000;
-    console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each)`);
     console.log(`baseline:  ${baselineCount} charges through the payments service in a loop in ${(baselineMs / 1000).toFixed(1)} s: ${baselineRate.toFixed(0)} charges/s`);
     console.log(`ratio scheduler/baseline: ${(schedulerRate / baselineRate).toFixed(2)}`);
-    console.log(
-      `memory before/after the scheduler's run: rss ${mb(before.rss)} → ${mb(after.rss)}, heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)}${
-        (globalThis as { gc?: unknown }).gc ? ' (after gc)' : ''
-      }`,
-    );
+    console.log(JSON.stringify(figures));
   } finally {
     await stopQueue();
     await scratch.close();

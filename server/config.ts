@@ -41,6 +41,18 @@ export interface Config {
   paymentGateway: 'sandbox' | undefined;
   /** How long a sandbox ACH debit stays pending before it settles or is returned. */
   sandboxAchSettlementSeconds: number;
+  /** The simulator's median answer time (each answer drawn around it), as a real processor's. */
+  sandboxGatewayLatencyMs: number;
+  /** How long a request waits for the gateway's answer before it answers 202 with the charge `processing`. */
+  gatewayAnswerWaitMs: number;
+  /** A charge still `processing` this long after it was reserved is finished by recovery (asked with find()). */
+  chargeRecoveryAfterSeconds: number;
+  /** Charges the due-work job has in flight at once in one process. */
+  dueWorkChargesInFlight: number;
+  /** Test only: the simulator makes a charge of exactly this many cents and loses its answer. */
+  testSandboxLoseAnswerCents: number | undefined;
+  /** Test only: the process pauses (and says so on stderr) or dies at these steps of a charge (of these amounts, when given). */
+  testChargeSteps: { step: string; action: 'pause' | 'die'; cents?: number }[];
 }
 
 export class ConfigError extends Error {}
@@ -109,6 +121,21 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return raw as T;
 }
 
+/**
+ * TEST_CHARGE_STEP (test only): `pause:<step>` or `die:<step>`, optionally `@<cents>` for
+ * charges of that amount only, several separated by commas; the steps are named in
+ * payments/charge-steps.ts.
+ */
+function chargeSteps(env: NodeJS.ProcessEnv): Config['testChargeSteps'] {
+  const raw = env.TEST_CHARGE_STEP;
+  if (raw === undefined || raw === '') return [];
+  return raw.split(',').map((part) => {
+    const match = /^(pause|die):(reserved|answered|recorded)(?:@([1-9][0-9]{0,9}))?$/.exec(part);
+    if (!match) throw new ConfigError(`TEST_CHARGE_STEP must be pause:<step> or die:<step> (steps reserved, answered, recorded), each with an optional @<cents>, not "${raw}"`);
+    return { action: match[1] as 'pause' | 'die', step: match[2]!, ...(match[3] ? { cents: Number(match[3]) } : {}) };
+  });
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   return {
@@ -135,5 +162,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
     paymentGateway: oneOf(env, 'PAYMENT_GATEWAY', ['sandbox'] as const),
     sandboxAchSettlementSeconds: integer(env, 'SANDBOX_ACH_SETTLEMENT_SECONDS', 172_800, 0, 31_536_000),
+    sandboxGatewayLatencyMs: integer(env, 'SANDBOX_GATEWAY_LATENCY_MS', 0, 0, 60_000),
+    gatewayAnswerWaitMs: integer(env, 'GATEWAY_ANSWER_WAIT_MS', 10_000, 1, 600_000),
+    chargeRecoveryAfterSeconds: integer(env, 'CHARGE_RECOVERY_AFTER_SECONDS', 120, 0, 86_400),
+    dueWorkChargesInFlight: integer(env, 'DUE_WORK_CHARGES_IN_FLIGHT', 64, 1, 1024),
+    testSandboxLoseAnswerCents: env.TEST_SANDBOX_LOSE_ANSWER_CENTS ? integer(env, 'TEST_SANDBOX_LOSE_ANSWER_CENTS', 0, 1, 1_000_000_000) : undefined,
+    testChargeSteps: chargeSteps(env),
   };
 }

@@ -20,6 +20,7 @@ import { withOfferExpiry } from './settlement-offers/offer-expiry';
 import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
 import { withAutopay } from './autopay/autopay-due';
+import { startChargeRecovery } from './payments/charge-recovery';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -55,6 +56,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
     await runRecovery(deps, job!.data);
   });
   await startPlanScheduler(deps, withOfferExpiry(withAutopay(deps, planPorts(deps)), deps));
+  await startChargeRecovery(deps);
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

@@ -169,7 +169,7 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
 
     async insertTransactions(
       chargeId: string,
-      rows: { debt_account_id: string; kind: TransactionKind; status: TransactionStatus; amount: number; return_code?: string | null; gateway_reference: string | null }[],
+      rows: { debt_account_id: string; kind: TransactionKind; status: TransactionStatus; amount: number; return_code?: string | null; gateway_reference: string | null; gateway_key?: string }[],
     ): Promise<TransactionRow[]> {
       if (rows.length === 0) return [];
       return db(TRANSACTIONS)
@@ -179,6 +179,11 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
 
     async setTransactionStatus(chargeId: string, kind: TransactionKind, status: TransactionStatus): Promise<void> {
       await transactions().where({ charge_id: chargeId, kind }).update({ status, updated_at: db.fn.now() });
+    },
+
+    /** Whether a transaction of the charge was recorded for the gateway request `key`. */
+    async hasGatewayKey(chargeId: string, key: string): Promise<boolean> {
+      return (await transactions().where({ charge_id: chargeId, gateway_key: key }).first('id')) !== undefined;
     },
 
     async findTransaction(id: string): Promise<TransactionRow | undefined> {

@@ -25,6 +25,12 @@ export interface Happenings {
   'instalment.paid': { accountIds: string[]; chargeId: string; now: Date };
   /** The plan `planId` of the account `accountId` defaulted. */
   'plan.defaulted': { planId: string; accountId: string; now: Date };
+  /** The gateway's answer for a `processing` charge was recorded (by its request or by recovery): `charge` as it now is. */
+  'charge.finished': {
+    charge: { id: string; status: string; amount: string; payment_plan_charge_id: string | null; error: string | null; error_code: string | null };
+    declined?: { message: string; errorCode: string };
+    now: Date;
+  };
   /** The bank returned the ACH debit `charge`; its balances are already given back. */
   'ach.returned': { charge: { id: string; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
 }

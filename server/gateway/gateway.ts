@@ -3,6 +3,12 @@
  * in its own vault and hands back a token; we charge, void and refund by token and by the
  * gateway's reference, and ask it later how a pending (ACH) payment ended. The built-in
  * implementation is the sandbox simulator; a real gateway plugs in behind the same interface.
+ *
+ * A gateway is slow and outside our transactions: it is never asked while a transaction or a
+ * connection of ours is held. Every request that moves money carries an idempotency key we
+ * choose (a charge's is the charge's id): the gateway treats a repeat as the same request and
+ * answers what it did the first time, so a request whose answer was lost can be sent again, or
+ * looked up with `find`.
  */
 
 /** Why a card charge was declined: the errorCode the API answers. */
@@ -39,13 +45,26 @@ export type LaterOutcome =
 /** The gateway refused a void or refund (the payment is not in a state that allows it). */
 export class GatewayRefusal extends Error {}
 
+/**
+ * No answer came (a timeout, a dropped connection): the request may or may not have been
+ * carried out. Never a decline: ask `find(key)` later.
+ */
+export class GatewayUnanswered extends Error {}
+
 export interface PaymentGateway {
   /** The name stored with each charge (`sandbox`). */
   readonly name: string;
   tokenizeCard(card: CardDetails): Promise<string>;
   tokenizeBankAccount(account: BankAccountDetails): Promise<string>;
-  charge(token: string, amount: number): Promise<ChargeOutcome>;
-  void(reference: string): Promise<void>;
-  refund(reference: string, amount: number): Promise<void>;
+  /** Charges `amount` to the token; `idempotencyKey` (the charge's id) makes a repeat the same request. */
+  charge(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome>;
+  void(reference: string, idempotencyKey: string): Promise<void>;
+  refund(reference: string, amount: number, idempotencyKey: string): Promise<void>;
+  /**
+   * What became of the charge sent with `idempotencyKey`: its outcome, or undefined when the
+   * gateway never received it. After an undefined answer the key is spent: a request with it
+   * that arrives later is refused, so an attempt we gave up on can never take money afterwards.
+   */
+  find(idempotencyKey: string): Promise<ChargeOutcome | undefined>;
   outcome(reference: string): Promise<LaterOutcome>;
 }

@@ -18,21 +18,23 @@ export interface GatewayDeps {
 }
 
 /**
- * The tenant's gateway on a connection: a service inside a transaction passes the transaction,
- * so that the simulator (whose tables live in our database) never waits for a second pooled
- * connection while the first holds an account lock.
+ * The tenant's gateway, or undefined when production has none configured. It is asked with no
+ * transaction of ours open: `deps.db` must be the pool (the simulator refuses a transaction).
  */
-export type GatewayOn = (db: Knex) => PaymentGateway;
-
-/** The tenant's gateway, or undefined when production has none configured. */
-export function gatewayFor({ config, secrets }: GatewayDeps, tenant: Tenant): GatewayOn | undefined {
+export function gatewayFor({ db, config, secrets }: GatewayDeps, tenant: Tenant): PaymentGateway | undefined {
   const name = tenant.environment === 'sandbox' ? 'sandbox' : config.paymentGateway;
-  if (name === 'sandbox') return (db) => sandboxGateway(db, tenant, secrets, { achSettlementSeconds: config.sandboxAchSettlementSeconds });
+  if (name === 'sandbox') {
+    return sandboxGateway(db, tenant, secrets, {
+      achSettlementSeconds: config.sandboxAchSettlementSeconds,
+      latencyMs: config.sandboxGatewayLatencyMs,
+      loseAnswerOfCents: config.testSandboxLoseAnswerCents,
+    });
+  }
   return undefined;
 }
 
 /** The tenant's gateway, for a request that moves money. */
-export function requireGateway(deps: GatewayDeps, tenant: Tenant): GatewayOn {
+export function requireGateway(deps: GatewayDeps, tenant: Tenant): PaymentGateway {
   const gateway = gatewayFor(deps, tenant);
   if (!gateway) {
     throw new ApiError('payment_gateway_unavailable', 'No payment gateway is configured for production; no money was moved.');

@@ -3,6 +3,13 @@
  * (`sandbox_vault`, numbers sealed with the data key) and its own ledger of payments
  * (`sandbox_payments`). What it answers depends only on the test number behind the token:
  * the tables below, which the document repeats for integrators.
+ *
+ * It behaves like a processor outside our database even though its tables live in it: it is
+ * never handed a transaction of ours (it refuses one), each request runs in a short
+ * transaction of its own on a pooled connection, and its ledger of requests
+ * (`sandbox_requests`, by our idempotency key) answers a repeat as the first time. It answers
+ * as slowly as it is told (SANDBOX_GATEWAY_LATENCY_MS: a median, each answer drawn around it),
+ * half on the way in and half on the way out, so a process can die on either side.
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -11,6 +18,7 @@ import type { Tenant } from '../kernel/tenant';
 import { tenantColumns } from '../db/tenant';
 import {
   GatewayRefusal,
+  GatewayUnanswered,
   type AchReturnCode,
   type BankAccountDetails,
   type CardDetails,
@@ -39,6 +47,7 @@ export const SANDBOX_RETURNS: Record<string, { code: AchReturnCode; message: str
 
 const VAULT = 'sandbox_vault';
 const PAYMENTS = 'sandbox_payments';
+const REQUESTS = 'sandbox_requests';
 
 interface VaultRow {
   token: string;
@@ -54,33 +63,72 @@ interface PaymentRow {
   status: 'succeeded' | 'failed' | 'pending' | 'settled' | 'returned' | 'voided';
 }
 
+/** What the ledger keeps per key: an answer, or that the key was given up on before it arrived. */
+type Stored = ChargeOutcome | { status: 'done' } | { status: 'never_received' };
+
 const newId = (prefix: string) => `${prefix}_${randomBytes(18).toString('base64url')}`;
 
 export interface SandboxOptions {
   /** How long an ACH debit stays pending before it settles or is returned. */
   achSettlementSeconds: number;
+  /** The median time the simulator takes to answer a request that moves money or asks about one. */
+  latencyMs?: number;
+  /** Test only: a charge of exactly this many cents is made, and its answer lost. */
+  loseAnswerOfCents?: number;
 }
 
-export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, options: SandboxOptions): PaymentGateway {
-  const vault = () => db(VAULT).where(tenantColumns(tenant));
-  const payments = () => db(PAYMENTS).where(tenantColumns(tenant));
+/** A time around `median`: log-normal, so half the answers are faster and a few much slower. */
+export function jittered(median: number, random = Math.random): number {
+  if (median <= 0) return 0;
+  const gaussian = Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
+  return Math.max(0, Math.round(median * Math.exp(0.25 * gaussian)));
+}
 
-  async function payment(reference: string, forUpdate = false): Promise<PaymentRow> {
-    const query = payments().where({ reference }).first('reference', 'token', 'amount', 'refunded_amount', 'status');
-    const row = (await (forUpdate ? query.forUpdate() : query)) as PaymentRow | undefined;
+const sleep = (ms: number) => (ms > 0 ? new Promise<void>((done) => setTimeout(done, ms)) : Promise.resolve());
+
+export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, options: SandboxOptions): PaymentGateway {
+  if (db.isTransaction) throw new Error('The sandbox gateway is outside our transactions: hand it the pool, not a transaction');
+  const key = (idempotencyKey: string) => ({ ...tenantColumns(tenant), idempotency_key: idempotencyKey });
+
+  /** A request as a real processor takes it: half the latency in, the work in its own transaction, half out. */
+  async function request<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    const total = jittered(options.latencyMs ?? 0);
+    await sleep(total / 2);
+    const answer = await db.transaction(work);
+    await sleep(total - total / 2);
+    return answer;
+  }
+
+  async function payment(trx: Knex, reference: string): Promise<PaymentRow> {
+    const row = (await trx(PAYMENTS).where(tenantColumns(tenant)).where({ reference }).forUpdate().first('reference', 'token', 'amount', 'refunded_amount', 'status')) as PaymentRow | undefined;
     if (!row) throw new GatewayRefusal(`No such payment: ${reference}`);
     return row;
   }
 
-  async function vaulted(token: string): Promise<VaultRow> {
-    const row = (await vault().where({ token }).first('token', 'kind', 'number_sealed')) as VaultRow | undefined;
+  async function vaulted(trx: Knex, token: string): Promise<VaultRow> {
+    const row = (await trx(VAULT).where(tenantColumns(tenant)).where({ token }).first('token', 'kind', 'number_sealed')) as VaultRow | undefined;
     if (!row) throw new GatewayRefusal('No such token.');
     return row;
   }
 
-  async function record(reference: string, token: string, amount: number, status: PaymentRow['status']): Promise<void> {
-    await db(PAYMENTS).insert({ reference, token, amount, status, ...tenantColumns(tenant) });
+  /**
+   * Takes the key for `kind`: undefined when it is new (the caller does the work and stores its
+   * answer), else what the first request with it answered. A request racing with the first
+   * waits here until the first commits.
+   */
+  async function claim(trx: Knex, idempotencyKey: string, kind: 'charge' | 'void' | 'refund', answer: Stored | null = null): Promise<Stored | undefined> {
+    const taken = await trx(REQUESTS)
+      .insert({ ...key(idempotencyKey), kind, answer: answer && JSON.stringify(answer) })
+      .onConflict(['organization_id', 'environment', 'idempotency_key'])
+      .ignore()
+      .returning('kind');
+    if (taken.length > 0) return undefined;
+    const row = (await trx(REQUESTS).where(key(idempotencyKey)).first('kind', 'answer')) as { kind: string; answer: Stored | null };
+    if (row.kind !== kind) throw new GatewayRefusal(`The idempotency key was used for a ${row.kind}.`);
+    return row.answer ?? { status: 'never_received' };
   }
+
+  const store = (trx: Knex, idempotencyKey: string, answer: Stored) => trx(REQUESTS).where(key(idempotencyKey)).update({ answer: JSON.stringify(answer) });
 
   return {
     name: 'sandbox',
@@ -110,48 +158,81 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
       return token;
     },
 
-    async charge(token: string, amount: number): Promise<ChargeOutcome> {
-      const source = await vaulted(token);
-      const reference = newId('pay');
-      if (source.kind === 'ach') {
-        await record(reference, token, amount, 'pending');
-        return { status: 'pending', reference, checkAfterSeconds: options.achSettlementSeconds };
-      }
-      const decline = SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)];
-      await record(reference, token, amount, decline ? 'failed' : 'succeeded');
-      return decline ? { status: 'failed', reference, ...decline } : { status: 'succeeded', reference };
+    async charge(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome> {
+      const answer = await request(async (trx) => {
+        const earlier = await claim(trx, idempotencyKey, 'charge');
+        if (earlier?.status === 'never_received') {
+          // Given up on (find() answered "never received"): refused, no money moves.
+          return { status: 'failed', reference: newId('pay'), code: 'processing_error', message: 'The payment gateway gave up on this charge before it arrived; no money was moved.' } as ChargeOutcome;
+        }
+        if (earlier) return earlier as ChargeOutcome;
+        const source = await vaulted(trx, token);
+        const reference = newId('pay');
+        const decline = source.kind === 'card' ? SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)] : undefined;
+        const outcome: ChargeOutcome =
+          source.kind === 'ach'
+            ? { status: 'pending', reference, checkAfterSeconds: options.achSettlementSeconds }
+            : decline
+              ? { status: 'failed', reference, ...decline }
+              : { status: 'succeeded', reference };
+        await trx(PAYMENTS).insert({ reference, token, amount, status: outcome.status, ...tenantColumns(tenant) });
+        await store(trx, idempotencyKey, outcome);
+        return outcome;
+      });
+      if (options.loseAnswerOfCents === amount) throw new GatewayUnanswered('Test fault: the answer of the sandbox gateway was lost.');
+      return answer;
     },
 
-    async void(reference: string): Promise<void> {
-      const row = await payment(reference, true);
-      if (row.status !== 'succeeded' && row.status !== 'pending') throw new GatewayRefusal(`A ${row.status} payment cannot be voided.`);
-      if (Number(row.refunded_amount) > 0) throw new GatewayRefusal('A refunded payment cannot be voided.');
-      await payments().where({ reference }).update({ status: 'voided', updated_at: db.fn.now() });
+    async find(idempotencyKey: string): Promise<ChargeOutcome | undefined> {
+      return request(async (trx) => {
+        const stored = await claim(trx, idempotencyKey, 'charge', { status: 'never_received' });
+        return stored && stored.status !== 'never_received' && stored.status !== 'done' ? stored : undefined;
+      });
     },
 
-    async refund(reference: string, amount: number): Promise<void> {
-      const row = await payment(reference, true);
-      if (row.status !== 'succeeded' && row.status !== 'settled') throw new GatewayRefusal(`A ${row.status} payment cannot be refunded.`);
-      if (Number(row.refunded_amount) + amount > Number(row.amount)) throw new GatewayRefusal('The refund exceeds what is left of the payment.');
-      await payments()
-        .where({ reference })
-        .update({ refunded_amount: db.raw('refunded_amount + ?', [amount]), updated_at: db.fn.now() });
+    async void(reference: string, idempotencyKey: string): Promise<void> {
+      await request(async (trx) => {
+        if (await claim(trx, idempotencyKey, 'void')) return;
+        const row = await payment(trx, reference);
+        if (row.status !== 'succeeded' && row.status !== 'pending') throw new GatewayRefusal(`A ${row.status} payment cannot be voided.`);
+        if (Number(row.refunded_amount) > 0) throw new GatewayRefusal('A refunded payment cannot be voided.');
+        await trx(PAYMENTS).where(tenantColumns(tenant)).where({ reference }).update({ status: 'voided', updated_at: trx.fn.now() });
+        await store(trx, idempotencyKey, { status: 'done' });
+      });
+    },
+
+    async refund(reference: string, amount: number, idempotencyKey: string): Promise<void> {
+      await request(async (trx) => {
+        if (await claim(trx, idempotencyKey, 'refund')) return;
+        const row = await payment(trx, reference);
+        if (row.status !== 'succeeded' && row.status !== 'settled') throw new GatewayRefusal(`A ${row.status} payment cannot be refunded.`);
+        if (Number(row.refunded_amount) + amount > Number(row.amount)) throw new GatewayRefusal('The refund exceeds what is left of the payment.');
+        await trx(PAYMENTS)
+          .where(tenantColumns(tenant))
+          .where({ reference })
+          .update({ refunded_amount: trx.raw('refunded_amount + ?', [amount]), updated_at: trx.fn.now() });
+        await store(trx, idempotencyKey, { status: 'done' });
+      });
     },
 
     /** Asked by the settlement job once the settlement time has passed: decided then, from the account number. */
     async outcome(reference: string): Promise<LaterOutcome> {
-      const row = await payment(reference, true);
-      if (row.status !== 'pending' && row.status !== 'settled' && row.status !== 'returned') {
-        throw new GatewayRefusal(`A ${row.status} payment has no later outcome.`);
-      }
-      const source = await vaulted(row.token);
-      const returned = SANDBOX_RETURNS[secrets.decrypt(source.number_sealed)];
-      // Asked again (a retried job): the same answer.
-      if (row.status !== 'pending') return returned ? { status: 'returned', ...returned } : { status: 'settled' };
-      await payments()
-        .where({ reference })
-        .update({ status: returned ? 'returned' : 'settled', return_code: returned?.code ?? null, updated_at: db.fn.now() });
-      return returned ? { status: 'returned', ...returned } : { status: 'settled' };
+      return request(async (trx) => {
+        const row = await payment(trx, reference);
+        if (row.status !== 'pending' && row.status !== 'settled' && row.status !== 'returned') {
+          throw new GatewayRefusal(`A ${row.status} payment has no later outcome.`);
+        }
+        const source = await vaulted(trx, row.token);
+        const returned = SANDBOX_RETURNS[secrets.decrypt(source.number_sealed)];
+        // Asked again (a retried job): the same answer.
+        if (row.status === 'pending') {
+          await trx(PAYMENTS)
+            .where(tenantColumns(tenant))
+            .where({ reference })
+            .update({ status: returned ? 'returned' : 'settled', return_code: returned?.code ?? null, updated_at: trx.fn.now() });
+        }
+        return returned ? { status: 'returned', ...returned } : { status: 'settled' };
+      });
     },
   };
 }

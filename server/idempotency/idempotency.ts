@@ -8,7 +8,9 @@
  * - the same key and the same request: the stored answer again, `Idempotent-Replayed: true`;
  * - the same key and another body: 422 `idempotency_key_reused`;
  * - the same key while the first still runs: 409 `idempotency_key_in_use`.
- * A 5XX answer is not kept: the claim is released and a retry runs again.
+ * A 5XX answer is not kept: the claim is released and a retry runs again. Nor is a 202 (work
+ * accepted, its outcome not known yet): a retry asks the service again, which answers 409 until
+ * the outcome is known, then the outcome (a `processing` charge); that 409 is not kept either.
  * The scope is left in `res.locals.idempotency`, so that a service can also bind its own
  * record to it (one charge per scope and key, enforced by a unique index).
  */
@@ -77,6 +79,9 @@ function keyedRequest(db: Knex, secrets: SecretBox) {
   return run;
 }
 
+/** The service's own "still running" (a charge being made): not an answer to keep. */
+const isKeyInUse = (body: unknown) => (body as { errorCode?: string } | null)?.errorCode === 'idempotency_key_in_use';
+
 /** Stores the answer before it leaves; releases the key when nothing worth keeping is sent. */
 function keepAnswer(res: Response, records: ReturnType<typeof idempotencyRepo>): void {
   const send = res.json.bind(res);
@@ -85,7 +90,7 @@ function keepAnswer(res: Response, records: ReturnType<typeof idempotencyRepo>):
     if (settled) return send(body);
     settled = true;
     const status = res.statusCode;
-    const kept = status >= 500 ? records.release() : records.complete(status, body);
+    const kept = status >= 500 || status === 202 || isKeyInUse(body) ? records.release() : records.complete(status, body);
     kept.then(
       () => send(body),
       // The answer could not be kept: forget the claim, so that a retry runs again instead of

@@ -16,6 +16,7 @@ export const QUEUES = {
   dueWork: 'due-work',
   webhookHealth: 'webhook-health',
   webhookRecovery: 'webhook-recovery',
+  chargeRecovery: 'charge-recovery',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -89,7 +89,7 @@ export function paymentMethodService(deps: PaymentMethodDeps) {
     /** A new method changes the customer's payload (its payment methods): customer.update. */
     async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
       const values = paymentMethodValues(body, secrets, nowFor(clock, tenant));
-      values.gateway_token = await tokenize(gatewayFor(deps, tenant)?.(db), body);
+      values.gateway_token = await tokenize(gatewayFor(deps, tenant), body);
       return db.transaction(async (trx) => {
         const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
         if (!customer) throw ApiError.notFound('Customer');

@@ -44,8 +44,12 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
   clockOffsetMs: offsetMs(ref),
 });
 
-/** A pass over what is due now, every tenant; answers how many items it carried out. */
-export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<number> {
+/**
+ * A pass over what is due now, every tenant; answers how many items it carried out. At most
+ * `inFlight` items (each waiting on the gateway, mostly) run at once, taken from the tenants in
+ * turn: one organization's thousands of due items do not hold back another's few.
+ */
+export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight = DUE_WORK_CHARGES_IN_FLIGHT): Promise<number> {
   const others = ports.others ?? [];
   let done = 0;
   // Each batch is what is due at this moment; an item another process holds is waited for,
@@ -60,9 +64,9 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts): Promise<
     if (due.length === 0) break;
     const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
     let progressed = 0;
-    // Lanes run side by side (a few transactions at once keep the database busy while one
-    // waits); within a lane, items run in due order. Exactly once is the database's keys' either way.
-    await inLanes(due, (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`, async ({ ref, kind }) => {
+    // Lanes run side by side, up to `inFlight` at once, the tenants' in turn; within a lane,
+    // items run in due order. Exactly once is the database's keys' either way.
+    await inLanes(due, (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`, (item) => `${item.ref.organization_id}:${item.ref.environment}`, inFlight, async ({ ref, kind }) => {
       const offset = offsets.get(ref.organization_id) ?? 0;
       const now = new Date(deps.clock().getTime() + (ref.environment === 'sandbox' ? offset : 0));
       const tenant = tenantOfRef(() => offset)(ref);
@@ -121,18 +125,26 @@ export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: 
   return done;
 }
 
-/** How many lanes of due work one process runs at once. */
-export const DUE_WORK_LANES = 4;
+/** How many due items one process has in flight at once by default (DUE_WORK_CHARGES_IN_FLIGHT). */
+export const DUE_WORK_CHARGES_IN_FLIGHT = 64;
 
-async function inLanes<T>(items: T[], laneOf: (item: T) => string, run: (item: T) => Promise<void>): Promise<void> {
-  const lanes = [...groupBy(items, laneOf).values()];
+/**
+ * Runs each lane's items one after another, `width` lanes at once, taking the lanes of each
+ * tenant in turn (round robin), so that a tenant with many lanes waits its turn like the others.
+ */
+export async function inLanes<T>(items: T[], laneOf: (item: T) => string, tenantOf: (item: T) => string, width: number, run: (item: T) => Promise<void>): Promise<void> {
+  const byTenant = [...groupBy([...groupBy(items, laneOf).values()], (lane) => tenantOf(lane[0]!)).values()];
+  const total = byTenant.reduce((sum, tenantLanes) => sum + tenantLanes.length, 0);
+  const lanes: T[][] = [];
+  for (let round = 0; lanes.length < total; round += 1) {
+    for (const tenantLanes of byTenant) if (tenantLanes[round]) lanes.push(tenantLanes[round]!);
+  }
   const next = async (): Promise<void> => {
-    const lane = lanes.shift();
-    if (!lane) return;
-    for (const item of lane) await run(item);
-    await next();
+    for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
+      for (const item of lane) await run(item);
+    }
   };
-  await Promise.all(Array.from({ length: Math.min(DUE_WORK_LANES, lanes.length) }, next));
+  await Promise.all(Array.from({ length: Math.min(width, lanes.length) }, next));
 }
 
 async function sandboxOffsets(db: Knex, refs: DueRef[]): Promise<Map<string, number>> {

@@ -1,7 +1,8 @@
 /**
  * The due-work job's ports into payments: an instalment becomes a charge through the payments
- * service (source `payment_plan`, naming the plan and the instalment), on the runner's
- * transaction, so the attempt row, the charge and the balances commit or roll back together;
+ * service (source `payment_plan`, naming the plan and the instalment), reserved on the runner's
+ * transaction, so the attempt row and the reservation commit or roll back together; the gateway
+ * is asked after that commit;
  * a due scheduled charge is carried out, and (on a moved sandbox clock) an ACH debit settled,
  * by the payments service, each reading the app's time of the item's due time.
  */
@@ -9,7 +10,8 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { gatewayFor } from '../gateway/gateways';
 import { lockAccount } from '../payments/balances';
-import { createCharge } from '../payments/create-charge';
+import { reserveOn } from '../payments/create-charge';
+import { askAndRecord } from '../payments/charge-steps';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../kernel/tenant';
@@ -30,22 +32,23 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     others: messageDueSources(deps),
     lockAccount: async (trx, tenant, accountId) => (await lockAccount(trx, tenant, accountId))?.account,
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
-      const gatewayOn = gatewayFor(deps, tenant);
-      if (!gatewayOn) return { chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' };
+      const gateway = gatewayFor(deps, tenant);
+      if (!gateway) return { chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' };
       if (!plan.payment_method_id) return { chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' };
       // The payments service reads the instalment's time (`now` on the tenant's clock is the
       // app's clock plus the sandbox offset).
-      const chargeDeps = { ...deps, db: trx, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) };
+      const chargeDeps = atTenantTime(deps, tenant, now);
       try {
-        const { charge, declined } = await createCharge(
+        const { charge, token } = await reserveOn(
           chargeDeps,
-          gatewayOn,
+          trx,
           tenant,
+          gateway,
           { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id },
-          undefined,
           { source: 'payment_plan', payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
         );
-        return { chargeId: charge.id, paid: !declined, error: declined?.message, errorCode: declined?.errorCode };
+        // The instalment's attempt is finished by the answer's `charge.finished` (instalment-outcome.ts).
+        return { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now }) };
       } catch (error) {
         // A rule of the charge refused it (an expired card, a method without a token): a failed attempt.
         if (error instanceof ApiError) return { chargeId: null, paid: false, error: error.message, errorCode: error.errorCode };

@@ -5,12 +5,16 @@
  */
 import { listen, type Listener } from '../events/listeners';
 import { completePaidOffPlans, reopenReturnedInstalment } from './plan-payments';
+import { finishInstalment } from './instalment-outcome';
 
 const completePlans: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, now }) => completePaidOffPlans(trx, events, tenant, accountIds, now);
 const reopenInstalment: Listener<'ach.returned'> = (trx, events, tenant, { charge, now }) => reopenReturnedInstalment(trx, events, tenant, charge, now);
+
+const finishAttempt: Listener<'charge.finished'> = (trx, events, tenant, what) => finishInstalment(trx, events, tenant, what);
 
 /** Registers the plans' listeners (once, however often it is called). */
 export function listenToPayments(): void {
   listen('charge.paid-accounts', completePlans);
   listen('ach.returned', reopenInstalment);
+  listen('charge.finished', finishAttempt);
 }

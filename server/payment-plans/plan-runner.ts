@@ -1,10 +1,12 @@
 /**
  * Carrying out due instalments. Due work is found by a query over due rows (never a timer per
- * row); each instalment is carried out in its own transaction that locks its account, its plan
- * and itself, checks again that it is still due, and records the attempt as a row keyed
- * (instalment, attempt number) before charging: two processes racing over one instalment
- * cannot both record attempt N, and a process killed mid-way rolls everything back, charge
- * included (the gateway runs on the same transaction), so the instalment is simply due again.
+ * row); each instalment starts in its own transaction that locks its account, its plan and
+ * itself, checks again that it is still due, records the attempt as a row keyed (instalment,
+ * attempt number) and reserves the charge: two processes racing over one instalment cannot
+ * both record attempt N, and a process killed before that commit rolls it all back, so the
+ * instalment is simply due again. The instalment is then in flight (no `due_at`): the gateway
+ * is asked after the commit, and the answer, recorded by the payments (or by their recovery
+ * after a crash), finishes the attempt through `charge.finished` (instalment-outcome.ts).
  */
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
@@ -26,12 +28,16 @@ export interface InstalmentCharge {
   errorCode?: string;
 }
 
-/** The payments port as the plans see it: charge `amount` to the plan's method, on `trx`. */
+/**
+ * The payments port as the plans see it: reserve a charge of `amount` to the plan's method, on
+ * `trx`; `finish` (called after the commit) asks the gateway and records its answer. No charge
+ * could be made: the failed attempt's outcome instead.
+ */
 export type InstalmentCharger = (
   trx: Knex.Transaction,
   tenant: Tenant,
   request: { plan: PlanRow; instalment: InstalmentRow; amount: number; attempt: number; now: Date },
-) => Promise<InstalmentCharge>;
+) => Promise<InstalmentCharge | { chargeId: string; finish: () => Promise<unknown> }>;
 
 export type RunnerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
 
@@ -44,20 +50,24 @@ export interface DueRef {
   lane?: string;
 }
 
-const BATCH = 200;
+const BATCH = 500;
 
 /**
  * Pending instalments of active plans due at `realNow` on their tenant's clock (production:
- * real time; a sandbox: its clock), earliest first.
+ * real time; a sandbox: its clock): each tenant's earliest first, the tenants taking turns (so
+ * one tenant's backlog does not fill the batch).
  */
 export async function dueInstalments(db: Knex, realNow: Date, limit = BATCH): Promise<DueRef[]> {
   const { rows } = await db.raw<{ rows: DueRef[] }>(
-    `SELECT i.id, i.organization_id, i.environment, i.due_at, i.payment_plan_id AS lane
-       FROM ${PLAN_CHARGES} i
-       LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
-      WHERE i.status = 'pending' AND i.due_at IS NOT NULL
-        AND i.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
-      ORDER BY i.due_at, i.seq
+    `SELECT id, organization_id, environment, due_at, lane FROM (
+       SELECT i.id, i.organization_id, i.environment, i.due_at, i.payment_plan_id AS lane, i.seq,
+              row_number() OVER (PARTITION BY i.organization_id, i.environment ORDER BY i.due_at, i.seq) AS turn
+         FROM ${PLAN_CHARGES} i
+         LEFT JOIN sandbox_clocks c ON i.environment = 'sandbox' AND c.organization_id = i.organization_id
+        WHERE i.status = 'pending' AND i.due_at IS NOT NULL
+          AND i.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+     ) due
+      ORDER BY turn, due_at, seq
       LIMIT ?`,
     [realNow, limit],
   );
@@ -93,7 +103,7 @@ export async function runInstalment(
   now: Date,
 ): Promise<boolean> {
   const tenant = tenantOf(ref);
-  return deps.db.transaction(async (trx) => {
+  const started = await deps.db.transaction(async (trx): Promise<boolean | { finish: () => Promise<unknown> }> => {
     const plans = planRepo(trx, tenant);
     const peek = (await trx(PLAN_CHARGES).where({ id: ref.id }).first('payment_plan_id')) as { payment_plan_id: string } | undefined;
     if (!peek) return false;
@@ -108,6 +118,8 @@ export async function runInstalment(
 
     let changes: PlanValues = {};
     const { refusal, maximum } = termsOf(account);
+    // Other payments being made take the whole balance: due again once they are done.
+    if (refusal?.reason === 'reserved') return false;
     if (refusal?.reason === 'disputed') {
       // Held by an open dispute: this instalment is not collected; the plan goes on after it.
       changes = await skipInstalment(trx, tenant, plan, account, instalment, now);
@@ -127,6 +139,12 @@ export async function runInstalment(
       });
       const amount = Math.min(Number(instalment.amount), maximum);
       const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
+      if ('finish' in outcome) {
+        await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: instalment.id, attempt }).update({ charge_id: outcome.chargeId });
+        // In flight: not due again while its charge is being made.
+        await trx(PLAN_CHARGES).where({ id: instalment.id }).update({ due_at: null, charge_id: outcome.chargeId, updated_at: trx.fn.now() });
+        return { finish: outcome.finish };
+      }
       await trx(PLAN_CHARGE_ATTEMPTS)
         .where({ payment_plan_charge_id: instalment.id, attempt })
         .update({ charge_id: outcome.chargeId, outcome: outcome.paid ? 'paid' : 'failed' });
@@ -138,6 +156,9 @@ export async function runInstalment(
     await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
     return true;
   });
+  if (typeof started === 'boolean') return started;
+  await started.finish();
+  return true;
 }
 
 /** Marks a due instalment `skipped`; when none is left pending, the plan goes on one period later. */
@@ -148,7 +169,7 @@ async function skipInstalment(trx: Knex.Transaction, tenant: Tenant, plan: PlanR
   return {};
 }
 
-async function afterPayment(
+export async function afterPayment(
   trx: Knex.Transaction,
   tenant: Tenant,
   plan: PlanRow,
@@ -170,7 +191,7 @@ async function afterPayment(
   return { consecutive_failures: 0 };
 }
 
-async function afterDecline(
+export async function afterDecline(
   trx: Knex.Transaction,
   tenant: Tenant,
   plan: PlanRow,

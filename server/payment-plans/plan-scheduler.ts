@@ -12,7 +12,7 @@ import { runDueNow, type DueWorkPorts } from './due-work';
 export async function startPlanScheduler(deps: AppDeps, ports: DueWorkPorts): Promise<void> {
   const { boss, logger } = deps;
   await boss.work(QUEUES.dueWork, { pollingIntervalSeconds: 2 }, async () => {
-    const done = await runDueNow(deps, ports);
+    const done = await runDueNow(deps, ports, deps.config.dueWorkChargesInFlight);
     if (done > 0) logger.info({ done }, 'due work carried out');
   });
   await boss.schedule(QUEUES.dueWork, '* * * * *', {}, { tz: 'UTC' });

@@ -42,11 +42,13 @@ export interface TermsAccount {
   in_dispute?: boolean;
   /** On a parent: the part of its balance that disputed children hold (their current balances). */
   disputed_share?: number;
+  /** Cents held by charges being made (`processing`): counted against what can still be paid. Unset: none. */
+  reserved_amount?: number;
 }
 
 /** Why an account takes no payment; `reason` is what callers branch on, `message` what people read. */
 export interface Refusal {
-  reason: 'not_active' | 'paid_off' | 'disputed';
+  reason: 'not_active' | 'paid_off' | 'disputed' | 'reserved';
   message: string;
 }
 
@@ -58,6 +60,10 @@ const PAYABILITY_RULES: PayabilityRule[] = [
     account.status === 'paid_off' ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined,
   (account) =>
     account.status !== 'active' ? { reason: 'not_active', message: `the account is ${account.status.replace('_', ' ')} and takes no payments` } : undefined,
+  (account, balance) =>
+    balance <= 0 && (account.reserved_amount ?? 0) > 0
+      ? { reason: 'reserved', message: 'payments being made already take the whole balance; try again once they are done' }
+      : undefined,
   (_account, balance) => (balance <= 0 ? { reason: 'paid_off', message: 'the account is paid off and takes no more payments' } : undefined),
   (account, balance) =>
     account.in_dispute || (account.disputed_share ?? 0) >= balance
@@ -90,7 +96,8 @@ export function amountDue(account: TermsAccount): number {
 }
 
 export function termsOf(account: TermsAccount): AccountTerms {
-  const balance = amountDue(account);
+  // What can still be paid: what it owes less what charges being made hold.
+  const balance = amountDue(account) - (account.reserved_amount ?? 0);
   const refusal = PAYABILITY_RULES.map((rule) => rule(account, balance)).find(Boolean);
   return {
     balance,

@@ -4,7 +4,9 @@
  * (SANDBOX_ACH_SETTLEMENT_SECONDS for the simulator). Safe to run twice: a charge that is no
  * longer pending (settled, returned, voided) is left alone. A sandbox's clock moved past a
  * debit's `settles_at` settles it at once (due-work.ts); the job then finds it done. A returned
- * instalment's debit reopens the instalment (payment plans listen: events/listeners.ts).
+ * instalment's debit reopens the instalment (payment plans listen: events/listeners.ts). The
+ * gateway is asked with no transaction held (it answers a repeat the same); the answer is then
+ * recorded under the account's lock if the debit is still pending.
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
@@ -41,18 +43,18 @@ export async function dueSettlementsOf(db: Knex, tenant: Tenant, upTo: Date, lim
 /** Answers whether the debit's outcome was recorded (false: not pending any more, or still pending). */
 export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<boolean> {
   const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
-  const gatewayOn = gatewayFor(deps, tenant);
+  const gateway = gatewayFor(deps, tenant);
   // Production's gateway was unset after the debit was made: ask again later rather than guess.
-  if (!gatewayOn) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
+  if (!gateway) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
+  const peek = await chargeRepo(deps.db, tenant).find(job.chargeId);
+  if (!peek || peek.status !== 'pending') return false;
+  const outcome = await gateway.outcome(peek.gateway_reference!);
   return deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
-    const unlocked = await charges.find(job.chargeId);
-    if (!unlocked || unlocked.status !== 'pending') return false;
     // The account family first, then the charge: the order a charge and a void use.
-    await lockAccount(trx, tenant, unlocked.debt_account_id);
+    await lockAccount(trx, tenant, peek.debt_account_id);
     const charge = (await charges.find(job.chargeId, { forUpdate: true }))!;
     if (charge.status !== 'pending') return false;
-    const outcome = await gatewayOn(trx).outcome(charge.gateway_reference!);
     const now = nowFor(deps.clock, await withClock(trx, tenant));
     if (outcome.status === 'pending') {
       await charges.update(charge.id, { settles_at: new Date(now.getTime() + outcome.checkAfterSeconds * 1000) });

@@ -10,10 +10,11 @@ import type { Tenant } from '../kernel/tenant';
 import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { scoped } from '../db/tenant';
 import { disputeHoldOf } from '../disputes/dispute-hold-fact';
+import { CHARGES } from '../charge-store/charge-repo';
 
 export interface LockedFamily {
-  /** With the dispute hold's fact, for the payment terms. */
-  account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number };
+  /** With the dispute hold's fact and `reserved_amount` (what the family's `processing` charges hold), for the payment terms. */
+  account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number; reserved_amount: number };
   /** The account's children, oldest first (empty for a child or a stand-alone account); `held` by an open dispute. */
   children: (DebtAccountRow & { held?: boolean })[];
 }
@@ -40,7 +41,21 @@ export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: st
           .select(['debt_accounts.id', 'debt_accounts.current_balance'])) as DebtAccountRow[])
       : [];
   const { heldChildren, ...fact } = await disputeHoldOf(trx, tenant, account, children);
-  return { account: { ...account, ...fact }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+  return { account: { ...account, ...fact, reserved_amount: await reservedOnFamily(trx, tenant, top) }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+}
+
+/**
+ * Cents held by the `processing` charges of the family under `top` (on it or any child): a
+ * reservation on a parent may land on any child, so every account of the family counts them
+ * all. The caller holds the family's lock, so none is added meanwhile.
+ */
+async function reservedOnFamily(trx: Knex.Transaction, tenant: Tenant, top: string): Promise<number> {
+  const row = await scoped(trx, CHARGES, tenant)
+    .where({ status: 'processing' })
+    .whereIn('debt_account_id', scoped(trx, DEBT_ACCOUNTS, tenant).where({ parent_id: top }).select('id').union(trx.raw('SELECT ?::uuid', [top])))
+    .sum<{ sum: string | null }>('amount as sum')
+    .first();
+  return Number(row?.sum ?? 0);
 }
 
 /** Oldest child first, each up to its own current balance; an account without children takes it all. */

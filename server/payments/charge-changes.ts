@@ -3,6 +3,11 @@
  * was made, an ACH debit while pending); a refund gives back money of a settled charge, in
  * part or in full, up to what is left. Both give the balance back to the accounts the charge
  * paid (a partial refund to the last-paid first), and record transactions of their own.
+ *
+ * Each in three steps, as a charge: checked under the locks in one transaction, the gateway asked
+ * with nothing held (a key naming the change: `void:<charge>`, `refund:<charge>:<refunded so
+ * far>:<amount>`, so the same request again is the same request to the gateway), then recorded in a
+ * second transaction if the charge is still as it was checked.
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
@@ -10,7 +15,7 @@ import { ApiError } from '../kernel/errors';
 import { lockAccount, moveBalances } from './balances';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import { GatewayRefusal } from '../gateway/gateway';
-import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
 import { moneyGivenBack } from './payment-events';
 
@@ -35,8 +40,8 @@ async function ask(call: () => Promise<void>): Promise<void> {
 const sameUtcDay = (a: Date, b: Date) => a.toISOString().slice(0, 10) === b.toISOString().slice(0, 10);
 
 /** `gateway` is asked for once the charge is found: another tenant's charge is a 404 first. */
-export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
-  return deps.db.transaction(async (trx) => {
+export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
+  const checked = await deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     const voidable =
       (charge.payment_method_type === 'ach' && charge.status === 'pending') ||
@@ -50,7 +55,14 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, te
             : `A ${charge.status} charge cannot be voided.`,
       );
     }
-    await ask(() => gateway()(trx).void(charge.gateway_reference!));
+    return charge;
+  });
+  await ask(() => gateway().void(checked.gateway_reference!, `void:${checked.id}`));
+  return deps.db.transaction(async (trx) => {
+    const charge = await lockCharge(trx, tenant, id);
+    // Voided meanwhile by the same request sent twice: the gateway answered both as one.
+    if (charge.status === 'voided') return charge;
+    if (charge.status !== checked.status) throw ApiError.conflict(`The charge became ${charge.status} meanwhile; it was not voided.`);
     const charges = chargeRepo(trx, tenant);
     const parts = await charges.allocations(charge.id);
     const rows = await charges.insertTransactions(
@@ -64,8 +76,8 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => GatewayOn, te
   });
 }
 
-export async function refundCharge(deps: PaymentDeps, gateway: () => GatewayOn, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
-  return deps.db.transaction(async (trx) => {
+export async function refundCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
+  const checked = await deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     if (charge.status !== 'succeeded' && charge.status !== 'partially_refunded') {
       throw ApiError.conflict(
@@ -75,8 +87,16 @@ export async function refundCharge(deps: PaymentDeps, gateway: () => GatewayOn, 
     const left = Number(charge.amount) - Number(charge.refunded_amount);
     const amount = requested ?? left;
     if (amount > left) throw ApiError.field('amount', `must not exceed what is left to refund (${left})`);
-    await ask(() => gateway()(trx).refund(charge.gateway_reference!, amount));
+    return { charge, amount };
+  });
+  const { amount } = checked;
+  const key = `refund:${id}:${checked.charge.refunded_amount}:${amount}`;
+  await ask(() => gateway().refund(checked.charge.gateway_reference!, amount, key));
+  return deps.db.transaction(async (trx) => {
+    const charge = await lockCharge(trx, tenant, id);
     const charges = chargeRepo(trx, tenant);
+    // The same refund sent twice at once: the gateway made it once, and it is recorded once.
+    if (await charges.hasGatewayKey(charge.id, key)) return charge;
     const parts = [];
     let remaining = amount;
     for (const part of (await charges.allocations(charge.id)).reverse()) {
@@ -88,7 +108,15 @@ export async function refundCharge(deps: PaymentDeps, gateway: () => GatewayOn, 
     for (const part of parts) await charges.addRefunded(charge.id, part.debt_account_id, part.amount);
     const rows = await charges.insertTransactions(
       charge.id,
-      parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'refund', status: 'succeeded', amount: -part.amount, gateway_reference: charge.gateway_reference })),
+      parts.map((part, index) => ({
+        debt_account_id: part.debt_account_id,
+        kind: 'refund',
+        status: 'succeeded',
+        amount: -part.amount,
+        gateway_reference: charge.gateway_reference,
+        // On the first row only: the index keeps one per charge and key.
+        ...(index === 0 ? { gateway_key: key } : {}),
+      })),
     );
     const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: part.amount })));
     const refunded = Number(charge.refunded_amount) + amount;

@@ -7,11 +7,12 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
-import { ApiError, type ErrorCode } from '../kernel/errors';
+import { ApiError } from '../kernel/errors';
 import { isUniqueViolation } from '../db/tenant';
 import { scopeText, type IdempotencyScope } from '../idempotency/request-fingerprint';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { ChargeOutcome } from './charge-outcome';
+import { outcomeOf } from './charge-steps';
 
 /** The unique index of (tenant, idempotency_scope, idempotency_key) on charges. */
 export const CHARGE_KEY_INDEX = 'charges_idempotency_scope_key_unique';
@@ -34,22 +35,32 @@ export function reusedKey(): ApiError {
  * charge for another request of the same caller. A charge made before fingerprints were kept
  * (NULL) is answered to its own caller, as it was before.
  */
-export async function earlierCharge(db: Knex, tenant: Tenant, scope: IdempotencyScope): Promise<ChargeOutcome | undefined> {
-  const charge = await chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
+export async function earlierCharge(db: Knex, tenant: Tenant, scope: IdempotencyScope, waitMs = 0): Promise<ChargeOutcome | undefined> {
+  const find = () => chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
+  let charge = await find();
   if (!charge) return undefined;
+  // Being made by the first request: its outcome is waited for (as long as that request itself
+  // waits for the gateway), holding no connection in between.
+  for (const deadline = Date.now() + waitMs; charge.status === 'processing' && Date.now() < deadline; ) {
+    await new Promise((done) => setTimeout(done, 50));
+    charge = (await find())!;
+  }
   if (charge.idempotency_fingerprint !== null && charge.idempotency_fingerprint !== scope.fingerprint) throw reusedKey();
-  if (charge.status === 'failed' && charge.error_code) return { charge, declined: new ApiError(charge.error_code as ErrorCode, charge.error ?? 'The payment was declined.') };
-  return { charge };
+  // Reserved and not finished yet (the gateway is being asked, or recovery will): its one outcome comes later.
+  if (charge.status === 'processing') throw keyInUse();
+  return outcomeOf(charge);
 }
 
 /**
  * A request that lost the race for its key to a request of the same caller: the winner's
- * charge when it is this request's, 422 when it is another request's, 409 while it cannot be
- * seen yet.
+ * charge when it is this request's (once it is made, waiting up to `waitMs`), 422 when it is
+ * another request's, 409 while it cannot be seen yet or is still being made.
  */
-export async function chargeOfRace(db: Knex, tenant: Tenant, scope: IdempotencyScope | undefined, error: unknown): Promise<ChargeOutcome> {
+export async function chargeOfRace(db: Knex, tenant: Tenant, scope: IdempotencyScope | undefined, error: unknown, waitMs = 0): Promise<ChargeOutcome> {
   if (!scope || !isUniqueViolation(error, CHARGE_KEY_INDEX)) throw error;
-  const earlier = await earlierCharge(db, tenant, scope);
+  const earlier = await earlierCharge(db, tenant, scope, waitMs);
   if (earlier) return earlier;
-  throw new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry later.');
+  throw keyInUse();
 }
+
+const keyInUse = () => new ApiError('idempotency_key_in_use', 'A request with this Idempotency-Key is still running; retry later.');

@@ -18,7 +18,8 @@ export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
       (res as Response).status(declined.status).json({ ...declined.body(), charge_id: charge.id });
       return;
     }
-    res.status(201).json({ data: chargeToApi(charge) });
+    // The gateway has not answered in time: the charge is reserved, and finished later (charge-steps.ts).
+    res.status(charge.status === 'processing' ? 202 : 201).json({ data: chargeToApi(charge) });
   });
 
   routes.get('/charges', async (req, res) => {

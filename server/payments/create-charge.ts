@@ -1,8 +1,9 @@
 /**
- * POST /charges as a story: check the request, tokenize inline details, then in one
- * transaction lock the account family, check the amount against the balance, ask the gateway,
- * record the charge, its allocations and transactions, move the balances, and emit the events.
- * A declined card is stored as a failed charge, and answered 400 after the commit.
+ * POST /charges as a story: check the request, tokenize inline details, then in one short
+ * transaction lock the account family, check the amount against what can still be charged and
+ * reserve it (the charge stored `processing`); commit; ask the gateway holding nothing; record
+ * the answer in a second transaction (charge-steps.ts). A declined card is stored as a failed
+ * charge, and answered 400 after the commit.
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -18,10 +19,11 @@ import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { lockAccount } from './balances';
 import { chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
-import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
 import { paymentMethodSaved } from './payment-events';
-import { recordCharge, type AnsweredValues, type ChargeOutcome } from './charge-outcome';
+import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
+import { askAndRecord } from './charge-steps';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
@@ -57,90 +59,143 @@ export interface ChargeContext {
   channel?: Channel;
   /** A guest of the Portal: pays once, today, with a new card or bank account. */
   guest?: boolean;
-  /** Runs in the charge's transaction once it is recorded (also a declined one): what must commit with it. */
+  /**
+   * Runs in the transaction that records the gateway's answer (also a declined one), or the one
+   * that schedules a later day's charge: what must commit with it. Not run for a charge that
+   * recovery finishes after a crash.
+   */
   within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
 }
 
+type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
+
+/** A request checked and its inline details tokenized, ready to reserve. */
+interface Prepared {
+  body: ChargeCreate;
+  intent: ReturnType<typeof intentOf>;
+  origin: Origin | undefined;
+  idempotency: IdempotencyScope | undefined;
+  now: Date;
+  later: string | undefined;
+  inlineValues: ReturnType<typeof paymentMethodValues> | undefined;
+  inlineToken: string | null | undefined;
+}
+
+const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
+
+/** A charge reserved (`processing`, to ask the gateway for) or stored `scheduled` (nothing to ask). */
+export type Reservation = { charge: ChargeRow; token: string } | { scheduled: ChargeOutcome };
+
 export async function createCharge(
   deps: PaymentDeps,
-  gatewayOn: GatewayOn,
+  gateway: PaymentGateway,
   tenant: Tenant,
   body: ChargeCreate,
   idempotency: IdempotencyScope | undefined,
   /** Who made the charge when not the API's caller: a plan's instalment. */
-  origin?: Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>,
+  origin?: Origin,
   context: ChargeContext = {},
 ): Promise<ChargeOutcome> {
   const now = nowFor(deps.clock, tenant);
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
-  const intent = { ...body, instalment: origin?.source === 'payment_plan', guest: context.guest };
+  const intent = intentOf(body, origin, context);
   throwIfAny(intentErrors(intent, at));
-  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency));
+  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs));
   if (earlier) return earlier;
-  const later = laterDayOf(body, at.today);
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
-  const inlineValues = inline && paymentMethodValues(inline, deps.secrets, now);
-  const inlineToken = inline && (await tokenize(gatewayOn(deps.db), inline));
+  const prepared: Prepared = {
+    body,
+    intent,
+    origin,
+    idempotency,
+    now,
+    later: laterDayOf(body, at.today),
+    inlineValues: inline && paymentMethodValues(inline, deps.secrets, now),
+    inlineToken: inline && (await tokenize(gateway, inline)),
+  };
+  let reservation: Reservation;
   try {
-    return await deps.db.transaction(async (trx) => {
-      // Saving a method locks the customer (as saving one directly does); taking it before the
-      // accounts keeps one lock order, customer then accounts, for every charge.
-      if (inlineValues && body.save_payment_method) {
-        const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
-        if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
-      }
-      const family = await lockAccount(trx, tenant, body.debt_account_id);
-      if (!family) throw ApiError.field('debt_account_id', 'does not exist');
-      const { account } = family;
-      const terms = termsOf(account);
-      throwIfDisputed(terms, body.amount);
-      throwIfAny(amountErrors(terms, intent));
-
-      let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
-      if (inlineValues && body.save_payment_method) {
-        const methods = paymentMethodRepo(trx, tenant);
-        const first = !(await methods.hasAny(account.customer_id));
-        method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
-        await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
-      }
-      const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
-      const token = method?.gateway_token ?? inlineToken!;
-
-      const gateway = gatewayOn(trx);
-      const customer = await customerRepo(trx, tenant).find(account.customer_id);
-      const values: Omit<ChargeValues, keyof AnsweredValues> = {
-        reference_number: referenceNumber(),
-        debt_account_id: account.id,
-        customer_id: account.customer_id,
-        payment_method_id: method?.id ?? null,
-        payment_method_type: shown.type,
-        card: cardToken(shown),
-        bank_account: bankAccount(shown),
-        gateway: gateway.name,
-        amount: body.amount,
-        return_code: null,
-        email: body.email ?? customer!.email,
-        send_email: body.send_email ?? false,
-        metadata: body.metadata ?? {},
-        ...keyColumns(idempotency),
-        ...origin,
-      };
-      const outcome = later
-        ? { charge: await scheduleCharge(deps, trx, tenant, values, later) }
-        : await recordCharge(deps, trx, tenant, {
-            family,
-            amount: body.amount,
-            answer: await gateway.charge(token, body.amount),
-            now,
-            ofPlan: origin?.source === 'payment_plan',
-            write: (answered) => chargeRepo(trx, tenant).insert({ ...values, ...answered }),
-          });
-      await context.within?.(trx, outcome);
-      return outcome;
+    reservation = await deps.db.transaction(async (trx) => {
+      const reserved = await reserve(deps, trx, tenant, gateway, prepared);
+      if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
+      return reserved;
     });
   } catch (error) {
     // Two requests of one caller with one key that both got past the checks before: the
-    // database lets one charge through; the other answers it only if it is the same request.
-    return chargeOfRace(deps.db, tenant, idempotency, error);
+    // database lets one reservation through, before any gateway is asked; the other answers
+    // it only if it is the same request (409 while it is still being made).
+    return chargeOfRace(deps.db, tenant, idempotency, error, deps.config.gatewayAnswerWaitMs);
   }
+  if ('scheduled' in reservation) return reservation.scheduled;
+  return askAndRecord(deps, gateway, tenant, reservation.charge, reservation.token, { now, within: context.within });
+}
+
+/**
+ * Step 1 of an instalment's charge, on the plan runner's transaction (which holds the account's
+ * lock): the charge checked and reserved. The caller asks the gateway after its commit
+ * (`askAndRecord`). Throws the ApiError of a rule that refuses it (an expired card).
+ */
+export async function reserveOn(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  gateway: PaymentGateway,
+  body: ChargeCreate,
+  origin: Origin,
+): Promise<{ charge: ChargeRow; token: string }> {
+  const now = nowFor(deps.clock, tenant);
+  const intent = intentOf(body, origin, {});
+  throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
+  const reserved = await reserve(deps, trx, tenant, gateway, { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined });
+  if ('scheduled' in reserved) throw new Error('An instalment is never scheduled for a later day');
+  return reserved;
+}
+
+/** Locks the account family, checks the terms against what can still be charged, and stores the charge. */
+async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<Reservation> {
+  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken } = prepared;
+  // Saving a method locks the customer (as saving one directly does); taking it before the
+  // accounts keeps one lock order, customer then accounts, for every charge.
+  if (inlineValues && body.save_payment_method) {
+    const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
+    if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
+  }
+  const family = await lockAccount(trx, tenant, body.debt_account_id);
+  if (!family) throw ApiError.field('debt_account_id', 'does not exist');
+  const { account } = family;
+  const terms = termsOf(account);
+  throwIfDisputed(terms, body.amount);
+  throwIfAny(amountErrors(terms, intent));
+
+  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
+  if (inlineValues && body.save_payment_method) {
+    const methods = paymentMethodRepo(trx, tenant);
+    const first = !(await methods.hasAny(account.customer_id));
+    method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
+    await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
+  }
+  const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
+  const token = method?.gateway_token ?? inlineToken!;
+
+  const customer = await customerRepo(trx, tenant).find(account.customer_id);
+  const values: Omit<ChargeValues, keyof AnsweredValues> = {
+    reference_number: referenceNumber(),
+    debt_account_id: account.id,
+    customer_id: account.customer_id,
+    payment_method_id: method?.id ?? null,
+    payment_method_type: shown.type,
+    card: cardToken(shown),
+    bank_account: bankAccount(shown),
+    gateway: gateway.name,
+    amount: body.amount,
+    return_code: null,
+    email: body.email ?? customer!.email,
+    send_email: body.send_email ?? false,
+    metadata: body.metadata ?? {},
+    ...keyColumns(idempotency),
+    ...origin,
+  };
+  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later) } };
+  const charge = await chargeRepo(trx, tenant).insert({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
+  return { charge, token };
 }

@@ -2,10 +2,11 @@
  * Scheduled charges: a charge for a later day is stored `scheduled` (no gateway call, no
  * balance change) and carried out on its day by the due-work job, at the hour plan instalments
  * run, on its tenant's clock. Carrying one out runs in one transaction that locks the account
- * family and the charge, checks it is still due, and records the run as a row keyed by the
- * charge before asking the gateway: two processes racing over one due charge cannot both
- * record it, and a process killed mid-way rolls everything back, so the charge is simply due
- * again. A failed scheduled charge is not retried (documented in the Charges tag).
+ * family and the charge, checks it is still due, records the run as a row keyed by the charge
+ * (two processes racing over one due charge cannot both record it) and reserves it
+ * (`processing`); the gateway is asked after that commit and its answer recorded as any
+ * charge's (charge-steps.ts; recovery finishes one a crash left). A failed scheduled charge is
+ * not retried (documented in the Charges tag).
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
@@ -15,10 +16,11 @@ import { termsOf } from '../payment-terms/payment-terms';
 import { dueAt, todayUtc } from '../dates';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
-import type { GatewayOn } from '../gateway/gateways';
+import type { PaymentGateway } from '../gateway/gateway';
 import { lockAccount } from './balances';
 import { CHARGES, chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
-import { recordCharge, type AnsweredValues } from './charge-outcome';
+import type { AnsweredValues } from './charge-outcome';
+import { askAndRecord } from './charge-steps';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
 
@@ -82,15 +84,18 @@ export interface DueChargeRef {
   lane?: string;
 }
 
-/** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments), earliest first. */
-export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 200): Promise<DueChargeRef[]> {
+/** Scheduled charges due at `realNow` on their tenant's clock (as dueInstalments): each tenant's earliest first, the tenants taking turns. */
+export async function dueScheduledCharges(db: Knex, realNow: Date, limit = 500): Promise<DueChargeRef[]> {
   const { rows } = await db.raw<{ rows: DueChargeRef[] }>(
-    `SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane
-       FROM ${CHARGES} ch
-       LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
-      WHERE ch.status = 'scheduled'
-        AND ch.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
-      ORDER BY ch.due_at, ch.id
+    `SELECT id, organization_id, environment, due_at, lane FROM (
+       SELECT ch.id, ch.organization_id, ch.environment, ch.due_at, ch.debt_account_id AS lane,
+              row_number() OVER (PARTITION BY ch.organization_id, ch.environment ORDER BY ch.due_at, ch.id) AS turn
+         FROM ${CHARGES} ch
+         LEFT JOIN sandbox_clocks c ON ch.environment = 'sandbox' AND c.organization_id = ch.organization_id
+        WHERE ch.status = 'scheduled'
+          AND ch.due_at <= ?::timestamptz + coalesce(c.offset_ms, 0) * interval '1 millisecond'
+     ) due
+      ORDER BY turn, due_at, id
       LIMIT ?`,
     [realNow, limit],
   );
@@ -111,8 +116,8 @@ export async function dueScheduledChargesOf(db: Knex, tenant: Tenant, upTo: Date
  * Carries out the scheduled charge `id` at `now` (its tenant's time) when it is still due;
  * answers whether it did anything. `deps.clock` reads the app's time of `now`.
  */
-export async function runScheduledCharge(deps: PaymentDeps, gatewayOn: GatewayOn | undefined, tenant: Tenant, id: string, now: Date): Promise<boolean> {
-  return deps.db.transaction(async (trx) => {
+export async function runScheduledCharge(deps: PaymentDeps, gateway: PaymentGateway | undefined, tenant: Tenant, id: string, now: Date): Promise<boolean> {
+  const reserved = await deps.db.transaction(async (trx): Promise<boolean | { charge: ChargeRow; token: string }> => {
     const locked = await lockScheduled(trx, tenant, id);
     if (!locked) return false;
     const { charge, family } = locked;
@@ -132,28 +137,21 @@ export async function runScheduledCharge(deps: PaymentDeps, gatewayOn: GatewayOn
     }
     const amount = Math.min(Number(charge.amount), terms!.maximum);
     const method = charge.payment_method_id ? await paymentMethodRepo(trx, tenant).find(charge.payment_method_id) : undefined;
-    const refusal = !gatewayOn
+    const refusal = !gateway
       ? { error_code: 'payment_gateway_unavailable', error: 'No payment gateway is configured for production; no money was moved.' }
       : !method?.gateway_token
         ? { error_code: 'no_payment_method', error: 'The payment method of the scheduled charge was deleted.' }
         : !isChargeable(method, now)
           ? { error_code: 'expired_card', error: 'The card of the scheduled charge has expired.' }
           : undefined;
-    if (refusal) {
-      const failed = await charges.update(charge.id, { status: 'failed', ...refusal, charged_at: now });
-      await chargeMade(deps.events, trx, tenant, failed, []);
-    } else {
-      const answer = await gatewayOn!(trx).charge(method!.gateway_token!, amount);
-      await recordCharge(deps, trx, tenant, {
-        family: family!,
-        amount,
-        answer,
-        now,
-        ofPlan: false,
-        write: (answered) => charges.update(charge.id, { ...answered, amount, charged_at: now }),
-      });
-    }
+    if (!refusal) return { charge: await charges.update(charge.id, { status: 'processing', amount, charged_at: now }), token: method!.gateway_token! };
+    const failed = await charges.update(charge.id, { status: 'failed', ...refusal, charged_at: now });
+    await chargeMade(deps.events, trx, tenant, failed, []);
     await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
     return true;
   });
+  if (typeof reserved === 'boolean') return reserved;
+  // scheduled-charge.update fires with the answer (charge-steps.ts).
+  await askAndRecord(deps, gateway!, tenant, reserved.charge, reserved.token, { now });
+  return true;
 }

@@ -17,6 +17,7 @@ import * as portal from './012-portal';
 import * as idempotencyScope from './013-idempotency-scope';
 import * as webhookTrust from './015-webhook-trust';
 import * as communications from './016-communications';
+import * as chargeSteps from './017-charge-steps';
 import * as disputes from './018-disputes';
 import * as settlementOffers from './019-settlement-offers';
 import * as documentsTickets from './020-documents-tickets';
@@ -38,6 +39,7 @@ const migrations: Record<string, Knex.Migration> = {
   '013-idempotency-scope': idempotencyScope,
   '015-webhook-trust': webhookTrust,
   '016-communications': communications,
+  '017-charge-steps': chargeSteps,
   '018-disputes': disputes,
   '019-settlement-offers': settlementOffers,
   '020-documents-tickets': documentsTickets,

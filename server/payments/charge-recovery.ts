@@ -1,0 +1,76 @@
+/**
+ * Recovery of charges left between the steps (a crash, a lost or late answer): a durable job on
+ * pg-boss (queue `charge-recovery`), sent every minute by pg-boss's cron and once at every
+ * start, finds the charges `processing` for longer than CHARGE_RECOVERY_AFTER_SECONDS, asks the
+ * gateway by the charge's key what became of each, and records that answer exactly once
+ * (charge-steps.ts's `recordAnswer` does nothing to a charge no longer `processing`). A charge
+ * the gateway never received is failed and its reservation released; the gateway refuses its
+ * key from then on, so a request still on its way can never take the money afterwards. Any
+ * number of processes may run it at once.
+ */
+import type { AppDeps } from '../deps';
+import type { Tenant } from '../kernel/tenant';
+import { QUEUES } from '../jobs/queue';
+import { nowFor, withClock } from '../kernel/clock';
+import { CHARGES } from '../charge-store/charge-repo';
+import { gatewayFor } from '../gateway/gateways';
+import type { PaymentDeps } from './payment-deps';
+import { recordAnswer } from './charge-steps';
+
+const BATCH = 100;
+/** Gateways asked at once by one process's recovery. */
+const AT_ONCE = 8;
+
+interface Stuck {
+  id: string;
+  organization_id: string;
+  environment: Tenant['environment'];
+}
+
+/** Finishes one `processing` charge from the gateway's own record of it; answers whether it was still processing. */
+export async function recoverCharge(deps: PaymentDeps, tenant: Tenant, chargeId: string): Promise<boolean> {
+  const gateway = gatewayFor(deps, tenant);
+  // Production's gateway was unset after the charge was reserved: ask again later rather than guess.
+  if (!gateway) return false;
+  const answer = await gateway.find(chargeId);
+  const now = nowFor(deps.clock, await withClock(deps.db, tenant));
+  const outcome = await recordAnswer(deps, tenant, chargeId, answer ?? 'never_received', now);
+  return outcome !== undefined;
+}
+
+/** Every charge `processing` for longer than `afterSeconds`, oldest first; answers how many it finished. */
+export async function recoverCharges(deps: PaymentDeps, afterSeconds = deps.config.chargeRecoveryAfterSeconds): Promise<number> {
+  let done = 0;
+  const seen = new Set<string>();
+  for (;;) {
+    const stuck: Stuck[] = await deps
+      .db(CHARGES)
+      .where({ status: 'processing' })
+      .whereRaw(`updated_at <= now() - ? * interval '1 second'`, [afterSeconds])
+      .whereNotIn('id', [...seen])
+      .orderBy('updated_at')
+      .limit(BATCH)
+      .select('id', 'organization_id', 'environment');
+    if (stuck.length === 0) return done;
+    const queue = [...stuck];
+    await Promise.all(
+      Array.from({ length: Math.min(AT_ONCE, queue.length) }, async () => {
+        for (let next = queue.shift(); next; next = queue.shift()) {
+          seen.add(next.id);
+          const tenant: Tenant = { organizationId: next.organization_id, environment: next.environment, tokenHash: '' };
+          if (await recoverCharge(deps, tenant, next.id)) done += 1;
+        }
+      }),
+    );
+  }
+}
+
+export async function startChargeRecovery(deps: AppDeps): Promise<void> {
+  const { boss, logger } = deps;
+  await boss.work(QUEUES.chargeRecovery, { pollingIntervalSeconds: 2 }, async () => {
+    const done = await recoverCharges(deps);
+    if (done > 0) logger.info({ done }, 'charges left processing were finished');
+  });
+  await boss.schedule(QUEUES.chargeRecovery, '* * * * *', {}, { tz: 'UTC' });
+  await boss.send(QUEUES.chargeRecovery, {});
+}

@@ -1,0 +1,145 @@
+/**
+ * A charge in steps around the gateway, which is slow and outside our database:
+ * 1. reserve (the caller's short transaction: the terms checked under the account's lock, the
+ *    charge stored `processing`, counted against what can still be charged);
+ * 2. ask the gateway by the charge's id, holding no transaction, connection or lock;
+ * 3. record the answer in a second short transaction (`recordAnswer`), which does nothing when
+ *    the charge is no longer `processing`: whoever records first (this request, its late
+ *    answer, or recovery) is the only one.
+ * What stays `processing` (a crash, a lost or late answer) is finished by charge-recovery.ts.
+ */
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { Tenant } from '../kernel/tenant';
+import { ApiError, type ErrorCode } from '../kernel/errors';
+import { announce } from '../events/listeners';
+import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
+import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
+import { lockAccount } from './balances';
+import { recordCharge, type ChargeOutcome } from './charge-outcome';
+import type { PaymentDeps } from './payment-deps';
+import { chargeMade } from './payment-events';
+
+/** The steps a test may stop a process at (TEST_CHARGE_STEP): after the reservation commits, after the answer, after it is recorded. */
+export type ChargeStep = 'reserved' | 'answered' | 'recorded';
+
+/**
+ * Test only: pause here (forever, saying so on stderr) or die at once (SIGKILL), so that crash
+ * tests can kill a real server between the steps.
+ */
+export async function atStep(config: Config, step: ChargeStep, charge: ChargeRow): Promise<void> {
+  const hook = config.testChargeSteps.find((each) => each.step === step && (each.cents === undefined || each.cents === Number(charge.amount)));
+  if (!hook) return;
+  if (hook.action === 'die') process.kill(process.pid, 'SIGKILL');
+  process.stderr.write(`TEST_CHARGE_STEP paused at ${step} ${charge.id}\n`);
+  await new Promise(() => {});
+}
+
+/** What step 3 also commits: the caller's own rows (a Portal checkout's events). */
+export type Within = (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+
+const NEVER_RECEIVED = 'The payment gateway never received the charge; no money was moved.';
+
+/** The outcome a finished charge answered (a decline as its 400 again); a `processing` one as itself. */
+export function outcomeOf(charge: ChargeRow): ChargeOutcome {
+  if (charge.status === 'failed' && charge.error_code) return { charge, declined: new ApiError(charge.error_code as ErrorCode, charge.error ?? 'The payment was declined.') };
+  return { charge };
+}
+
+/**
+ * Steps 2 and 3 for the reserved `charge`: asks the gateway, then records its answer. When the
+ * answer takes longer than GATEWAY_ANSWER_WAIT_MS (or is lost), answers the charge still
+ * `processing`; a late answer is recorded when it comes, a lost one by recovery.
+ */
+export async function askAndRecord(
+  deps: PaymentDeps,
+  gateway: PaymentGateway,
+  tenant: Tenant,
+  charge: ChargeRow,
+  token: string,
+  at: { now: Date; within?: Within; waitMs?: number },
+): Promise<ChargeOutcome> {
+  await atStep(deps.config, 'reserved', charge);
+  const asked = ask(gateway, token, charge).then(async (answer) => {
+    if (!answer) return undefined;
+    await atStep(deps.config, 'answered', charge);
+    const outcome = await recordAnswer(deps, tenant, charge.id, answer, at.now, at.within);
+    await atStep(deps.config, 'recorded', charge);
+    return outcome;
+  });
+  const waitMs = at.waitMs ?? deps.config.gatewayAnswerWaitMs;
+  let timer: NodeJS.Timeout | undefined;
+  const gaveUp = new Promise<'late'>((done) => {
+    timer = setTimeout(() => done('late'), waitMs);
+  });
+  try {
+    const first = await Promise.race([asked, gaveUp]);
+    if (first === 'late') {
+      asked.catch((error) => deps.logger?.warn({ err: error, chargeId: charge.id }, 'a late gateway answer could not be recorded; recovery will'));
+      return { charge };
+    }
+    return first ?? { charge };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The gateway's answer; undefined when none came (the charge stays `processing` for recovery). */
+async function ask(gateway: PaymentGateway, token: string, charge: ChargeRow): Promise<GatewayAnswer | 'refused' | undefined> {
+  try {
+    return await gateway.charge(token, Number(charge.amount), charge.id);
+  } catch (error) {
+    // The gateway refused the request itself (a token it does not know): nothing was taken.
+    if (error instanceof GatewayRefusal) return 'refused';
+    if (error instanceof GatewayUnanswered) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Step 3: records `answer` for the `processing` charge `chargeId` under the account family's
+ * lock (succeeded or pending: transactions, balances, events; failed or never received: the
+ * reservation released). A charge that is no longer `processing` was recorded by someone else:
+ * its outcome is answered as it is. Announces `charge.finished` (a plan's instalment follows it).
+ */
+export async function recordAnswer(
+  deps: PaymentDeps,
+  tenant: Tenant,
+  chargeId: string,
+  answer: GatewayAnswer | 'refused' | 'never_received',
+  now: Date,
+  within?: Within,
+): Promise<ChargeOutcome | undefined> {
+  return deps.db.transaction(async (trx) => {
+    const charges = chargeRepo(trx, tenant);
+    const unlocked = await charges.find(chargeId);
+    if (!unlocked) return undefined;
+    const family = (await lockAccount(trx, tenant, unlocked.debt_account_id))!;
+    const charge = (await charges.find(chargeId, { forUpdate: true }))!;
+    if (charge.status !== 'processing') return outcomeOf(charge);
+    const outcome =
+      typeof answer === 'string'
+        ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
+        : await recordCharge(deps, trx, tenant, {
+            family,
+            amount: Number(charge.amount),
+            answer,
+            now,
+            ofPlan: charge.source === 'payment_plan',
+            write: (answered) => charges.update(charge.id, answered),
+          });
+    if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
+    await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
+    await within?.(trx, outcome);
+    return outcome;
+  });
+}
+
+/** No money moved: the charge fails as a decline would, and what it reserved is free again. */
+async function release(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, charge: ChargeRow, message: string): Promise<ChargeOutcome> {
+  const charges = chargeRepo(trx, tenant);
+  const failed = await charges.update(charge.id, { status: 'failed', error: message, error_code: 'processing_error' });
+  await charges.insertTransactions(charge.id, [{ debt_account_id: charge.debt_account_id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: null }]);
+  await chargeMade(deps.events, trx, tenant, failed, []);
+  return { charge: failed, declined: new ApiError('processing_error', message) };
+}
