@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { EventRecorder } from '../events/events';
-import type { Happenings } from '../events/listeners';
+import { announce, type Happenings } from '../events/listeners';
 import type { Tenant } from '../kernel/tenant';
 import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow } from './plan-repo';
 import { afterDecline, afterPayment } from './plan-runner';
@@ -27,9 +27,12 @@ export async function finishInstalment(trx: Knex.Transaction, events: EventRecor
   // A plan canceled while its instalment was in flight: the charge stands, the plan stays as it is.
   if (plan.status !== 'active' || instalment.status !== 'pending') return;
   const outcome = { chargeId: charge.id, paid, error: declined?.message ?? charge.error ?? undefined, errorCode: declined?.errorCode ?? charge.error_code ?? undefined };
+  // What the plan runner says of an instalment it finishes at once, said here too (settlement offers listen).
+  if (paid) await announce(trx, events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: charge.id, now });
   const changes = paid
     ? await afterPayment(trx, tenant, plan, instalment, Number(charge.amount), started.attempt, outcome, now)
     : await afterDecline(trx, tenant, plan, instalment, started.attempt, outcome, now);
+  if (changes.status === 'defaulted') await announce(trx, events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
   await plans.update(plan.id, changes);
   await events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
 }

@@ -302,6 +302,90 @@ async function autopayAndCheques(): Promise<void> {
   await ok(api.POST('/external-charges', { body: { debt_account_id: account.id, amount: 5000, paid_at: await sandboxToday(api), method: 'check', reference: 'CHK-1001' } }), 201);
 }
 
+async function offers(): Promise<void> {
+  const offered = async (offer: Record<string, unknown>, balance: number) => {
+    const made = await debtor(balance);
+    await ok(api.POST('/customers/{id}/payment-methods', { params: { path: { id: made.customer.id } }, body: { card: testCard() } }), 201);
+    await ok(api.POST('/debt-accounts/{id}/settlement-offers', { params: { path: { id: made.account.id } }, body: offer as Schemas['SettlementOfferCreate'] }), 201);
+    return made;
+  };
+  const settle = async (until: string | RegExp) => {
+    await page.getByRole('checkbox', { name: /payment policy/ }).check();
+    await page.getByRole('button', { name: /^Settle for/ }).click();
+    await page.getByText(until).first().waitFor();
+  };
+  // Over time, with the saved card.
+  const overTime = await offered({ discount_percentage: 40, months_period: 6 }, 184250);
+  await openLink(overTime, 'account_detail');
+  await page.getByRole('link', { name: 'Settle this account' }).click();
+  await page.getByLabel(/Pay over time, within 6 months/).check();
+  await page.getByLabel('How often').selectOption('monthly');
+  await settle('Your settlement is set up.');
+  // In full: declined, then settled; and on a later day.
+  const inFull = await offered({ discounted_amount: 50_000, months_period: 0 }, 100_000);
+  await openLink(inFull, 'account_detail');
+  await page.getByRole('link', { name: 'Settle this account' }).click();
+  await payWithNewCard('4000000000000002');
+  await settle(/Your payment was declined/);
+  await payWithNewCard('4242424242424242');
+  await settle('Your account is settled. Thank you.');
+  const later = await offered({ discounted_amount: 50_000, months_period: 0 }, 100_000);
+  await openLink(later, 'account_detail');
+  await page.getByRole('link', { name: 'Settle this account' }).click();
+  await page.getByLabel('Payment date').fill(await sandboxDayAfter(api, 10));
+  await settle('Your settlement is set up.');
+  // A guest who found the account: declined, then settled.
+  const guestOffer = await offered({ discount_percentage: 50, months_period: 0 }, 20_000);
+  await page.context().clearCookies();
+  await page.goto(`${app.origin}/portal/?organization=${app.organization.organization_id}&environment=sandbox`);
+  await page.getByLabel('Phone').fill(guestOffer.customer.phone!);
+  await page.getByLabel('Last 4 of SSN').fill('4417');
+  await page.getByRole('button', { name: 'Find my account' }).click();
+  await page.getByRole('heading', { name: 'Your accounts' }).waitFor();
+  await page.goto(`${app.origin}/portal/accounts/${guestOffer.account.id}/settlement`);
+  await payWithNewCard('4000000000000002');
+  await settle(/Your payment was declined/);
+  await payWithNewCard('4242424242424242');
+  await settle('Your account is settled. Thank you.');
+}
+
+async function disputes(): Promise<void> {
+  const made = await debtor(50_000);
+  await openLink(made, 'account_detail');
+  await page.getByRole('link', { name: 'Dispute this debt' }).click();
+  await page.getByLabel('I already paid it').check();
+  await page.getByLabel('Details (optional)').fill('I paid the hospital in January.');
+  await page.getByRole('button', { name: 'Send my dispute' }).click();
+  await page.getByRole('heading', { name: 'Your dispute' }).waitFor();
+  const [dispute] = (await ok(api.GET('/disputes', { params: { query: { debt_account_id: made.account.id } } }))).data!.data;
+  await ok(api.PUT('/disputes/{id}', { params: { path: { id: dispute!.id } }, body: { status: 'under_review' } }));
+}
+
+async function documentsAndTickets(): Promise<void> {
+  const made = await debtor(30_000);
+  const form = new FormData();
+  form.append('name', 'Settlement agreement');
+  form.append('signature_required', 'true');
+  form.append('file', new Blob([Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1')], { type: 'application/pdf' }), 'agreement.pdf');
+  const added = await fetch(`${app.baseUrl}/debt-accounts/${made.account.id}/documents`, { method: 'POST', headers: { authorization: `Bearer ${app.organization.sandbox_token}` }, body: form });
+  expect(added.status).toBe(201);
+  await openLink(made, 'account_documents');
+  await page.getByRole('link', { name: 'Read and sign Settlement agreement' }).click();
+  await page.getByRole('checkbox', { name: 'I agree to sign electronically' }).check();
+  await page.getByLabel('Type your full name to sign').fill('Maria Gonzalez');
+  await page.getByRole('button', { name: 'Sign' }).click();
+  await page.getByRole('status').first().waitFor();
+
+  await page.getByRole('link', { name: 'Contact us' }).first().click();
+  await page.getByLabel('What is it about?').selectOption('need-info-about-my-account');
+  await page.getByLabel('Subject').fill('Question about my balance');
+  await page.getByLabel('Message').fill('Why did the balance change in October?');
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByRole('heading', { name: 'Question about my balance' }).waitFor();
+  const [ticket] = (await ok(api.GET('/tickets'))).data!.data;
+  await ok(api.POST('/tickets/{id}/messages', { params: { path: { id: ticket!.id } }, body: { body: 'A late fee of $25.00 was added on October 20.' } }), 201);
+}
+
 // ---- what the receiver got
 
 interface Seen {
@@ -331,6 +415,9 @@ test('every event of the document is delivered, signed and valid, from real acti
   await guest();
   await portalAccounts();
   await autopayAndCheques();
+  await offers();
+  await disputes();
+  await documentsAndTickets();
 
   const missing = () => EVERY.filter((name) => !seen().some((delivery) => delivery.name === name));
   await eventually(() => missing().length === 0, `every event (missing: ${missing().join(', ')})`, 30_000).catch(() => undefined);
