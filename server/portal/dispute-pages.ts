@@ -8,10 +8,11 @@ import { Router, type Request, type Response } from 'express';
 import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
+import type { Tenant } from '../kernel/tenant';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { PortalStop } from './page-error';
 import { portalAccounts } from './portal-accounts';
-import { renderPage } from './render';
+import { renderPage, type PageContext } from './render';
 import { track } from './tracking';
 import { addComment, createDispute, findDispute } from '../disputes/dispute-service';
 import { disputeRepo, OPEN_STATUSES } from '../dispute-store/dispute-repo';
@@ -37,6 +38,32 @@ const STATUS_LABELS: Record<components['schemas']['DisputeStatus'], string> = {
 
 type Handler = (req: Request, res: Response, visit: Visit) => Promise<void>;
 
+/** How the dispute form names an account: its number on the customer's letters, else a short id. */
+export const accountLabel = (account: { id: string; external_account_number?: string | null; external_id?: string | null }) =>
+  account.external_account_number || account.external_id || account.id.slice(0, 8);
+
+/** The account's open dispute, if any: the form leads there instead of filing a second one. */
+export const openDisputeOf = (deps: Pick<AppDeps, 'db'>, tenant: Tenant, accountId: string): Promise<{ id: string } | undefined> =>
+  disputeRepo(deps.db, tenant).query().where({ debt_account_id: accountId }).whereIn('status', OPEN_STATUSES).orderBy('created_at', 'desc').first('id');
+
+type FilledForm = { ok: true; body: { reason: Reason; details: string | null } } | { ok: false; form: Record<string, string>; errors: Record<string, string> };
+
+/** The dispute form's answers (a reason of the list, details of at most 5000 characters), or what to show again with its errors. */
+export function disputeFormOf(form: Record<string, string>): FilledForm {
+  const errors: Record<string, string> = {};
+  const reason = REASONS.find((option) => option.value === form.reason)?.value;
+  if (!reason) errors.reason = 'Choose why you dispute this debt.';
+  const details = String(form.details ?? '').trim();
+  if (details.length > 5000) errors.details = 'Tell us in at most 5000 characters.';
+  if (!reason || Object.keys(errors).length > 0) return { ok: false, form: { reason: form.reason ?? '', details }, errors };
+  return { ok: true, body: { reason, details: details || null } };
+}
+
+/** The dispute form, posting to `action` (a signed-in customer's account, or the guest's filing). */
+export function renderDisputeForm(res: Response, context: PageContext, target: { action: string; label: string }, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}): void {
+  renderPage(res, status, 'dispute-form', 'Dispute this debt', context, { ...target, reasons: REASONS, form, errors });
+}
+
 export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
   const accounts = portalAccounts(deps);
@@ -52,30 +79,21 @@ export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
     await handler(req, res, visit);
   };
 
-  const openDisputeOf = async (visit: Visit, accountId: string) =>
-    disputeRepo(deps.db, visit.tenant).query().where({ debt_account_id: accountId }).whereIn('status', OPEN_STATUSES).orderBy('created_at', 'desc').first('id');
-
   const renderForm = (res: Response, visit: Visit, accountId: string, label: string, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}) =>
-    renderPage(res, status, 'dispute-form', 'Dispute this debt', context(visit), { accountId, label, reasons: REASONS, form, errors });
+    renderDisputeForm(res, context(visit), { action: `${base}/accounts/${accountId}/dispute`, label }, status, form, errors);
 
   router.get('/accounts/:accountId/dispute', page(async (req, res, visit) => {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
-    const open = await openDisputeOf(visit, view.account.id);
+    const open = await openDisputeOf(deps, visit.tenant, view.account.id);
     if (open) return res.redirect(303, `${base}/disputes/${open.id}`);
-    renderForm(res, visit, view.account.id, view.account.external_account_number || view.account.external_id || view.account.id.slice(0, 8));
+    renderForm(res, visit, view.account.id, accountLabel(view.account));
   }));
 
   router.post('/accounts/:accountId/dispute', page(async (req, res, visit) => {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
-    const label = view.account.external_account_number || view.account.external_id || view.account.id.slice(0, 8);
-    const form = req.body as Record<string, string>;
-    const errors: Record<string, string> = {};
-    const reason = REASONS.find((option) => option.value === form.reason)?.value;
-    if (!reason) errors.reason = 'Choose why you dispute this debt.';
-    const details = String(form.details ?? '').trim();
-    if (details.length > 5000) errors.details = 'Tell us in at most 5000 characters.';
-    if (Object.keys(errors).length > 0) return renderForm(res, visit, view.account.id, label, 422, { reason: form.reason ?? '', details }, errors);
-    const dispute = await createDispute(deps, visit.tenant, view.account.id, { reason: reason!, details: details || null }, {
+    const filled = disputeFormOf(req.body as Record<string, string>);
+    if (!filled.ok) return renderForm(res, visit, view.account.id, accountLabel(view.account), 422, filled.form, filled.errors);
+    const dispute = await createDispute(deps, visit.tenant, view.account.id, filled.body, {
       source: 'portal',
       within: (trx) =>
         track(trx, deps.events, visit.tenant, [{ event: 'customer.dispute.created', deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: view.account.id }]),

@@ -26,6 +26,7 @@ import { optOutRouter } from './opt-out-pages';
 import { pagesRouter } from './pages';
 import { settlementRouter } from './settlement-pages';
 import { disputePagesRouter } from './dispute-pages';
+import { guestDisputeRouter } from './guest-dispute-pages';
 import { portalApiRouter } from './portal-api';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
@@ -110,6 +111,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(ticketRouter(deps, scope));
   router.use(settlementRouter(deps, scope));
   router.use(disputePagesRouter(deps, scope));
+  router.use(guestDisputeRouter(deps, scope));
   router.use(pagesRouter(deps, scope));
   // Mounted under a path of its own, nothing else lives there: an unknown page is our 404 page.
   // (At the root, what is not the Portal's falls through to the short links and the app.)
