@@ -17266,7 +17266,36 @@ export interface operations {
     revokeSettlementOffer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The settlement offer's UUID. A value that is not a UUID is a `422`; another organization's or environment's offer is a `404`.

@@ -114,23 +114,6 @@ function toPrism(target: URL): RequestHandler {
       headers['content-length'] = String(body.length);
       delete headers['transfer-encoding'];
     }
-    // A form with a file was read by the upload step: Prism gets it again as a form, not as JSON.
-    const files = (req as Request & { files?: { fieldname: string; originalname: string; mimetype: string; buffer: Buffer }[] }).files;
-    if (files && files.length > 0) {
-      const boundary = 'mock-front-form';
-      body = Buffer.concat([
-        ...files.map((file) =>
-          Buffer.concat([
-            Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${file.fieldname}"; filename="${file.originalname.replace(/["\r\n]/g, '_')}"\r\nContent-Type: ${file.mimetype}\r\n\r\n`),
-            file.buffer,
-            Buffer.from('\r\n'),
-          ]),
-        ),
-        Buffer.from(`--${boundary}--\r\n`),
-      ]);
-      headers['content-type'] = `multipart/form-data; boundary=${boundary}`;
-      headers['content-length'] = String(body.length);
-    }
     const forward = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.originalUrl, headers }, (answer) => {
       res.status(answer.statusCode ?? 502);
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && name !== 'transfer-encoding' && name !== 'connection') res.setHeader(name, value);

@@ -229,6 +229,9 @@ describe('GET /settings and PUT /settings', () => {
       contact_email: 'ops@acme-recovery.example',
       contact_phone: null,
       debt_collector_disclosure: 'This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.',
+      settlement_max_discount_percentage: 80,
+      settlement_max_months: 24,
+      dispute_hold: 'all',
     });
     const changed = await production.PUT('/settings', { body: { reminder_days_before: 30 } });
     expect(changed.data!.data).toMatchObject({ reminder_days_before: 30, time_zone: 'America/New_York', contact_email: 'ops@acme-recovery.example' });

@@ -61,7 +61,7 @@ describe('an unknown query parameter', () => {
     // An operation that takes only a form is sent its form (its example, and a file), as a client sends it.
     const form = content && !content['application/json'] && content['multipart/form-data'] ? new FormData() : undefined;
     if (form) {
-      for (const [field, value] of Object.entries(operation.view.exampleOf(content!['multipart/form-data'] as never) as Record<string, unknown>)) {
+      for (const [field, value] of Object.entries((operation.view.exampleOf(content!['multipart/form-data'] as never) ?? {}) as Record<string, unknown>)) {
         if (field !== 'file') form.append(field, String(Array.isArray(value) ? value[0] : value));
       }
       form.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: 'application/pdf' }), 'example.pdf');

@@ -235,7 +235,8 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     // A form as an integrator's HTTP library sends it: the example's fields, and a file of the type the document names.
     const form = new FormData();
     const fileType = String(((multipart.encoding as Json | undefined)?.file as Json | undefined)?.contentType ?? 'application/pdf');
-    for (const [name, value] of Object.entries(operation.view.exampleOf(multipart) as Json)) {
+    const example = { file: '', ...((operation.view.exampleOf(multipart) ?? {}) as Json) };
+    for (const [name, value] of Object.entries(example)) {
       if (name === 'file') form.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: fileType }), 'example.pdf');
       else for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
     }

@@ -40,7 +40,7 @@ test('create, then each move (accepted, completed) is an event; the account payl
   // Events of one transaction share its time: the settled account is the one at balance 0.
   const last = (await outboxEvents(app, 'debt-account.update', account.id)).find((data) => data.current_balance === 0)!;
   expect(last).toMatchObject({ current_balance: 0, status: 'paid_off', settlement_offer: null, accepted_debt_account_settlement_offer: { id: offer.id, status: 'completed' } });
-  expect(last.transactions.map((row: { type_id: number; amount_cents: number }) => [row.type_id, row.amount_cents])).toEqual(expect.arrayContaining([[6, 10_000]]));
+  expect(last.transactions.map((row: { type_id: number; amount_cents: number }) => [row.type_id, row.amount_cents])).toEqual(expect.arrayContaining([[8, 10_000]]));
 });
 
 test('a plan paying an offer: the update shows it, and its payment method has an active settlement offer', async () => {

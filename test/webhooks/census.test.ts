@@ -359,6 +359,20 @@ async function disputes(): Promise<void> {
   await page.getByRole('heading', { name: 'Your dispute' }).waitFor();
   const [dispute] = (await ok(api.GET('/disputes', { params: { query: { debt_account_id: made.account.id } } }))).data!.data;
   await ok(api.PUT('/disputes/{id}', { params: { path: { id: dispute!.id } }, body: { status: 'under_review' } }));
+
+  // A guest: the verification step, wrong then right, and the dispute filed.
+  const guestDebtor = await debtor(40_000);
+  await page.context().clearCookies();
+  await page.goto(`${app.origin}/portal/?organization=${app.organization.organization_id}&environment=sandbox`);
+  await page.getByRole('link', { name: 'Dispute a debt' }).click();
+  for (const last4 of ['9999', '4417']) {
+    await page.getByLabel('Phone').fill(guestDebtor.customer.phone!);
+    await page.getByLabel('Last 4 of SSN').fill(last4);
+    await page.getByRole('button', { name: 'Continue' }).click();
+  }
+  await page.getByLabel('The amount is wrong').check();
+  await page.getByRole('button', { name: 'Send my dispute' }).click();
+  await page.getByRole('heading', { name: 'Your dispute' }).waitFor();
 }
 
 async function documentsAndTickets(): Promise<void> {
@@ -420,7 +434,7 @@ test('every event of the document is delivered, signed and valid, from real acti
   await documentsAndTickets();
 
   const missing = () => EVERY.filter((name) => !seen().some((delivery) => delivery.name === name));
-  await eventually(() => missing().length === 0, `every event (missing: ${missing().join(', ')})`, 30_000).catch(() => undefined);
+  await eventually(() => missing().length === 0, `every event (missing: ${missing().join(', ')})`, 60_000).catch(() => undefined);
   const deliveries = seen();
   const names = new Set(deliveries.map((delivery) => delivery.name));
   // eslint-disable-next-line no-console
