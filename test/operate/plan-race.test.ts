@@ -1,9 +1,11 @@
 /**
  * Two server processes over the same due instalments and scheduled charges, one killed
- * (SIGKILL) in the middle: every instalment and every scheduled charge is charged exactly
- * once. The attempt row keyed (instalment, attempt), the run row keyed by the scheduled charge,
- * and the account lock decide; what the killed process had in hand rolls back and is done by
- * the other one.
+ * (SIGKILL) in the middle: nothing is charged twice and nothing taken goes unrecorded. The
+ * attempt row keyed (instalment, attempt), the run row keyed by the scheduled charge, and the
+ * account lock decide; what the killed process had not reserved rolls back and is done by the
+ * other one; a charge it had reserved (step 1 of a charge) is finished by the charge-recovery
+ * job, which asks the gateway: recorded once if the gateway took the money, released as a
+ * failed attempt (the instalment's retry comes on its day) if it never got the request.
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from '../../server/db/database';
@@ -18,14 +20,14 @@ import { eventually } from '../support/webhooks';
 const PLANS = 40;
 const INSTALMENTS = 4;
 
-test('two processes race over 160 due instalments and 40 scheduled charges, one is killed mid-way: each is charged once', async () => {
+test('two processes race over 160 due instalments and 40 scheduled charges, one is killed mid-way: none is charged twice and nothing the gateway took goes unrecorded', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const key = randomBytes(32).toString('base64');
   const children: Spawned[] = [];
   try {
     const organization = await createOrganization(db, 'Race Test Agency');
-    const { server: first, port: firstPort } = await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key });
+    const { server: first, port: firstPort } = await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key, CHARGE_RECOVERY_AFTER_SECONDS: '5' });
     children.push(first);
     const api = processClient(firstPort, organization.sandbox_token);
     const today = new Date().toISOString().slice(0, 10);
@@ -47,7 +49,7 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     await db('payment_plan_charges').update({ due_at: db.raw(`now() - interval '1 minute'`) });
     await db('charges').where({ status: 'scheduled' }).update({ due_at: db.raw(`now() - interval '1 minute'`) });
 
-    children.push((await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key })).server);
+    children.push((await startServerProcess(database.url, { DATA_ENCRYPTION_KEY: key, CHARGE_RECOVERY_AFTER_SECONDS: '5' })).server);
     // Work for both processes at once.
     const boss = await startQueue(database.url, createLogger('silent'));
     for (let i = 0; i < 4; i += 1) await boss.send(QUEUES.dueWork, {});
@@ -59,30 +61,33 @@ test('two processes race over 160 due instalments and 40 scheduled charges, one 
     await first.exited;
     const atKill = await charged();
 
-    const pending = async () =>
-      Number((await db('payment_plan_charges').where({ status: 'pending' }).count<{ count: string }[]>({ count: '*' }))[0]!.count) +
-      Number((await db('charges').where({ status: 'scheduled' }).count<{ count: string }[]>({ count: '*' }))[0]!.count);
-    await eventually(async () => (await pending()) === 0, 'every instalment and scheduled charge carried out', 120_000);
+    // Settled: nothing being made, nothing scheduled, no instalment due now or in flight (a
+    // released attempt's instalment waits for its retry day).
+    const unsettled = async () =>
+      Number((await db('charges').whereIn('status', ['processing', 'scheduled']).count<{ count: string }[]>({ count: '*' }))[0]!.count) +
+      Number((await db('payment_plan_charges').where({ status: 'pending' }).where((q) => q.whereNull('due_at').orWhere('due_at', '<=', db.fn.now())).count<{ count: string }[]>({ count: '*' }))[0]!.count);
+    await eventually(async () => (await unsettled()) === 0, 'every instalment and scheduled charge carried out or released', 150_000);
 
-    const perInstalment: { payment_plan_charge_id: string; count: string }[] = await db('charges')
-      .whereNotNull('payment_plan_charge_id')
-      .groupBy('payment_plan_charge_id')
-      .select('payment_plan_charge_id', db.raw('count(*) AS count'));
-    expect(perInstalment).toHaveLength(PLANS * INSTALMENTS);
-    expect(perInstalment.every((row) => Number(row.count) === 1)).toBe(true);
-    const attempts = await db('payment_plan_charge_attempts').select('attempt');
-    expect(attempts).toHaveLength(PLANS * INSTALMENTS);
-    expect(attempts.every((row) => row.attempt === 1)).toBe(true);
-    // A scheduled charge is its own row: charged twice would mean two gateway payments or two runs.
-    const scheduled = await db('charges').whereNotNull('scheduled_at').select('id', 'status');
+    // No instalment paid twice, no attempt made twice.
+    const paidPerInstalment: { count: string }[] = await db('charges').whereNotNull('payment_plan_charge_id').where({ status: 'succeeded' }).groupBy('payment_plan_charge_id').select(db.raw('count(*) AS count'));
+    expect(paidPerInstalment.every((row) => Number(row.count) === 1)).toBe(true);
+    const attempts: { count: string }[] = await db('payment_plan_charge_attempts').groupBy('payment_plan_charge_id', 'attempt').select(db.raw('count(*) AS count'));
+    expect(attempts.every((row) => Number(row.count) === 1)).toBe(true);
+    // A scheduled charge is its own row, run once: charged, or released by recovery.
+    const scheduled = await db('charges').whereNotNull('scheduled_at').select('status', 'error_code');
     expect(scheduled).toHaveLength(PLANS);
-    expect(scheduled.every((row) => row.status === 'succeeded')).toBe(true);
+    expect(scheduled.every((row) => row.status === 'succeeded' || (row.status === 'failed' && row.error_code === 'processing_error'))).toBe(true);
     expect(await db('scheduled_charge_runs').count<{ count: string }[]>({ count: '*' })).toEqual([{ count: String(PLANS) }]);
-    expect(await db('sandbox_payments').count<{ count: string }[]>({ count: '*' })).toEqual([{ count: String(PLANS * INSTALMENTS + PLANS) }]);
-    const balances = await db('debt_accounts').select('current_balance', 'status');
-    expect(balances.every((row) => Number(row.current_balance) === 0 && row.status === 'paid_off')).toBe(true);
-    expect(await db('payment_plans').whereNot({ status: 'completed' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: '0' }]);
-    console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} made when one process was killed, each charged once in the end`);
+    // What the gateway took is exactly what we recorded, and every balance is its start less it.
+    const succeeded = await db('charges').where({ status: 'succeeded' }).select('debt_account_id', 'amount');
+    expect(await db('sandbox_payments').where({ status: 'succeeded' }).count<{ count: string }[]>({ count: '*' })).toEqual([{ count: String(succeeded.length) }]);
+    const paidOf = new Map<string, number>();
+    for (const row of succeeded) paidOf.set(row.debt_account_id, (paidOf.get(row.debt_account_id) ?? 0) + Number(row.amount));
+    const accounts = await db('debt_accounts').select('id', 'balance', 'current_balance');
+    expect(accounts.filter((row) => Number(row.current_balance) !== Number(row.balance) - (paidOf.get(row.id) ?? 0))).toEqual([]);
+    // Most were charged at once; the released ones are few (what the killed process had reserved).
+    expect(succeeded.length).toBeGreaterThan(PLANS * INSTALMENTS);
+    console.log(`plan race: ${PLANS * INSTALMENTS} instalments and ${PLANS} scheduled charges, ${atKill} made when one process was killed; none charged twice, every one recorded`);
   } finally {
     for (const { child } of children) child.kill('SIGKILL');
     await db.destroy();
