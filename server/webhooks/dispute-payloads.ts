@@ -6,18 +6,12 @@
  */
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
-import type { DisputeCommentRow, DisputeFileRow, DisputeRow } from '../dispute-store/dispute-repo';
+import type { DisputeCommentRow, DisputeFileRow } from '../dispute-store/dispute-repo';
 import { disputeFilePath } from '../dispute-store/dispute-mapper';
 import { customerSummary, embeddedAccount, eventTime } from './payloads';
 import type { PayloadRows } from './payload-reads';
 
 type S = components['schemas'];
-
-export interface DisputeRows {
-  dispute: DisputeRow;
-  comments: DisputeCommentRow[];
-  files: DisputeFileRow[];
-}
 
 const apiHost = (tenant: Tenant) => `https://${tenant.organizationId}.${tenant.environment === 'production' ? 'api' : 'sandbox'}.debt-collection.example`;
 

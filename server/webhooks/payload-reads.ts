@@ -6,7 +6,7 @@
  * transaction, so a payload shows the change exactly as it commits.
  */
 import { loadActivity, type ActivityRow } from './tracking-payloads';
-import { loadDocumentTicketRows, type DocumentTicketRows } from './document-ticket-payloads';
+import { loadDocumentTicketRows, type DocumentTicketRows } from './document-ticket-reads';
 import type { Knex } from 'knex';
 import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
@@ -15,9 +15,9 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
-import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-payloads';
+import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-reads';
 import { DISPUTE_COLUMNS, DISPUTES, disputeRepo, type DisputeRow } from '../dispute-store/dispute-repo';
-import type { DisputeRows } from './dispute-payloads';
+import type { DisputeRows } from './dispute-reads';
 
 type S = components['schemas'];
 

@@ -1,0 +1,47 @@
+/** The settlement offers a batch of payloads shows, and each account's latest (settlement-payloads.ts shows them). */
+import type { Knex } from 'knex';
+import type { Tenant } from '../kernel/tenant';
+import { scoped } from '../db/tenant';
+
+export interface OfferRow {
+  id: string;
+  debt_account_id: string;
+  name: string;
+  status: string;
+  amount: string;
+  discount: string;
+  discount_percentage: string;
+  discounted_amount: string;
+  months_period: number;
+  allowed: string[];
+  expires_at: Date | null;
+  charge_id: string | null;
+  payment_plan_id: string | null;
+  payment_method_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = [
+  'id', 'debt_account_id', 'name', 'status', 'amount', 'discount', 'discount_percentage', 'discounted_amount', 'months_period', 'allowed', 'expires_at',
+  'charge_id', 'payment_plan_id', 'payment_method_id', 'created_at', 'updated_at',
+];
+
+/** The offers named by id. */
+export async function loadOffers(db: Knex, tenant: Tenant, ids: string[]): Promise<OfferRow[]> {
+  return ids.length > 0 ? scoped(db, 'settlement_offers', tenant).whereIn('id', ids).select(COLUMNS) : [];
+}
+
+/** Per account, its latest offer (the open one, if any), for the accounts' payloads. */
+export async function loadAccountOffers(db: Knex, tenant: Tenant, accountIds: string[]): Promise<Map<string, OfferRow>> {
+  if (accountIds.length === 0) return new Map();
+  const rows: OfferRow[] = await scoped(db, 'settlement_offers', tenant)
+    .whereIn('debt_account_id', accountIds)
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
+    .select(COLUMNS);
+  return new Map(rows.map((row) => [row.debt_account_id, row]));
+}
+
+/** The charge ids an offer's payload shows, to load with the other payments. */
+export const offerChargeIds = (offers: OfferRow[]): string[] => offers.flatMap((offer) => offer.charge_id ?? []);
+
