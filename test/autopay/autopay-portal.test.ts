@@ -4,9 +4,8 @@
  * on (the API shows it, and customer.checkout.autopay.custom.success is told); a bad amount is
  * said beside its field; stopping it there stops it. axe checks each page.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { accountOf, accountWithCard, newSession } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -26,9 +25,7 @@ afterAll(async () => {
 });
 
 async function noSeriousViolations(page: Page, name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(bad.map((violation) => `${name}: ${violation.id} ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 test('a customer with a saved card turns on autopay for a custom amount, sees a bad amount refused, and stops it', async () => {

@@ -5,10 +5,10 @@
  * serious or critical violation).
  */
 import chromium from '@sparticuz/chromium';
-import AxeBuilder from '@axe-core/playwright';
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import { newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { seriousViolations } from '../support/browser';
 
 jest.setTimeout(90_000);
 
@@ -24,8 +24,7 @@ afterAll(async () => {
 });
 
 async function accessible(page: Page): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  expect(violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id)).toEqual([]);
+  expect(await seriousViolations(page)).toEqual([]);
 }
 
 test('a debtor opts out from the link of a receipt, without signing in; a forged link changes nothing', async () => {

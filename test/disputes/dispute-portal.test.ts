@@ -4,9 +4,8 @@
  * "In dispute" with no way to pay; a session link to the dispute opens its page. Every page is
  * checked by axe (no serious or critical violation).
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, newSession, unique } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -30,8 +29,7 @@ afterAll(async () => {
 });
 
 async function axe(name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 test('a customer disputes a debt, writes to the agency, and the account shows "In dispute" with no way to pay', async () => {

@@ -4,9 +4,8 @@
  * form, the dispute's page; the API then shows the guest's dispute holding the account, and the
  * three Portal events conform to the document.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, testCard, unique } from '../support/fixtures';
 import { outboxEvents, payloadErrors, subscribeToEverything } from '../support/webhooks';
@@ -30,8 +29,7 @@ afterAll(async () => {
 });
 
 async function axe(name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 test('a guest passes the verification step, files a dispute, sees its page, and the account is held', async () => {

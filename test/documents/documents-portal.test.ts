@@ -3,9 +3,8 @@
  * page reused), axe on every page: a document read, one signed on the account's documents, and
  * a checkout held until its document is signed, then paid — both events once, after the payment.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, newSession } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -43,9 +42,7 @@ async function addDocument(accountId: string, fields: Record<string, string>): P
 const documentOf = async (id: string) => (await app.sandbox.GET('/documents/{id}', { params: { path: { id } } })).data!.data;
 
 async function axe(name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(bad.map((violation) => `${name}: ${violation.id} ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 async function signAs(name: string): Promise<void> {

@@ -3,9 +3,8 @@
  * file, one page whose cookies are cleared per visitor), with axe on every page: register,
  * confirm, sign in; the lock's message; a reset link used twice; pay with an account number.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, unique } from '../support/fixtures';
 import { latestLink, organizationQuery } from './portal-guest';
@@ -28,9 +27,7 @@ afterAll(async () => {
 });
 
 async function accessible(name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(bad.map((violation) => `${name}: ${violation.id}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 async function debtor() {

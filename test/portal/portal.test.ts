@@ -6,10 +6,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Schemas } from '../../client';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
@@ -59,9 +58,7 @@ async function newPage(): Promise<{ context: { close(): Promise<void> }; page: P
 
 /** axe on the page as it is, and its screenshot. */
 async function check(page: Page, name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(bad.map((violation) => `${name}: ${violation.id} ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
   await page.screenshot({ path: join(screenshots, `portal-${name}.png`), fullPage: true });
 }
 

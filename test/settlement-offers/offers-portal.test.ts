@@ -4,10 +4,9 @@
  * guest who found the account pays it in full. Each outcome is a tracking event in the
  * document's shape.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import type { Schemas } from '../../client';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { accountOf, customerWithAccount, newSession, testCard, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
@@ -34,8 +33,7 @@ afterAll(async () => {
 });
 
 async function axe(): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)).toEqual([]);
+  expect(await seriousViolations(page)).toEqual([]);
 }
 
 async function debtorWithOffer(offer: Record<string, unknown>, balance = 184_250) {

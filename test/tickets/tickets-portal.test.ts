@@ -4,9 +4,8 @@
  * through the API, the reply shown (as text) and, for the customer, unread on the home page
  * until opened.
  */
-import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, newSession } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -31,9 +30,7 @@ afterAll(async () => {
 });
 
 async function axe(name: string): Promise<void> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
-  expect(bad.map((violation) => `${name}: ${violation.id} ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`)).toEqual([]);
+  expect(await seriousViolations(page, name)).toEqual([]);
 }
 
 const ticketIdOf = (url: string) => url.split('/tickets/')[1]!.split(/[?#]/)[0]!;
