@@ -115,8 +115,9 @@ async function money(): Promise<void> {
   await ok(api.PUT('/payment-plans/{id}', { params: { path: { id: plan.id } }, body: { amount: 15000 } as never }));
   await ok(api.DELETE('/payment-plans/{id}', { params: { path: { id: plan.id } } }));
 
-  // The scheduled charge runs when its day comes.
-  await advanceSandbox(api, 1);
+  // The scheduled charge runs when its day comes: at 14:00 UTC of tomorrow (server/dates.ts),
+  // which a move of one day (now + 24 h) passes only when the test runs after 14:00 UTC.
+  await advanceSandbox(api, 2);
 }
 
 // ---- the Portal, as a debtor uses it
