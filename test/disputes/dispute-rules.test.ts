@@ -82,6 +82,23 @@ test('a dispute on a parent holds the parent and every child until it is answere
   for (const id of [parent.id, children[1]!.id]) expect((await charge(id)).response.status).toBe(201);
 });
 
+test('a settlement offer cannot be accepted while a dispute holds the account, and can be once it is answered', async () => {
+  const customer = await newCustomer(api);
+  const account = await newDebtAccount(api, customer.id, { external_id: unique('SO'), balance: 20_000 });
+  const methodId = (await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: testCard() } })).data!.data.id;
+  const offer = (await api.POST('/debt-accounts/{id}/settlement-offers', { params: { path: { id: account.id } }, body: { name: 'Year-end settlement', discount_percentage: 25, months_period: 0 } as Schemas['SettlementOfferCreate'] })).data!.data;
+  const dispute = (await api.POST('/debt-accounts/{id}/disputes', { params: { path: { id: account.id } }, body: { reason: 'wrong_amount' } })).data!.data;
+  const accept = () => api.POST('/settlement-offers/{id}/accept', { params: { path: { id: offer.id } }, body: { option: 'full_amount', payment_method_id: methodId } });
+  const refused = await accept();
+  expect(refused.response.status).toBe(409);
+  expect(refused.error).toMatchObject({ errorCode: 'account_disputed' });
+  expect((await api.GET('/settlement-offers/{id}', { params: { path: { id: offer.id } } })).data!.data.status).toBe('pending');
+  await move(dispute.id, 'verified');
+  const accepted = await accept();
+  expect(accepted.response.status).toBeLessThan(300);
+  expect(accepted.data!.data.status).not.toBe('pending');
+});
+
 describe('within the validation period, around the holidays (policy validation_period)', () => {
   beforeAll(async () => {
     await api.PUT('/settings', { body: { dispute_hold: 'validation_period' } });
