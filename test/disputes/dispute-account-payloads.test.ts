@@ -1,7 +1,7 @@
 /**
  * A debt account's own payloads show its disputes: `debt-account.update` fired as a dispute's
  * hold starts carries it in `active_dispute` and `disputes`, the one fired as it ends carries it
- * closed with `active_dispute` null, and create and update of the account carry them too; each
+ * closed with `active_dispute` null, and create, update and delete of the account carry them too; each
  * payload is checked against the document.
  */
 import type { ApiClient } from '../../client';
@@ -54,6 +54,12 @@ test('the update fired as the hold starts carries the dispute in active_dispute 
     expect(update.active_dispute).toMatchObject({ id: second.id, reason: 'already_paid' });
   }
   expect(updates[3]!.external_status).toBe('disputed');
+
+  // The delete event shows the account as it was just before: its disputes with it.
+  expect((await api.DELETE('/debt-accounts/{id}', { params: { path: { id: account.id } } })).response.status).toBe(200);
+  const [deleted] = await outboxEvents(app, 'debt-account.delete', account.id);
+  expect(deleted!.disputes.map((d: { id: string }) => d.id)).toEqual([first.id, second.id]);
+  expect(deleted!.active_dispute).toMatchObject({ id: second.id });
 });
 
 test('a disputed child: its own payload lists the dispute, the parent\'s (updated as the hold starts) lists none of its own', async () => {
