@@ -450,8 +450,14 @@ export interface paths {
         /**
          * Open the dispute page of a session
          * @description The Portal entry of a customer session for the `account_disputes_detail` page: `PORTAL_URL/s/{token}/disputes/{disputeId}`. The
-         *     dispute id is answered as given at creation; this API does not know disputes, the Portal
-         *     checks it.
+         *     dispute id is answered as given at creation; the Portal checks it when the page opens (a
+         *     dispute that is not the session customer's is the not-found page). The page shows the
+         *     dispute (tag `Disputes` of the API): its status and answer, its documents (each downloaded
+         *     by its customer as an attachment, `PORTAL_URL/disputes/{disputeId}/files/{fileId}`), its
+         *     thread, and a comment box while it is open. These pages are HTML forms, not operations of
+         *     this document: "Dispute this debt" posts `multipart/form-data` (`_csrf` first, `reason`,
+         *     `details`, an optional `file`: one PDF, PNG or JPEG of at most 10 MB, checked by its first
+         *     bytes; a refused file is told on the form with 413, 415 or 422 and no dispute is made).
          *     Served by this service under the path of `PORTAL_URL`: the session token in the path is the
          *     credential, so no `Authorization` header is needed and the API rate limit does not apply.
          *

@@ -7924,7 +7924,11 @@ export interface components {
         EventDebtAccount: components["schemas"]["EventDebtAccountFields"] & {
             /** @description The settlement offer the customer accepted; null when none was accepted. */
             accepted_debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
-            /** @description The dispute currently open on the account; null when none is. */
+            /**
+             * @description The dispute currently open on the account: the newest `pending` or `under_review` one,
+             *     as the API's `DebtAccount.active_dispute`; null when none is. A `debt-account.update`
+             *     is sent when a dispute's hold starts (it appears here) and when it ends.
+             */
             active_dispute: components["schemas"]["EventDispute"] | null;
             /**
              * @description The 10 most recent charges made on the account itself, newest first, as the API's
@@ -7934,7 +7938,11 @@ export interface components {
             charges: components["schemas"]["EventCharge"][];
             /** @description The owning customer (subset). */
             customer: components["schemas"]["EventCustomerSummary"];
-            /** @description Disputes filed on the account, oldest first; empty when none. */
+            /**
+             * @description Disputes filed on the account, oldest first (by `received_at`), each with its thread and
+             *     files; empty when none. Filled in every `debt-account.*` payload, as the API's reads fill
+             *     `DebtAccount.disputes` (tag Disputes).
+             */
             disputes: components["schemas"]["EventDispute"][];
             /** @description Documents attached to the account; empty when none. */
             documents: components["schemas"]["EventDocument"][];

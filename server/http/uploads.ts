@@ -7,7 +7,7 @@
  * own uploader leaves it), so the document's schema still checks every field; the bytes are
  * `uploadedFile(req)`'s, for files/file-types.ts to check and the storage port to keep.
  */
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import multer from 'multer';
 import { ApiError } from '../kernel/errors';
 
@@ -37,19 +37,31 @@ function uploadError(error: unknown): ApiError {
 
 const takesMultipart = (req: Request): boolean => {
   const content = (req as { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema?.requestBody?.content;
-  return Boolean(content?.['multipart/form-data']) && /^\s*multipart\/form-data\s*;/i.test(String(req.headers['content-type'] ?? ''));
+  return Boolean(content?.['multipart/form-data']) && isMultipart(req);
 };
 
-export const acceptUploads: RequestHandler = (req, res, next) => {
-  if (!takesMultipart(req)) return next();
+/** Whether the request's body is a multipart form (whatever the operation). */
+export const isMultipart = (req: Request): boolean => /^\s*multipart\/form-data\s*;/i.test(String(req.headers['content-type'] ?? ''));
+
+/**
+ * Reads a multipart body within the limits above: the text parts into `req.body` (a plain
+ * object; the file's part as an empty string), the file for `uploadedFile`. A limit broken
+ * answers its ApiError; the text parts read before it stay in `req.body`. Also the Portal's
+ * one step for its forms that take a file (portal/portal-uploads.ts).
+ */
+export const readMultipart = (req: Request, res: Response, next: (error?: ApiError) => void): void => {
   parse(req, res, (error?: unknown) => {
-    if (error) return next(uploadError(error));
     // multer makes a body with no prototype; the validator and routes expect a plain object.
     const body: Record<string, unknown> = { ...(req.body as Record<string, unknown>) };
     for (const file of (req.files as Express.Multer.File[] | undefined) ?? []) body[file.fieldname] = '';
     req.body = body;
-    next();
+    next(error ? uploadError(error) : undefined);
   });
+};
+
+export const acceptUploads: RequestHandler = (req, res, next) => {
+  if (!takesMultipart(req)) return next();
+  readMultipart(req, res, next);
 };
 
 /** The file sent in the part `field`, as it arrived (unchecked). */

@@ -1,8 +1,10 @@
 /**
  * The Portal's disputes for a signed-in customer: "Dispute this debt" on an account opens a
- * form (reason and details); filing it records a dispute in writing (Regulation F comment 38-1)
- * with `customer.dispute.created`, and opens its page: status, thread, files and a comment box.
- * An account with an open dispute leads to that dispute instead of a second form.
+ * form (reason, details and an optional file, multipart through portal-uploads.ts); filing it
+ * records a dispute in writing (Regulation F comment 38-1) with `customer.dispute.created`, and
+ * opens its page: status, thread, files (each downloaded as an attachment) and a comment box.
+ * A refused file (413, 415, 422) is told on the form, and no dispute is recorded. An account
+ * with an open dispute leads to that dispute instead of a second form.
  */
 import { Router, type Request, type Response } from 'express';
 import type { components } from '../../generated/schema';
@@ -14,7 +16,9 @@ import { PortalStop } from './page-error';
 import { portalAccounts } from './portal-accounts';
 import { renderPage, type PageContext } from './render';
 import { track } from './tracking';
-import { addComment, createDispute, findDispute } from '../disputes/dispute-service';
+import { addComment, createDispute, disputeFile, findDispute, type Filing } from '../disputes/dispute-service';
+import { sendStoredFile } from '../http/file-download';
+import { fileRefusal, portalFile, uploadErrorOf } from './portal-uploads';
 import { disputeRepo, OPEN_STATUSES } from '../dispute-store/dispute-repo';
 
 type Reason = components['schemas']['DisputeReason'];
@@ -64,6 +68,39 @@ export function renderDisputeForm(res: Response, context: PageContext, target: {
   renderPage(res, status, 'dispute-form', 'Dispute this debt', context, { ...target, reasons: REASONS, form, errors });
 }
 
+/**
+ * Files the dispute a form describes (fields and optional file): answers its id, or shows the
+ * form again (`show`) with what was refused and answers undefined. A file too large, of a type
+ * we refuse or whose bytes are not its type is told on the form with its status (413, 415,
+ * 422), and nothing is recorded (createDispute checks and keeps the file before the dispute).
+ */
+export async function fileDisputeFromForm(
+  deps: AppDeps,
+  tenant: Tenant,
+  accountId: string,
+  req: Request,
+  res: Response,
+  filing: Omit<Filing, 'file'>,
+  show: (status: number, form: Record<string, string>, errors: Record<string, string>) => void,
+): Promise<string | undefined> {
+  const filled = disputeFormOf(req.body as Record<string, string>);
+  const refused = fileRefusal(uploadErrorOf(res));
+  if (refused || !filled.ok) {
+    const form = filled.ok ? { reason: filled.body.reason, details: filled.body.details ?? '' } : filled.form;
+    show(refused?.status ?? 422, form, { ...(filled.ok ? {} : filled.errors), ...(refused ? { file: refused.message } : {}) });
+    return undefined;
+  }
+  const upload = portalFile(req);
+  try {
+    return (await createDispute(deps, tenant, accountId, filled.body, { ...filing, ...(upload ? { file: upload } : {}) })).id;
+  } catch (error) {
+    const aboutFile = fileRefusal(error);
+    if (!aboutFile) throw error;
+    show(aboutFile.status, { reason: filled.body.reason, details: filled.body.details ?? '' }, { file: aboutFile.message });
+    return undefined;
+  }
+}
+
 export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
   const accounts = portalAccounts(deps);
@@ -91,14 +128,12 @@ export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/accounts/:accountId/dispute', page(async (req, res, visit) => {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
-    const filled = disputeFormOf(req.body as Record<string, string>);
-    if (!filled.ok) return renderForm(res, visit, view.account.id, accountLabel(view.account), 422, filled.form, filled.errors);
-    const dispute = await createDispute(deps, visit.tenant, view.account.id, filled.body, {
+    const id = await fileDisputeFromForm(deps, visit.tenant, view.account.id, req, res, {
       source: 'portal',
       within: (trx) =>
         track(trx, deps.events, visit.tenant, [{ event: 'customer.dispute.created', deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: view.account.id }]),
-    });
-    res.redirect(303, `${base}/disputes/${dispute.id}?filed=1`);
+    }, (status, form, errors) => renderForm(res, visit, view.account.id, accountLabel(view.account), status, form, errors));
+    if (id) res.redirect(303, `${base}/disputes/${id}?filed=1`);
   }));
 
   const mine = async (visit: Visit, id: string) => {
@@ -120,6 +155,16 @@ export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.get('/disputes/:disputeId', page(async (req, res, visit) => {
     await renderDispute(res, visit, String(req.params.disputeId), 200, { filed: req.query.filed === '1' });
+  }));
+
+  /** A file of the customer's own dispute, as an attachment named by its dispute, never by a path of the upload. */
+  router.get('/disputes/:disputeId/files/:fileId', page(async (req, res, visit) => {
+    const dispute = await mine(visit, String(req.params.disputeId));
+    const fileId = String(req.params.fileId);
+    const listed = dispute.files.find((file) => file.id === fileId);
+    if (!listed) throw notFound();
+    const { row, bytes } = await disputeFile(deps, visit.tenant, dispute.id, listed.id);
+    sendStoredFile(res, { bytes, contentType: row.content_type }, row.name);
   }));
 
   router.post('/disputes/:disputeId/comments', page(async (req, res, visit) => {

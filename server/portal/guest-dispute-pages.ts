@@ -1,16 +1,16 @@
 /**
  * "Dispute a debt" at the guest entry: one verification step, the guest lookup's (guest.ts:
- * same answers, same limits, its own events), then the dispute form of the signed-in flow for
- * the account found; filing it records a dispute in writing (Regulation F comment 38-1) with
- * `source: 'guest'` and `guest.dispute.created`, and opens the dispute's page
- * (dispute-pages.ts), which the verified browser session may see.
+ * same answers, same limits, its own events); then the guest chooses which of the customer's
+ * accounts to dispute (a list, skipped when there is one), and fills in the dispute form of the
+ * signed-in flow (reason, details, an optional file); filing it records a dispute in writing
+ * (Regulation F comment 38-1) with `source: 'guest'` and `guest.dispute.created`, and opens the
+ * dispute's page (dispute-pages.ts), which the verified browser session may see.
  */
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
-import { createDispute } from '../disputes/dispute-service';
 import { visitOf, type PortalScope, type Visit } from './browser-sessions';
-import { accountLabel, disputeFormOf, openDisputeOf, renderDisputeForm } from './dispute-pages';
+import { accountLabel, fileDisputeFromForm, openDisputeOf, renderDisputeForm } from './dispute-pages';
 import { guestBrowser, tenantOfQuery, tenantQuery } from './guest-pages';
 import { guestFinder, NO_MATCH, type GuestStep } from './guest';
 import { PortalStop } from './page-error';
@@ -50,7 +50,7 @@ export function guestDisputeRouter(deps: AppDeps, scope: PortalScope): Router {
     const kept = { phone: form.phone, first_name: form.first_name, last_name: form.last_name };
     const answers = { ...kept, ssn_last4: form.ssn_last4, date_of_birth: form.date_of_birth, postal_code: form.postal_code };
     try {
-      if (await finder.find(visit, req.ip ?? 'unknown', answers, GUEST_DISPUTE)) return res.redirect(303, `${base}/dispute-a-debt/form`);
+      if (await finder.find(visit, req.ip ?? 'unknown', answers, GUEST_DISPUTE)) return res.redirect(303, `${base}/dispute-a-debt/accounts`);
       verification(res, visit, 422, kept, { form: NO_MATCH });
     } catch (error) {
       if (error instanceof ApiError && error.errorCode === 'rate_limited') {
@@ -62,42 +62,63 @@ export function guestDisputeRouter(deps: AppDeps, scope: PortalScope): Router {
     }
   });
 
-  /** The account the verification found in this browser session; anyone else is sent to verify first. */
-  async function foundAccount(req: Request, res: Response): Promise<{ visit: Visit; accountId: string; label: string } | undefined> {
+  /** The verified guest of this browser session; anyone else is sent to verify first. */
+  async function verifiedGuest(req: Request, res: Response): Promise<{ visit: Visit; customerId: string } | undefined> {
     const visit = await visitOf(deps, scope, req, res);
-    const { customer_id: customerId, debt_account_id: accountId, verified_at: verifiedAt } = visit.browser;
-    if (visit.customerSession || !customerId || !accountId || !verifiedAt) {
+    const { customer_id: customerId, verified_at: verifiedAt } = visit.browser;
+    if (visit.customerSession || !customerId || !verifiedAt) {
       res.redirect(303, `${base}/dispute-a-debt?${tenantQuery(visit.browser)}`);
       return undefined;
     }
-    const view = await accounts.find(visit.tenant, customerId, accountId);
-    const open = await openDisputeOf(deps, visit.tenant, view.account.id);
+    return { visit, customerId };
+  }
+
+  /** One of the verified guest's accounts (another's is a 404), or undefined once it led to the account's open dispute. */
+  async function chosenAccount(req: Request, res: Response): Promise<{ visit: Visit; accountId: string; label: string } | undefined> {
+    const guest = await verifiedGuest(req, res);
+    if (!guest) return undefined;
+    const view = await accounts.find(guest.visit.tenant, guest.customerId, String(req.params.accountId));
+    const open = await openDisputeOf(deps, guest.visit.tenant, view.account.id);
     if (open) {
       res.redirect(303, `${base}/disputes/${open.id}`);
       return undefined;
     }
-    return { visit, accountId: view.account.id, label: accountLabel(view.account) };
+    return { visit: guest.visit, accountId: view.account.id, label: accountLabel(view.account) };
   }
 
   const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token });
+  const formAt = (accountId: string) => `${base}/dispute-a-debt/accounts/${accountId}`;
 
-  router.get('/dispute-a-debt/form', async (req, res) => {
-    const found = await foundAccount(req, res);
-    if (found) renderDisputeForm(res, context(found.visit), { action: `${base}/dispute-a-debt/form`, label: found.label });
+  /** The customer's accounts to choose from; with one only, its form (or its open dispute) at once. */
+  router.get('/dispute-a-debt/accounts', async (req, res) => {
+    const guest = await verifiedGuest(req, res);
+    if (!guest) return;
+    const views = await accounts.list(guest.visit.tenant, guest.customerId);
+    if (views.length === 1) return res.redirect(303, formAt(views[0]!.account.id));
+    const listed = await Promise.all(
+      views.map(async (view) => ({ view, label: accountLabel(view.account), openDisputeId: (await openDisputeOf(deps, guest.visit.tenant, view.account.id))?.id })),
+    );
+    renderPage(res, 200, 'dispute-accounts', 'Which debt do you dispute?', context(guest.visit), { accounts: listed });
   });
 
-  router.post('/dispute-a-debt/form', async (req, res) => {
-    const found = await foundAccount(req, res);
+  // The form's address before the guest chose an account: the choice.
+  router.get('/dispute-a-debt/form', (_req, res) => res.redirect(303, `${base}/dispute-a-debt/accounts`));
+
+  router.get('/dispute-a-debt/accounts/:accountId', async (req, res) => {
+    const found = await chosenAccount(req, res);
+    if (found) renderDisputeForm(res, context(found.visit), { action: formAt(found.accountId), label: found.label });
+  });
+
+  router.post('/dispute-a-debt/accounts/:accountId', async (req, res) => {
+    const found = await chosenAccount(req, res);
     if (!found) return;
     const { visit, accountId, label } = found;
-    const filled = disputeFormOf(req.body as Record<string, string>);
-    if (!filled.ok) return renderDisputeForm(res, context(visit), { action: `${base}/dispute-a-debt/form`, label }, 422, filled.form, filled.errors);
-    const dispute = await createDispute(deps, visit.tenant, accountId, filled.body, {
+    const id = await fileDisputeFromForm(deps, visit.tenant, accountId, req, res, {
       source: 'guest',
       within: (trx) =>
         track(trx, deps.events, visit.tenant, [{ event: 'guest.dispute.created', deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: accountId }]),
-    });
-    res.redirect(303, `${base}/disputes/${dispute.id}?filed=1`);
+    }, (status, form, errors) => renderDisputeForm(res, context(visit), { action: formAt(accountId), label }, status, form, errors));
+    if (id) res.redirect(303, `${base}/disputes/${id}?filed=1`);
   });
 
   return router;

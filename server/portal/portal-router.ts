@@ -28,9 +28,13 @@ import { settlementRouter } from './settlement-pages';
 import { disputePagesRouter } from './dispute-pages';
 import { guestDisputeRouter } from './guest-dispute-pages';
 import { portalApiRouter } from './portal-api';
+import { portalFileForm } from './portal-uploads';
 import { renderPage } from './render';
 import { securityHeaders } from './security-headers';
 import { signInRouter } from './sign-in-pages';
+
+/** The forms that take a file (multipart): read before the CSRF check, which finds `_csrf` among their parts. */
+const FILE_FORMS = ['/accounts/:accountId/dispute', '/dispute-a-debt/accounts/:accountId'];
 
 /** The link entries: one per destination, as customer-sessions/customer-session-links.ts builds them. */
 const ENTRY_PAGES = ['/s/:token/accounts', '/s/:token/accounts/:accountId', '/s/:token/accounts/:accountId/checkout', '/s/:token/accounts/:accountId/documents', '/s/:token/disputes/:disputeId'];
@@ -97,6 +101,7 @@ export function portalRouter(deps: AppDeps): Router {
   router.use(openApiValidator(portalDocumentAt(loadPortalDocument(), 'portal', scope.base), { forLinks: true }));
   // Before the CSRF check: the signed link is the opt-out's credential (RFC 8058's POST has no cookie).
   router.use(optOutRouter(deps, scope));
+  router.post(FILE_FORMS, portalFileForm(deps));
   router.use(csrfCheck(deps));
   router.get(ENTRY_PAGES, async (req, res) => {
     // The raw path, as the link was built: `/s/<token><page>`.

@@ -1,6 +1,7 @@
 /**
  * debt-account-dispute.create and .update (spec 6.4's dispute payload): the dispute with its
- * thread and files, its customer (subset) and its account embedded. A file's `url` is its
+ * thread and files, its customer (subset) and its account embedded; and a debt account's
+ * `disputes` and `active_dispute` in its own `debt-account.*` payloads. A file's `url` is its
  * download on the API, on the host the document's `servers` name for the tenant (a payload is
  * built without a request to take a host from).
  */
@@ -10,6 +11,7 @@ import type { DisputeCommentRow, DisputeFileRow } from '../dispute-store/dispute
 import { disputeFilePath } from '../dispute-store/dispute-mapper';
 import { customerSummary, embeddedAccount, eventTime } from './payloads';
 import type { PayloadRows } from './payload-reads';
+import { OPEN_STATUSES } from '../dispute-store/dispute-repo';
 
 type S = components['schemas'];
 
@@ -57,4 +59,16 @@ export function disputePayload(id: string, ctx: PayloadRows, tenant: Tenant): S[
     customer: customerSummary(ctx.customers.get(dispute.customer_id)!),
     debt_account: embeddedAccount(account, ctx, null),
   };
+}
+
+/**
+ * A debt account's disputes (oldest first, as the document says) and its open one: the newest
+ * `pending` or `under_review`, as the API's `active_dispute` reads it.
+ */
+export function accountDisputes(accountId: string, ctx: PayloadRows, tenant: Tenant): Pick<S['EventDebtAccount'], 'disputes' | 'active_dispute'> {
+  const ids = ctx.accountDisputes.get(accountId) ?? [];
+  const disputes = ids.map((id) => disputePayload(id, ctx, tenant));
+  const open = ids.filter((id) => OPEN_STATUSES.includes(ctx.disputes.get(id)!.dispute.status));
+  const newest = open[open.length - 1];
+  return { disputes, active_dispute: newest ? disputes[ids.indexOf(newest)]! : null };
 }

@@ -9,7 +9,7 @@ import { customerPayload, debtAccountPayload, importCompletePayload, locationPay
 import { trackingPayload } from './tracking-payloads';
 import { accountDocumentsPayload, signedDocumentPayload, ticketPayload } from './document-ticket-payloads';
 import { accountOffers, settlementOfferPayload } from './settlement-payloads';
-import { disputePayload } from './dispute-payloads';
+import { accountDisputes, disputePayload } from './dispute-payloads';
 import type { Tenant } from '../kernel/tenant';
 import { accountPayments, chargePayload, moneyBackPayload, scheduledChargePayload, transactionPayload } from './payment-payloads';
 import { externalChargeToApi } from '../external-charges/external-charge-mapper';
@@ -35,9 +35,18 @@ const debtAccount: Kind = {
   need: (needs, id) => {
     needs.accounts.add(id);
     needs.payments.latestOf.add(id);
+    needs.accountDisputes.add(id);
   },
-  build: (id, rows) =>
-    rows.accounts.has(id) ? { ...debtAccountPayload(id, rows), ...accountPayments(id, rows), ...accountOffers(id, rows), documents: accountDocumentsPayload(rows.docs.accountDocuments.get(id)) } : undefined,
+  build: (id, rows, tenant) =>
+    rows.accounts.has(id)
+      ? {
+          ...debtAccountPayload(id, rows),
+          ...accountPayments(id, rows),
+          ...accountOffers(id, rows),
+          ...accountDisputes(id, rows, tenant),
+          documents: accountDocumentsPayload(rows.docs.accountDocuments.get(id)),
+        }
+      : undefined,
 };
 
 /** A signature of a document: the document as it is, signed when the signature was (or its checkout paid). */

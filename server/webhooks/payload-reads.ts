@@ -16,8 +16,7 @@ import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
 import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-reads';
-import { DISPUTE_COLUMNS, DISPUTES, disputeRepo, type DisputeRow } from '../dispute-store/dispute-repo';
-import type { DisputeRows } from './dispute-reads';
+import { loadDisputeRows, type DisputeRows } from './dispute-reads';
 
 type S = components['schemas'];
 
@@ -146,6 +145,8 @@ export interface Needs {
   offers: Set<string>;
   /** Disputes shown with their thread, files and account. */
   disputes: Set<string>;
+  /** Accounts whose payload lists their disputes (`disputes`, `active_dispute`). */
+  accountDisputes: Set<string>;
 }
 
 export const noNeeds = (): Needs => ({
@@ -160,6 +161,7 @@ export const noNeeds = (): Needs => ({
   tickets: new Set(),
   offers: new Set(),
   disputes: new Set(),
+  accountDisputes: new Set(),
 });
 
 export interface PayloadRows {
@@ -189,6 +191,8 @@ export interface PayloadRows {
   offers: Map<string, OfferRow>;
   accountOffers: Map<string, OfferRow>;
   disputes: Map<string, DisputeRows>;
+  /** The disputes of each account of `Needs.accountDisputes`, by account id, oldest first (received). */
+  accountDisputes: Map<string, string[]>;
 }
 
 const OLDEST_FIRST = (table: string) => [
@@ -263,15 +267,6 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
     );
 }
 
-async function loadDisputeRows(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, DisputeRows>> {
-  if (ids.length === 0) return new Map();
-  const repo = disputeRepo(db, tenant);
-  const rows: DisputeRow[] = await repo.query().whereIn(`${DISPUTES}.id`, ids).select(DISPUTE_COLUMNS);
-  const comments = groupBy(await repo.comments(rows.map((row) => row.id)), (row) => row.dispute_id);
-  const files = groupBy(await repo.files(rows.map((row) => row.id)), (row) => row.dispute_id);
-  return new Map(rows.map((dispute) => [dispute.id, { dispute, comments: comments.get(dispute.id) ?? [], files: files.get(dispute.id) ?? [] }]));
-}
-
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
   // Offers first: their charges are loaded with the payments, and their accounts (a plan's payload embeds the customer).
@@ -279,8 +274,8 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   for (const id of offerChargeIds(offers)) needs.payments.charges.add(id);
   // Payments next: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  // Disputes too: each embeds its account.
-  const disputes = await loadDisputeRows(db, tenant, [...needs.disputes]);
+  // Disputes too: each embeds its account (an account's own disputes embed that account, already wanted).
+  const { disputes, ofAccount } = await loadDisputeRows(db, tenant, [...needs.disputes], [...needs.accountDisputes]);
   const disputedAccounts = [...disputes.values()].map(({ dispute }) => dispute.debt_account_id);
   const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds, ...disputedAccounts])];
   for (const offer of offers) needs.accountsWithCustomer.add(offer.debt_account_id);
@@ -334,5 +329,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     offers: byId(offers),
     accountOffers: await loadAccountOffers(db, tenant, accounts.map((account) => account.id)),
     disputes,
+    accountDisputes: ofAccount,
   };
 }

@@ -240,8 +240,8 @@ export function debtAccountPayload(accountId: string, ctx: PayloadRows): S['Even
   return {
     ...embedded,
     customer: customerSummary(ctx.customers.get(row.customer_id)!),
-    // The latest charges and transactions are added beside (payment-payloads.ts); documents,
-    // disputes and fees come from the Portal, which this service does not run yet.
+    // Filled beside: the latest charges and transactions (payment-payloads.ts), documents
+    // (document-ticket-payloads.ts), disputes and active_dispute (dispute-payloads.ts).
     charges: [],
     transactions: [],
     payment_plan: plan ? planPayload(plan, row, ctx, false) : null,
