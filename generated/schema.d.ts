@@ -923,6 +923,11 @@ export interface paths {
          *     recalculates its parent's `balance` and `current_balance` in the same transaction (a
          *     parent that loses its last child keeps amounts of 0 until they are set again). The
          *     account's payment plan is deleted with it; its locations and its customer are kept.
+         *
+         *     An account with records of collection — charges, transactions, external charges or
+         *     disputes — cannot be deleted: it answers `409 Conflict` and nothing changes. Those records
+         *     are kept (12 CFR 1006.100 asks a collector to keep records of its compliance for three
+         *     years after the last collection activity); close the account instead (`status: closed`).
          */
         delete: operations["deleteDebtAccount"];
         options?: never;

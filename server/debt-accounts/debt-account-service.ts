@@ -3,7 +3,7 @@ import { announce } from '../events/listeners';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
-import { externalIdUnique, TAKEN } from '../db/tenant';
+import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { customerRepo } from '../customer-store/customer-repo';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from './debt-account-loader';
@@ -237,7 +237,23 @@ async function update(
   );
 }
 
-async function remove({ db, events }: DebtAccountDeps, tenant: Tenant, key: string): Promise<void> {
+/**
+ * What the database keeps (ON DELETE RESTRICT): charges, transactions, external charges and
+ * disputes are records of collection (12 CFR 1006.100), so an account that has any is closed,
+ * not deleted.
+ */
+const KEPT_RECORDS = 'This debt account has charges, transactions or disputes on record, which are kept; set its status to closed instead of deleting it.';
+
+async function remove(deps: DebtAccountDeps, tenant: Tenant, key: string): Promise<void> {
+  try {
+    await removeUnreferenced(deps, tenant, key);
+  } catch (error) {
+    if (isForeignKeyViolation(error)) throw ApiError.conflict(KEPT_RECORDS);
+    throw error;
+  }
+}
+
+async function removeUnreferenced({ db, events }: DebtAccountDeps, tenant: Tenant, key: string): Promise<void> {
   await db.transaction(async (trx) => {
     const accounts = debtAccountRepo(trx, tenant);
     const found = await accounts.find(key);

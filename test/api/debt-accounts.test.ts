@@ -1,5 +1,5 @@
 import type { Schemas } from '../../client';
-import { expectFieldError, newCustomer, newDebtAccount, unique } from '../support/fixtures';
+import { accountWithCard, expectFieldError, newCustomer, newDebtAccount, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -359,6 +359,19 @@ describe('GET and DELETE /debt-accounts', () => {
     expect(removed.data).toEqual({ success: true });
     expect((await read(parent.id)).balance).toBe(2);
     expect((await app.api.GET('/debt-accounts/{id}', { params: { path: { id: child.id } } })).response.status).toBe(404);
+  });
+
+  test('an account with a charge on record cannot be deleted (409, 12 CFR 1006.100): it and its charge stay', async () => {
+    const { account: paid, methodId } = await accountWithCard(app.sandbox, 5000);
+    const charged = await app.sandbox.POST('/charges', { body: { amount: 1200, debt_account_id: paid.id, payment_method_id: methodId } });
+    expect(charged.response.status).toBe(201);
+    const refused = await app.sandbox.DELETE('/debt-accounts/{id}', { params: { path: { id: paid.id } } });
+    expect(refused.response.status).toBe(409);
+    expect(refused.error).toMatchObject({ errorCode: 'conflict', error: expect.stringMatching(/set its status to closed/) });
+    expect((await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id: paid.id } } })).data!.data.current_balance).toBe(3800);
+    expect((await app.sandbox.GET('/charges/{id}', { params: { path: { id: charged.data!.data.id } } })).data!.data.status).toBe('succeeded');
+    const closed = await app.sandbox.PUT('/debt-accounts/{id}', { params: { path: { id: paid.id } }, body: { balance: 5000, status: 'closed' } });
+    expect(closed.data!.data.status).toBe('closed');
   });
 
   test('a customer with accounts cannot be deleted (409); its accounts read back on the customer', async () => {

@@ -1,7 +1,8 @@
 /**
  * A debt account's own payloads show its disputes: `debt-account.update` fired as a dispute's
  * hold starts carries it in `active_dispute` and `disputes`, the one fired as it ends carries it
- * closed with `active_dispute` null, and create, update and delete of the account carry them too; each
+ * closed with `active_dispute` null, and create and update of the account carry them too (an account
+ * with disputes cannot be deleted); each
  * payload is checked against the document.
  */
 import type { ApiClient } from '../../client';
@@ -55,11 +56,12 @@ test('the update fired as the hold starts carries the dispute in active_dispute 
   }
   expect(updates[3]!.external_status).toBe('disputed');
 
-  // The delete event shows the account as it was just before: its disputes with it.
-  expect((await api.DELETE('/debt-accounts/{id}', { params: { path: { id: account.id } } })).response.status).toBe(200);
-  const [deleted] = await outboxEvents(app, 'debt-account.delete', account.id);
-  expect(deleted!.disputes.map((d: { id: string }) => d.id)).toEqual([first.id, second.id]);
-  expect(deleted!.active_dispute).toMatchObject({ id: second.id });
+  // Its disputes are records kept (12 CFR 1006.100): the account cannot be deleted, and stays as it was.
+  const refused = await api.DELETE('/debt-accounts/{id}', { params: { path: { id: account.id } } });
+  expect(refused.response.status).toBe(409);
+  expect(refused.error).toMatchObject({ errorCode: 'conflict', error: expect.stringMatching(/closed instead/) });
+  expect(await outboxEvents(app, 'debt-account.delete', account.id)).toHaveLength(0);
+  expect((await api.GET('/disputes', { params: { query: { debt_account_id: account.id } } })).data!.data.map((d) => d.id).sort()).toEqual([first.id, second.id].sort());
 });
 
 test('a disputed child: its own payload lists the dispute, the parent\'s (updated as the hold starts) lists none of its own', async () => {
