@@ -65,6 +65,12 @@ export interface ChargeContext {
    * recovery finishes after a crash.
    */
   within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+  /**
+   * Runs in the transaction that reserves a charge made now (before the gateway is asked): what
+   * the caller keeps so that the answer, whoever records it (also recovery after a crash), can be
+   * followed up through `charge.finished`.
+   */
+  reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
 type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
@@ -118,6 +124,7 @@ export async function createCharge(
     reservation = await deps.db.transaction(async (trx) => {
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
+      else await context.reserved?.(trx, reserved.charge);
       return reserved;
     });
   } catch (error) {
