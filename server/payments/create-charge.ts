@@ -17,7 +17,7 @@ import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/pay
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { lockAccount } from './balances';
+import { lockAccount, type LockedFamily } from './balances';
 import { chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
 import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
@@ -85,6 +85,8 @@ interface Prepared {
   later: string | undefined;
   inlineValues: ReturnType<typeof paymentMethodValues> | undefined;
   inlineToken: string | null | undefined;
+  /** The account family the caller already locked on this transaction (a plan's instalment). */
+  family?: LockedFamily;
 }
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
@@ -149,11 +151,13 @@ export async function reserveOn(
   gateway: PaymentGateway,
   body: ChargeCreate,
   origin: Origin,
+  /** The family of `body.debt_account_id` as the caller locked it on `trx`, if it did. */
+  family?: LockedFamily,
 ): Promise<{ charge: ChargeRow; token: string }> {
   const now = nowFor(deps.clock, tenant);
   const intent = intentOf(body, origin, {});
   throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
-  const reserved = await reserve(deps, trx, tenant, gateway, { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined });
+  const reserved = await reserve(deps, trx, tenant, gateway, { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family });
   if ('scheduled' in reserved) throw new Error('An instalment is never scheduled for a later day');
   return reserved;
 }
@@ -167,7 +171,7 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
     if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
   }
-  const family = await lockAccount(trx, tenant, body.debt_account_id);
+  const family = prepared.family?.account.id === body.debt_account_id ? prepared.family : await lockAccount(trx, tenant, body.debt_account_id);
   if (!family) throw ApiError.field('debt_account_id', 'does not exist');
   const { account } = family;
   const terms = termsOf(account);
