@@ -24,6 +24,7 @@ import type { PaymentDeps } from './payment-deps';
 import { paymentMethodSaved } from './payment-events';
 import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
 import { askAndRecord } from './charge-steps';
+import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
@@ -123,12 +124,12 @@ export async function createCharge(
   };
   let reservation: Reservation;
   try {
-    reservation = await deps.db.transaction(async (trx) => {
+    reservation = await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
       else await context.reserved?.(trx, reserved.charge);
       return reserved;
-    });
+    }));
   } catch (error) {
     // Two requests of one caller with one key that both got past the checks before: the
     // database lets one reservation through, before any gateway is asked; the other answers
