@@ -1,19 +1,29 @@
 /**
- * npm run bench:charges — card charges per second through the whole service (POST /charges
- * with a saved card in the sandbox, each with its own Idempotency-Key), against POST
- * /customers with an Idempotency-Key in the same run, on the same database and server. Each
- * is loaded in turn by autocannon in a separate process; rounds alternate A B A B and medians
- * are printed, with the ratio against POST /customers.
+ * npm run bench:charges — card charges per second through the whole service (POST /charges with
+ * a saved card in the sandbox, each request with its own Idempotency-Key) across many accounts,
+ * each with its own saved card, with the sandbox gateway answering as slowly as a real processor
+ * (SANDBOX_GATEWAY_LATENCY_MS), and whether anything starves meanwhile: the p99 of
+ * `GET /debt-accounts/{id}` measured while the charges run, against its p99 with no charges
+ * running, in the same run (reads alone before and after the charges; their mean is the baseline).
  *
- * All charges go to one account (amount $1.00, the minimum, on a very large balance), so they queue on that
- * account's row lock as two payments of one debtor would; the figure is a floor.
+ * The server runs in this process on a pool of the server's size (10); autocannon loads it from
+ * child processes (the charges and the reads at once). Seeding is set-based SQL: customers, one
+ * account each ($1,000,000.00, so none is paid off), a card each, tokenized by the sandbox.
  *
- *   npm run bench:charges [-- --seconds 5 --rounds 3 --connections 10]
+ *   npm run bench:charges [-- --accounts 1000 --gateway-latency-ms 300 --connections 100 --seconds 10 --read-connections 10]
+ *
+ * The last line is one JSON object of the figures:
+ * {"bench":"charges","gateway_latency_ms","per_second","read_p99_ratio"}.
+ *
+ * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
+ * without it, an embedded PostgreSQL of its own under .data/.
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import pino from 'pino';
 import { createApp } from '../server/app';
@@ -21,98 +31,149 @@ import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
+import { gatewayFor } from '../server/gateway/gateways';
 import { webhookEvents } from '../server/webhooks/outbox';
+import type { AppDeps } from '../server/deps';
+import type { Tenant } from '../server/kernel/tenant';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
-import { median } from './measure';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
 const { values: options } = parseArgs({
-  options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '10' } },
+  options: {
+    accounts: { type: 'string', default: '1000' },
+    'gateway-latency-ms': { type: 'string', default: '300' },
+    connections: { type: 'string', default: '100' },
+    seconds: { type: 'string', default: '10' },
+    'read-connections': { type: 'string', default: '10' },
+  },
 });
+const ACCOUNTS = Number(options.accounts);
+const LATENCY_MS = Number(options['gateway-latency-ms']);
+const SECONDS = Number(options.seconds);
+/** The server's pool (connect()'s default). */
+const POOL = 10;
 
-interface Result {
-  requests: number;
+interface Load {
+  /** 2xx answers per second over the run. */
+  perSecond: number;
+  p50: number;
   p99: number;
+  statuses: Record<string, number>;
 }
 
 /**
- * autocannon's API in a child process (its command line cannot carry the `[<id>]` placeholder in
- * a header): every request gets an Idempotency-Key of its own.
+ * autocannon's API in a child process: each request takes the next target (path and body) in
+ * turn, and an Idempotency-Key of its own.
  */
 const RUNNER = `const run = require('autocannon');
-run(JSON.parse(process.argv[1]), (error, result) => { if (error) throw error; process.stdout.write(JSON.stringify(result)); });`;
+const settings = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8'));
+const targets = settings.targets;
+delete settings.targets;
+let next = 0;
+settings.requests = [{ setupRequest: (request) => {
+  const target = targets[next++ % targets.length];
+  request.path = target.path;
+  if (target.body) request.body = JSON.stringify(target.body);
+  request.headers = { ...request.headers, 'idempotency-key': 'bench-' + process.pid + '-' + next };
+  return request;
+} }];
+run(settings, (error, result) => { if (error) throw error; process.stdout.write(JSON.stringify(result)); });`;
 
-async function load(url: string, token: string, body: object): Promise<Result> {
+async function load(origin: string, token: string, method: 'GET' | 'POST', connections: number, targets: { path: string; body?: object }[]): Promise<Load> {
   const settings = {
-    url,
-    connections: Number(options.connections),
-    duration: Number(options.seconds),
-    method: 'POST',
-    idReplacement: true,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'bench-[<id>]' },
-    body: JSON.stringify(body),
+    url: origin,
+    connections,
+    duration: SECONDS,
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    targets,
   };
-  const { stdout } = await run(process.execPath, ['-e', RUNNER, JSON.stringify(settings)], { cwd: root, maxBuffer: 64 * 1024 * 1024 });
-  const report = JSON.parse(stdout) as { requests: { average: number }; latency: { p99: number }; non2xx: number; errors: number };
-  if (report.non2xx > 0 || report.errors > 0) throw new Error(`${url}: ${report.non2xx} non-2xx answers, ${report.errors} errors`);
-  return { requests: report.requests.average, p99: report.latency.p99 };
+  // The targets are too many for a command line: handed over in a file.
+  const file = join(tmpdir(), `bench-charges-${process.pid}-${randomBytes(4).toString('hex')}.json`);
+  writeFileSync(file, JSON.stringify(settings));
+  const { stdout } = await run(process.execPath, ['-e', RUNNER, file], { cwd: root, maxBuffer: 256 * 1024 * 1024 }).finally(() => rmSync(file, { force: true }));
+  const report = JSON.parse(stdout) as { '2xx': number; non2xx: number; errors: number; duration: number; latency: { p50: number; p99: number }; statusCodeStats?: Record<string, { count: number }> };
+  const statuses = Object.fromEntries(Object.entries(report.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]));
+  if (report.non2xx > 0 || report.errors > 0) throw new Error(`${method} ${targets[0]!.path}: ${report.non2xx} non-2xx answers, ${report.errors} errors ${JSON.stringify(statuses)}`);
+  return { perSecond: report['2xx'] / report.duration, p50: report.latency.p50, p99: report.latency.p99, statuses };
 }
 
-async function post(base: string, token: string, path: string, body: object): Promise<{ data: { id: string } }> {
-  const response = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (response.status !== 201) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as { data: { id: string } };
+/** `ACCOUNTS` customers, an account each and a card each (its own sandbox token); answers the accounts and cards. */
+async function seed(deps: AppDeps, tenant: Tenant): Promise<{ account_id: string; method_id: string }[]> {
+  const { db } = deps;
+  const org = tenant.organizationId;
+  const gateway = gatewayFor(deps, tenant)!;
+  const year = new Date().getUTCFullYear() + 3;
+  const tokens: string[] = [];
+  for (let i = 0; i < ACCOUNTS; i += 50) {
+    tokens.push(...(await Promise.all(Array.from({ length: Math.min(50, ACCOUNTS - i) }, () => gateway.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: year })))));
+  }
+  await db.raw(
+    `INSERT INTO customers (organization_id, environment, external_id, name, email)
+     SELECT :org, 'sandbox', 'PAYER-' || g, 'Bench Payer ' || g, 'payer' || g || '@bench.example' FROM generate_series(1, :n::int) AS g`,
+    { org, n: ACCOUNTS },
+  );
+  const [location] = (await db.raw(`INSERT INTO locations (organization_id, environment, external_id, name) VALUES (?, 'sandbox', 'LOC-BENCH', 'Bench Clinic') RETURNING id`, [org])).rows;
+  await db.raw(
+    `INSERT INTO debt_accounts (organization_id, environment, customer_id, location_id, external_id, balance, current_balance, status)
+     SELECT c.organization_id, c.environment, c.id, :location, c.external_id, 100000000, 100000000, 'active' FROM customers c WHERE c.organization_id = :org`,
+    { org, location: location.id },
+  );
+  await db.raw(
+    `INSERT INTO payment_methods (organization_id, environment, customer_id, type, card_holder, card_last4, card_brand, card_exp_month, card_exp_year, card_zip, gateway_token, is_primary)
+     SELECT c.organization_id, c.environment, c.id, 'card', c.name, '4242', 'visa', 8, :year::int, '78704', t.token, true
+       FROM (SELECT id, name, organization_id, environment, row_number() OVER (ORDER BY external_id) AS n FROM customers WHERE organization_id = :org) c
+       JOIN unnest(:tokens::text[]) WITH ORDINALITY AS t(token, n) ON t.n = c.n`,
+    { org, year, tokens },
+  );
+  await db.raw('ANALYZE');
+  const { rows } = await db.raw(`SELECT a.id AS account_id, m.id AS method_id FROM debt_accounts a JOIN payment_methods m ON m.customer_id = a.customer_id WHERE a.organization_id = ?`, [org]);
+  return rows;
 }
 
 async function main(): Promise<void> {
-  const scratch = await openScratchDatabase('bench-charges', 20);
+  const scratch = await openScratchDatabase('bench-charges', POOL);
   const { db } = scratch;
   let served: BenchServer | undefined;
   let stopQueue = async () => {};
   try {
-    const organization = await createOrganization(db, 'Bench Recovery');
+    const organization = await createOrganization(db, 'Bench Charges Agency');
     const token = organization.sandbox_token;
+    const tenant: Tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: '' };
     const logger = pino({ level: 'info' }, pino.destination('/dev/null'));
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
-    const app = createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) });
-    served = await serveForBench(app);
-    const { base } = served;
+    const config = { ...loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS) }), rateLimitPerMinute: 1_000_000_000 };
+    const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) };
+    const started = Date.now();
+    const accounts = await seed(deps, tenant);
+    served = await serveForBench(createApp(deps));
+    const origin = new URL(served.base).origin;
+    const path = new URL(served.base).pathname;
+    console.log(`database: ${scratch.source}, pool ${POOL}; ${accounts.length} accounts, each with its own card, seeded in ${Date.now() - started} ms; gateway ${LATENCY_MS} ms`);
 
-    const customer = (await post(base, token, '/customers', { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example' })).data;
-    const account = (await post(base, token, '/debt-accounts', { customer_id: customer.id, location_id: 'LOC-BENCH', location_name: 'Bench Location', balance: 100_000_000_000 })).data;
-    const card = { card_holder: 'Maria Gonzalez', card_number: '4242424242424242', card_expiration_month: 8, card_expiration_year: (new Date().getUTCFullYear() + 3) % 100 };
-    const method = (await post(base, token, `/customers/${customer.id}/payment-methods`, { card })).data;
+    const reads = accounts.map((each) => ({ path: `${path}/debt-accounts/${each.account_id}` }));
+    const charges = accounts.map((each) => ({ path: `${path}/charges`, body: { amount: 100, debt_account_id: each.account_id, payment_method_id: each.method_id } }));
+    const readsAlone = () => load(origin, token, 'GET', Number(options['read-connections']), reads);
 
-    const targets = [
-      { label: 'POST /customers', url: `${base}/customers`, body: { name: 'Dana Whitfield', email: 'dana.whitfield@debt-collection.example' }, results: [] as Result[] },
-      { label: 'POST /charges (card)', url: `${base}/charges`, body: { amount: 100, debt_account_id: account.id, payment_method_id: method.id }, results: [] as Result[] },
-    ];
-    // Each load starts on a quiet server: the charges the previous one left in flight done.
-    const measured = async (target: (typeof targets)[number]) => {
-      const result = await load(target.url, token, target.body);
-      await served!.settled();
-      return result;
-    };
-    for (const target of targets) await measured(target); // warm-up
-    for (let round = 0; round < Number(options.rounds); round++) {
-      for (const target of targets) target.results.push(await measured(target));
-    }
-    const baseline = median(targets[0]!.results.map((r) => r.requests));
-    console.log(`with Idempotency-Key, sandbox gateway: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians (${scratch.source})`);
-    console.log('operation                 req/s   p99 ms   vs POST /customers');
-    for (const target of targets) {
-      const requests = median(target.results.map((r) => r.requests));
-      const p99 = median(target.results.map((r) => r.p99));
-      console.log(`${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${(requests / baseline).toFixed(2).padStart(20)}`);
-    }
-    const charged = await db('charges').count('* as n').first();
-    console.log(`charges made: ${charged!.n}`);
+    await load(origin, token, 'GET', 2, reads.slice(0, 50)); // warm-up
+    const before = await readsAlone();
+    const [charged, readsLoaded] = await Promise.all([load(origin, token, 'POST', Number(options.connections), charges), readsAlone()]);
+    await served.settled();
+    const after = await readsAlone();
+
+    const aloneP99 = (before.p99 + after.p99) / 2;
+    console.log(`charges: ${charged.perSecond.toFixed(0)}/s over ${options.connections} connections (${JSON.stringify(charged.statuses)}), p50 ${charged.p50} ms, p99 ${charged.p99} ms`);
+    console.log(
+      `GET /debt-accounts/{id} p99 (${options['read-connections']} connections): alone ${before.p99} ms before, ${after.p99} ms after; ${readsLoaded.p99} ms while charges ran (${readsLoaded.perSecond.toFixed(0)} reads/s, against ${before.perSecond.toFixed(0)} alone)`,
+    );
+    const made = await db('charges').where({ organization_id: tenant.organizationId }).groupBy('status').select('status').count('* as n');
+    console.log(`charges made: ${made.map((row) => `${row.n} ${row.status}`).join(', ')}`);
+    const ratio = Math.round((readsLoaded.p99 / aloneP99) * 100) / 100;
+    console.log(JSON.stringify({ bench: 'charges', gateway_latency_ms: LATENCY_MS, per_second: Math.round(charged.perSecond), read_p99_ratio: ratio }));
   } finally {
-    // As the server stops: the requests the last round left in flight answered, then the pools.
     await served?.stop();
     await stopQueue();
     await scratch.close();

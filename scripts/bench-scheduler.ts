@@ -1,22 +1,24 @@
 /**
- * npm run bench:scheduler — plan instalments carried out by the due-work job (pg-boss queue
- * `due-work`, the query over due rows, one transaction per instalment with its attempt row,
- * the charge through the payments service and the sandbox gateway, balances and events), per
- * second, against a baseline measured in the same run: the same number of charges of the same
- * amount on as many fresh accounts, made directly through the payments service in a loop (no
- * scheduler, no plan). Prints the process's memory (rss, heap used) before and after the
- * scheduler's run.
+ * npm run bench:scheduler — plan instalments carried out per second by the due-work job (pg-boss
+ * queue `due-work`, the flow over due rows, one transaction per instalment to reserve its charge,
+ * the sandbox gateway's own, one to record the answer: balances, events, the plan), with the
+ * process's memory (rss, heap used) before and after the run.
+ *
+ * At `--gateway-latency-ms 0`, the same run also measures the bare-SQL baseline
+ * (bench-scheduler-bare.ts): the same rows for as many instalments of another organization, made
+ * by hand-written SQL in the same number of transactions, as many in flight, on a pool of the same
+ * size; the rows each made are counted table by table and must match. `ratio_to_bare` = ours /
+ * bare. At a latency above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
  * a saved card each (one sandbox gateway token shared), one active weekly plan each, and its
  * instalments, all already due (their dates in the past, as after a downtime).
  *
- * With `--gateway-latency-ms N` the sandbox answers in N ms (median, SANDBOX_GATEWAY_LATENCY_MS);
- * the loop baseline then takes N ms per charge one after another and is skipped. The last line is
- * one JSON object of the figures: {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare"}
- * (`ratio_to_bare` is null: the bare-SQL baseline is not built yet; the loop's ratio is printed above it).
+ *   npm run bench:scheduler [-- --instalments 10000 --accounts 1000 --gateway-latency-ms 0 --in-flight 64]
  *
- *   npm run bench:scheduler [-- --instalments 10000 --accounts 1000 --gateway-latency-ms 0]
+ * `--in-flight` is DUE_WORK_CHARGES_IN_FLIGHT (default its default, 64); the pool is the
+ * server's (10 connections). The last line is one JSON object of the figures:
+ * {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
@@ -33,21 +35,30 @@ import type { Tenant } from '../server/kernel/tenant';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { gatewayFor } from '../server/gateway/gateways';
-import { createCharge } from '../server/payments/create-charge';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
 import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
+import { bareInstalments } from './bench-scheduler-bare';
+import { DUE_WORK_CHARGES_IN_FLIGHT } from '../server/payment-plans/due-work';
 
 const { values: options } = parseArgs({
-  options: { instalments: { type: 'string', default: '10000' }, accounts: { type: 'string', default: '1000' }, 'gateway-latency-ms': { type: 'string', default: '0' } },
+  options: {
+    instalments: { type: 'string', default: '10000' },
+    accounts: { type: 'string', default: '1000' },
+    'gateway-latency-ms': { type: 'string', default: '0' },
+    'in-flight': { type: 'string', default: String(DUE_WORK_CHARGES_IN_FLIGHT) },
+  },
 });
 const LATENCY_MS = Number(options['gateway-latency-ms']);
 const INSTALMENTS = Number(options.instalments);
 const ACCOUNTS = Number(options.accounts);
 const PER_ACCOUNT = Math.ceil(INSTALMENTS / ACCOUNTS);
 const AMOUNT = 1000;
+const IN_FLIGHT = Number(options['in-flight']);
+/** The server's pool (connect()'s default). */
+const POOL = 10;
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
@@ -105,70 +116,111 @@ async function seedPlans(db: Knex, tenant: Tenant, prefix: string): Promise<void
   await db.raw('ANALYZE');
 }
 
-const count = async (db: Knex, sql: string) => Number((await db.raw(sql)).rows[0].count);
+const count = async (db: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].count);
+
+/** Rows of `org`, table by table (every table with an organization_id): what a run made. */
+async function rowsOf(db: Knex, org: string): Promise<Record<string, number>> {
+  const tables: string[] = (
+    await db.raw(`SELECT table_name FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'organization_id' ORDER BY table_name`)
+  ).rows.map((row: { table_name: string }) => row.table_name);
+  const counts: Record<string, number> = {};
+  for (const table of tables) {
+    const n = await count(db, `SELECT count(*) FROM ${table} WHERE organization_id = ?`, [org]);
+    if (n > 0) counts[table] = n;
+  }
+  return counts;
+}
+
+const minus = (after: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(Object.entries(after).flatMap(([table, n]) => (n - (before[table] ?? 0) > 0 ? [[table, n - (before[table] ?? 0)]] : [])));
 
 async function main(): Promise<void> {
-  const scratch = await openScratchDatabase('bench-scheduler', 10);
+  const scratch = await openScratchDatabase('bench-scheduler', POOL);
   const { db } = scratch;
   let stopQueue = async () => {};
   try {
-    const organization = await createOrganization(db, 'Bench Scheduler Agency');
-    const tenant: Tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: '', clockOffsetMs: 0 };
     const logger = pino({ level: 'warn' });
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
-    const deps: AppDeps = { config: loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS) }), db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
+    const config = loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS), DUE_WORK_CHARGES_IN_FLIGHT: String(IN_FLIGHT) });
+    const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
     listenToPayments();
-    const gateway = gatewayFor(deps, tenant)!;
-    const token = await gateway.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+    // Statements sent, to compare what each path asks of the database per instalment.
+    let statements = 0;
+    db.on('query', () => {
+      statements += 1;
+    });
+    const seeded = async (name: string) => {
+      const organization = await createOrganization(db, name);
+      const tenant: Tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: '', clockOffsetMs: 0 };
+      const token = await gatewayFor(deps, tenant)!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+      await seedAccounts(db, tenant, 'PLAN', token);
+      await seedPlans(db, tenant, 'PLAN');
+      return tenant;
+    };
 
     let started = Date.now();
-    await seedAccounts(db, tenant, 'PLAN', token);
-    await seedPlans(db, tenant, 'PLAN');
-    const baselineAccounts = await seedAccounts(db, tenant, 'ONCE', token);
-    const due = await count(db, `SELECT count(*) FROM payment_plan_charges WHERE status = 'pending' AND due_at <= now()`);
-    console.log(`database: ${scratch.source}; seeded ${ACCOUNTS} accounts with ${due} due instalments, and ${ACCOUNTS} accounts for the baseline, in ${Date.now() - started} ms`);
+    const ours = await seeded('Bench Scheduler Agency');
+    const bare = LATENCY_MS === 0 ? await seeded('Bench Bare SQL Agency') : undefined;
+    const due = await count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending' AND due_at <= now()`, [ours.organizationId]);
+    console.log(
+      `database: ${scratch.source}, pool ${POOL}; seeded ${ACCOUNTS} accounts with ${due} due instalments${bare ? ', and as many for the bare-SQL baseline' : ''}, in ${Date.now() - started} ms; ${IN_FLIGHT} in flight; gateway ${LATENCY_MS} ms`,
+    );
+
+    // The bare-SQL baseline first (ours then runs on tables as large as it found them, or larger).
+    let bareRate: number | undefined;
+    let bareRows: Record<string, number> = {};
+    let bareStatements = 0;
+    if (bare) {
+      const before = await rowsOf(db, bare.organizationId);
+      started = Date.now();
+      statements = 0;
+      const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT);
+      bareStatements = statements / made;
+      const bareMs = Date.now() - started;
+      bareRows = minus(await rowsOf(db, bare.organizationId), before);
+      bareRate = (made / bareMs) * 1000;
+      console.log(`bare SQL:  ${made} instalments in ${(bareMs / 1000).toFixed(1)} s: ${bareRate.toFixed(0)} instalments/s`);
+    }
 
     // The scheduler: the due-work job as every server process runs it (the job sent at start).
+    const rowsBefore = await rowsOf(db, ours.organizationId);
     const before = memory();
+    statements = 0;
     started = Date.now();
     await startPlanScheduler(deps, planPorts(deps));
-    const pending = () => count(db, `SELECT count(*) FROM payment_plan_charges WHERE status = 'pending'`);
-    while ((await pending()) > 0) await new Promise((done) => setTimeout(done, 100));
+    const pending = () => count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending'`, [ours.organizationId]);
+    // Stops with an error when nothing moves for a minute (a failing job is retried, not fixed).
+    for (let left = await pending(), last = left, movedAt = Date.now(); left > 0; left = await pending()) {
+      if (left !== last) [last, movedAt] = [left, Date.now()];
+      if (Date.now() - movedAt > 60_000) throw new Error(`the scheduler made no progress for a minute with ${left} instalments pending`);
+      await new Promise((done) => setTimeout(done, 200));
+    }
     const schedulerMs = Date.now() - started;
+    const ourStatements = statements / due;
     const after = memory();
-    const charged = await count(db, `SELECT count(*) FROM charges WHERE source = 'payment_plan' AND status = 'succeeded'`);
-    const attempts = await count(db, 'SELECT count(*) FROM payment_plan_charge_attempts');
-    const completed = await count(db, `SELECT count(*) FROM payment_plans WHERE status = 'completed'`);
+    const charged = await count(db, `SELECT count(*) FROM charges WHERE organization_id = ? AND source = 'payment_plan' AND status = 'succeeded'`, [ours.organizationId]);
+    const attempts = await count(db, 'SELECT count(*) FROM payment_plan_charge_attempts WHERE organization_id = ?', [ours.organizationId]);
+    const completed = await count(db, `SELECT count(*) FROM payment_plans WHERE organization_id = ? AND status = 'completed'`, [ours.organizationId]);
     if (charged !== due || attempts !== due || completed !== ACCOUNTS) throw new Error(`expected ${due} charges, attempts and ${ACCOUNTS} completed plans; got ${charged}, ${attempts}, ${completed}`);
 
     const schedulerRate = (due / schedulerMs) * 1000;
-    console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each; gateway ${LATENCY_MS} ms)`);
+    console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each)`);
     console.log(
       `memory before/after the scheduler's run: rss ${mb(before.rss)} → ${mb(after.rss)}, heap used ${mb(before.heapUsed)} → ${mb(after.heapUsed)}${
         (globalThis as { gc?: unknown }).gc ? ' (after gc)' : ''
       }`,
     );
-    const figures = { bench: 'scheduler', gateway_latency_ms: LATENCY_MS, per_second: Math.round(schedulerRate), ratio_to_bare: null };
-    if (LATENCY_MS > 0) {
-      console.log(JSON.stringify(figures));
-      return;
+    let ratio: number | null = null;
+    if (bareRate !== undefined) {
+      const ourRows = minus(await rowsOf(db, ours.organizationId), rowsBefore);
+      console.log(`rows made, table by table: ours ${JSON.stringify(ourRows)}; bare ${JSON.stringify(bareRows)}`);
+      if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
+      console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
+      ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
+      console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);
     }
-    // The baseline: the same charges made directly through the payments service, one after another.
-    started = Date.now();
-    for (let round = 0; round < PER_ACCOUNT; round += 1) {
-      for (const { account_id, method_id } of baselineAccounts) {
-        const { declined } = await createCharge(deps, gateway, tenant, { amount: AMOUNT, debt_account_id: account_id, payment_method_id: method_id }, undefined);
-        if (declined) throw declined;
-      }
-    }
-    const baselineMs = Date.now() - started;
-    const baselineCount = PER_ACCOUNT * baselineAccounts.length;
-
-    const baselineRate = (baselineCount / baselineMs) * 1000;
-    console.log(`baseline:  ${baselineCount} charges through the payments service in a loop in ${(baselineMs / 1000).toFixed(1)} s: ${baselineRate.toFixed(0)} charges/s`);
-    console.log(`ratio scheduler/baseline: ${(schedulerRate / baselineRate).toFixed(2)}`);
-    console.log(JSON.stringify(figures));
+    console.log(JSON.stringify({ bench: 'scheduler', gateway_latency_ms: LATENCY_MS, per_second: Math.round(schedulerRate), ratio_to_bare: ratio }));
   } finally {
     await stopQueue();
     await scratch.close();

@@ -25,6 +25,7 @@ import { eventLogRoutes } from './event-log/event-log-routes';
 import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { listenToPayments } from './payment-plans/plan-listeners';
+import { listenToCheckouts } from './portal/checkout-charges';
 import { settlementOfferRoutes } from './settlement-offers/offer-routes';
 import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Express {
   const { config, db, logger } = deps;
   listenToPayments();
   listenForSettlements();
+  listenToCheckouts();
   const links = shortLinkRoutes(deps);
   const app = express();
   app.disable('x-powered-by');

@@ -15,6 +15,7 @@ import { QUEUES } from './jobs/queue';
 import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
 import { listenToPayments } from './payment-plans/plan-listeners';
+import { listenToCheckouts } from './portal/checkout-charges';
 import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { withOfferExpiry } from './settlement-offers/offer-expiry';
 import { planPorts } from './payment-plans/plan-charges';
@@ -31,6 +32,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   const { boss } = deps;
   listenToPayments();
   listenForSettlements();
+  listenToCheckouts();
   const bulkWorker = await boss.work<BulkJob>(QUEUES.bulkImport, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     await runBulkImport(deps, job!.data);
   });

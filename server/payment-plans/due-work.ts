@@ -7,9 +7,9 @@
  * item at its own due time.
  */
 import type { Knex } from 'knex';
-import { groupBy } from '../collections';
 import type { Tenant } from '../kernel/tenant';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { flowDue } from './due-flow';
 import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
 
 /** One due item other than an instalment, carried out at `now` (its tenant's time); answers whether it did anything. */
@@ -45,44 +45,49 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
 });
 
 /**
- * A pass over what is due now, every tenant; answers how many items it carried out. At most
- * `inFlight` items (each waiting on the gateway, mostly) run at once, taken from the tenants in
- * turn: one organization's thousands of due items do not hold back another's few.
+ * What is due now, every tenant, as a flow (due-flow.ts): at most `inFlight` items (each waiting
+ * on the gateway, mostly) in flight at once, the next starting as soon as one ends, taken from
+ * the tenants in turn; answers how many items it carried out. Exactly once is the database's
+ * keys' (each item checks in its own transaction that it is still due).
  */
 export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight = DUE_WORK_CHARGES_IN_FLIGHT): Promise<number> {
   const others = ports.others ?? [];
-  let done = 0;
-  // Each batch is what is due at this moment; an item another process holds is waited for,
-  // then found done (or still due, and done here).
-  for (let pass = 0; pass < 1000; pass += 1) {
-    const realNow = deps.clock();
-    const due = [
-      ...(await dueInstalments(deps.db, realNow)).map((ref) => ({ ref, kind: 'instalment' as Kind })),
-      ...(await ports.dueScheduledCharges(realNow)).map((ref) => ({ ref, kind: 'scheduled-charge' as Kind })),
-      ...(await Promise.all(others.map(async (source) => (await source.due(realNow)).map((ref) => ({ ref, kind: source.kind as Kind }))))).flat(),
-    ].sort((a, b) => a.ref.due_at.getTime() - b.ref.due_at.getTime());
-    if (due.length === 0) break;
-    const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
-    let progressed = 0;
-    // Lanes run side by side, up to `inFlight` at once, the tenants' in turn; within a lane,
-    // items run in due order. Exactly once is the database's keys' either way.
-    await inLanes(due, (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`, (item) => `${item.ref.organization_id}:${item.ref.environment}`, inFlight, async ({ ref, kind }) => {
-      const offset = offsets.get(ref.organization_id) ?? 0;
+  return flowDue<DueItem>({
+    width: inFlight,
+    keyOf: (item) => `${item.kind}:${item.ref.id}`,
+    laneOf: (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`,
+    tenantOf: (item) => `${item.ref.organization_id}:${item.ref.environment}`,
+    fetch: async (known) => {
+      const realNow = deps.clock();
+      const due = [
+        // Enough rows that what this process already holds cannot fill the batch.
+        ...(await dueInstalments(deps.db, realNow, FLOW_BATCH + known)).map((ref) => ({ ref, kind: 'instalment' as Kind })),
+        ...(await ports.dueScheduledCharges(realNow)).map((ref) => ({ ref, kind: 'scheduled-charge' as Kind })),
+        ...(await Promise.all(others.map(async (source) => (await source.due(realNow)).map((ref) => ({ ref, kind: source.kind as Kind }))))).flat(),
+      ].sort((a, b) => a.ref.due_at.getTime() - b.ref.due_at.getTime());
+      const offsets = await sandboxOffsets(deps.db, due.map((item) => item.ref));
+      return due.map((item) => ({ ...item, offset: offsets.get(item.ref.organization_id) ?? 0 }));
+    },
+    run: async ({ ref, kind, offset }) => {
       const now = new Date(deps.clock().getTime() + (ref.environment === 'sandbox' ? offset : 0));
       const tenant = tenantOfRef(() => offset)(ref);
       const other = others.find((source) => source.kind === kind);
-      const ran = other
-        ? await other.run(tenant, ref.id, now)
-        : kind === 'instalment'
-          ? await runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now)
-          : await ports.scheduledCharge(tenant, ref.id, now);
-      if (ran) progressed += 1;
-    });
-    done += progressed;
-    if (progressed === 0) break;
-  }
-  return done;
+      if (other) return other.run(tenant, ref.id, now);
+      if (kind === 'instalment') return runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now);
+      return ports.scheduledCharge(tenant, ref.id, now);
+    },
+  });
 }
+
+interface DueItem {
+  ref: DueRef;
+  kind: Kind;
+  /** The sandbox clock's offset of the item's tenant (0 in production). */
+  offset: number;
+}
+
+/** Due instalments read per refill of the flow (beyond those already held). */
+const FLOW_BATCH = 1000;
 
 /**
  * One sandbox's due items up to `upTo`, earliest first, each carried out at its own due time
@@ -127,25 +132,6 @@ export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: 
 
 /** How many due items one process has in flight at once by default (DUE_WORK_CHARGES_IN_FLIGHT). */
 export const DUE_WORK_CHARGES_IN_FLIGHT = 64;
-
-/**
- * Runs each lane's items one after another, `width` lanes at once, taking the lanes of each
- * tenant in turn (round robin), so that a tenant with many lanes waits its turn like the others.
- */
-export async function inLanes<T>(items: T[], laneOf: (item: T) => string, tenantOf: (item: T) => string, width: number, run: (item: T) => Promise<void>): Promise<void> {
-  const byTenant = [...groupBy([...groupBy(items, laneOf).values()], (lane) => tenantOf(lane[0]!)).values()];
-  const total = byTenant.reduce((sum, tenantLanes) => sum + tenantLanes.length, 0);
-  const lanes: T[][] = [];
-  for (let round = 0; lanes.length < total; round += 1) {
-    for (const tenantLanes of byTenant) if (tenantLanes[round]) lanes.push(tenantLanes[round]!);
-  }
-  const next = async (): Promise<void> => {
-    for (let lane = lanes.shift(); lane; lane = lanes.shift()) {
-      for (const item of lane) await run(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(width, lanes.length) }, next));
-}
 
 async function sandboxOffsets(db: Knex, refs: DueRef[]): Promise<Map<string, number>> {
   const ids = [...new Set(refs.filter((ref) => ref.environment === 'sandbox').map((ref) => ref.organization_id))];

@@ -9,7 +9,8 @@
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { gatewayFor } from '../gateway/gateways';
-import { lockAccount } from '../payments/balances';
+import type { Knex } from 'knex';
+import { lockAccount, type LockedFamily } from '../payments/balances';
 import { reserveOn } from '../payments/create-charge';
 import { askAndRecord } from '../payments/charge-steps';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
@@ -23,6 +24,9 @@ import type { DueRef } from './plan-runner';
 const atTenantTime = (deps: AppDeps, tenant: Tenant, now: Date): AppDeps => ({ ...deps, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) });
 
 export function planPorts(deps: AppDeps): DueWorkPorts {
+  // The family the runner locked on a transaction, handed to the reservation on that same
+  // transaction (locked once, not twice).
+  const lockedOn = new WeakMap<Knex.Transaction, LockedFamily>();
   return {
     scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
     settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),
@@ -30,7 +34,11 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
     dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
     others: messageDueSources(deps),
-    lockAccount: async (trx, tenant, accountId) => (await lockAccount(trx, tenant, accountId))?.account,
+    lockAccount: async (trx, tenant, accountId) => {
+      const family = await lockAccount(trx, tenant, accountId);
+      if (family) lockedOn.set(trx, family);
+      return family?.account;
+    },
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
       const gateway = gatewayFor(deps, tenant);
       if (!gateway) return { chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' };
@@ -46,6 +54,7 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
           gateway,
           { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id },
           { source: 'payment_plan', payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
+          lockedOn.get(trx),
         );
         // The instalment's attempt is finished by the answer's `charge.finished` (instalment-outcome.ts).
         return { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now }) };

@@ -17,6 +17,7 @@ import { scheduleFrom } from './plan-service';
 import { amountDue, termsOf } from '../payment-terms/payment-terms';
 import { announce } from '../events/listeners';
 import { afterFailure, chargeDate } from './schedule';
+import { moneyWrites } from '../payments/write-slots';
 
 /** What charging one instalment answered. */
 export interface InstalmentCharge {
@@ -103,7 +104,7 @@ export async function runInstalment(
   now: Date,
 ): Promise<boolean> {
   const tenant = tenantOf(ref);
-  const started = await deps.db.transaction(async (trx): Promise<boolean | { finish: () => Promise<unknown> }> => {
+  const started = await moneyWrites(deps.db, () => deps.db.transaction(async (trx): Promise<boolean | { finish: () => Promise<unknown> }> => {
     const plans = planRepo(trx, tenant);
     const peek = (await trx(PLAN_CHARGES).where({ id: ref.id }).first('payment_plan_id')) as { payment_plan_id: string } | undefined;
     if (!peek) return false;
@@ -155,7 +156,7 @@ export async function runInstalment(
     await plans.update(plan.id, changes);
     await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
     return true;
-  });
+  }));
   if (typeof started === 'boolean') return started;
   await started.finish();
   return true;

@@ -25,7 +25,8 @@ export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: st
   const found = await accounts.find(key);
   if (!found) return undefined;
   const top = found.parent_id ?? found.id;
-  await accounts.lockParents([top]);
+  // A child's parent is locked first; an account without a parent is locked by the read below.
+  if (found.parent_id !== null) await accounts.lockParents([top]);
   const account = (await accounts.find(found.id, { forUpdate: true }))!;
   // A charge on a parent takes from its children; one on a child takes from that child only.
   const children =
@@ -79,14 +80,15 @@ export function spread({ account, children }: LockedFamily, amount: number): { d
  */
 export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<string[]> {
   const ids = deltas.map((d) => d.debt_account_id);
+  const parentIds = new Set<string>();
   for (const { debt_account_id, delta } of deltas) {
-    await scoped(trx, DEBT_ACCOUNTS, tenant)
+    const moved: { parent_id: string | null }[] = await scoped(trx, DEBT_ACCOUNTS, tenant)
       .where({ id: debt_account_id })
-      .update({ current_balance: trx.raw('current_balance + ?', [delta]), updated_at: trx.fn.now() });
+      .update({ current_balance: trx.raw('current_balance + ?', [delta]), updated_at: trx.fn.now() })
+      .returning('parent_id');
+    for (const { parent_id } of moved) if (parent_id) parentIds.add(parent_id);
   }
-  const parents = (await scoped(trx, DEBT_ACCOUNTS, tenant).whereIn('id', ids).whereNotNull('parent_id').distinct('parent_id')).map(
-    (row: { parent_id: string }) => row.parent_id,
-  );
+  const parents = [...parentIds];
   const accounts = debtAccountRepo(trx, tenant);
   for (const parentId of parents) await accounts.recalculate(parentId);
   await flagPaidOff(trx, tenant, [...ids, ...parents]);
@@ -94,14 +96,9 @@ export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas
 }
 
 async function flagPaidOff(trx: Knex.Transaction, tenant: Tenant, ids: string[]): Promise<void> {
+  // One statement: active at 0 becomes paid_off, paid_off above 0 becomes active again.
   await scoped(trx, DEBT_ACCOUNTS, tenant)
     .whereIn('id', ids)
-    .where('status', 'active')
-    .where('current_balance', 0)
-    .update({ status: 'paid_off', updated_at: trx.fn.now() });
-  await scoped(trx, DEBT_ACCOUNTS, tenant)
-    .whereIn('id', ids)
-    .where('status', 'paid_off')
-    .where('current_balance', '>', 0)
-    .update({ status: 'active', updated_at: trx.fn.now() });
+    .where((flip) => flip.where({ status: 'active', current_balance: 0 }).orWhere((back) => back.where('status', 'paid_off').where('current_balance', '>', 0)))
+    .update({ status: trx.raw(`(CASE WHEN current_balance = 0 THEN 'paid_off' ELSE 'active' END)::debt_account_status`), updated_at: trx.fn.now() });
 }

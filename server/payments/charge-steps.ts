@@ -19,6 +19,7 @@ import { lockAccount } from './balances';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
+import { moneyWrites } from './write-slots';
 
 /** The steps a test may stop a process at (TEST_CHARGE_STEP): after the reservation commits, after the answer, after it is recorded. */
 export type ChargeStep = 'reserved' | 'answered' | 'recorded';
@@ -110,7 +111,7 @@ export async function recordAnswer(
   now: Date,
   within?: Within,
 ): Promise<ChargeOutcome | undefined> {
-  return deps.db.transaction(async (trx) => {
+  return moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
     const unlocked = await charges.find(chargeId);
     if (!unlocked) return undefined;
@@ -132,7 +133,7 @@ export async function recordAnswer(
     await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
     await within?.(trx, outcome);
     return outcome;
-  });
+  }));
 }
 
 /** No money moved: the charge fails as a decline would, and what it reserved is free again. */

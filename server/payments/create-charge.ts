@@ -17,13 +17,14 @@ import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/pay
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { lockAccount } from './balances';
+import { lockAccount, type LockedFamily } from './balances';
 import { chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
 import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
 import { paymentMethodSaved } from './payment-events';
 import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
 import { askAndRecord } from './charge-steps';
+import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
@@ -65,6 +66,12 @@ export interface ChargeContext {
    * recovery finishes after a crash.
    */
   within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+  /**
+   * Runs in the transaction that reserves a charge made now (before the gateway is asked): what
+   * the caller keeps so that the answer, whoever records it (also recovery after a crash), can be
+   * followed up through `charge.finished`.
+   */
+  reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
 type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
@@ -79,6 +86,8 @@ interface Prepared {
   later: string | undefined;
   inlineValues: ReturnType<typeof paymentMethodValues> | undefined;
   inlineToken: string | null | undefined;
+  /** The account family the caller already locked on this transaction (a plan's instalment). */
+  family?: LockedFamily;
 }
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
@@ -115,11 +124,12 @@ export async function createCharge(
   };
   let reservation: Reservation;
   try {
-    reservation = await deps.db.transaction(async (trx) => {
+    reservation = await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
+      else await context.reserved?.(trx, reserved.charge);
       return reserved;
-    });
+    }));
   } catch (error) {
     // Two requests of one caller with one key that both got past the checks before: the
     // database lets one reservation through, before any gateway is asked; the other answers
@@ -142,11 +152,13 @@ export async function reserveOn(
   gateway: PaymentGateway,
   body: ChargeCreate,
   origin: Origin,
+  /** The family of `body.debt_account_id` as the caller locked it on `trx`, if it did. */
+  family?: LockedFamily,
 ): Promise<{ charge: ChargeRow; token: string }> {
   const now = nowFor(deps.clock, tenant);
   const intent = intentOf(body, origin, {});
   throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
-  const reserved = await reserve(deps, trx, tenant, gateway, { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined });
+  const reserved = await reserve(deps, trx, tenant, gateway, { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family });
   if ('scheduled' in reserved) throw new Error('An instalment is never scheduled for a later day');
   return reserved;
 }
@@ -160,7 +172,7 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
     if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
   }
-  const family = await lockAccount(trx, tenant, body.debt_account_id);
+  const family = prepared.family?.account.id === body.debt_account_id ? prepared.family : await lockAccount(trx, tenant, body.debt_account_id);
   if (!family) throw ApiError.field('debt_account_id', 'does not exist');
   const { account } = family;
   const terms = termsOf(account);

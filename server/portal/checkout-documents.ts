@@ -12,6 +12,8 @@ import { confirmCheckoutSignatures, unsignedCheckoutDocuments } from '../documen
 import type { Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';
 import { track } from './tracking';
+import type { EventRecorder } from '../events/events';
+import type { Tenant } from '../kernel/tenant';
 
 /** A 409 naming the first document still to sign; nothing when all are signed. */
 export async function requireCheckoutSignatures(deps: Pick<AppDeps, 'db'>, visit: Visit, view: AccountView): Promise<void> {
@@ -21,11 +23,21 @@ export async function requireCheckoutSignatures(deps: Pick<AppDeps, 'db'>, visit
 
 /** In the payment's transaction, once it went through. */
 export async function tellCheckoutSignatures(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, visit: Visit, view: AccountView): Promise<void> {
-  const confirmed = await confirmCheckoutSignatures(trx, deps.events, visit.tenant, view.account.id, visit.now);
+  await tellSignaturesOf(trx, deps.events, visit.tenant, { deviceId: visit.deviceId, customerId: visit.browser.customer_id, accountId: view.account.id, now: visit.now });
+}
+
+/** The same, from what a checkout kept of its visit (its charge finished by recovery). */
+export async function tellSignaturesOf(
+  trx: Knex.Transaction,
+  events: EventRecorder,
+  tenant: Tenant,
+  who: { deviceId: string; customerId: string | null | undefined; accountId: string; now: Date },
+): Promise<void> {
+  const confirmed = await confirmCheckoutSignatures(trx, events, tenant, who.accountId, who.now);
   await track(
     trx,
-    deps.events,
-    visit.tenant,
-    confirmed.map(() => ({ event: 'customer.document.signed' as const, deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: view.account.id })),
+    events,
+    tenant,
+    confirmed.map(() => ({ event: 'customer.document.signed' as const, deviceId: who.deviceId, occurredAt: who.now, customerId: who.customerId, debtAccountId: who.accountId })),
   );
 }

@@ -23,6 +23,7 @@ import type { AccountView } from './portal-accounts';
 import { track, type Activity } from './tracking';
 import { paymentScope, type PaymentKey } from './payment-key';
 import { requireCheckoutSignatures, tellCheckoutSignatures } from './checkout-documents';
+import { paymentEvent, rememberCheckout } from './checkout-charges';
 
 type S = components['schemas'];
 type PaymentMethodCreate = S['PaymentMethodCreate'];
@@ -62,13 +63,6 @@ export interface Paid {
   declined?: ApiError;
 }
 
-export function paymentEvent(guest: boolean, full: boolean, ok: boolean, scheduled = false): EventName {
-  if (scheduled && ok && !guest) return full ? 'customer.checkout.one-time-payment.full-amount.scheduled.success' : 'customer.checkout.one-time-payment.amount.scheduled.success';
-  const outcome = ok ? 'success' : 'failed';
-  if (guest) return full ? `guest.customer.one-time-payment.full-amount.${outcome}` : `guest.customer.one-time-payment.${outcome}`;
-  return full ? `customer.checkout.one-time-payment.full-amount.${outcome}` : `customer.checkout.one-time-payment.amount.${outcome}`;
-}
-
 /**
  * Whether the payment saves its new card or bank account: when the customer asks, and always
  * for a new one on a later day (a scheduled charge charges a saved method; the form says so).
@@ -91,15 +85,17 @@ export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input:
   };
   const full = input.amount === view.balance;
   await requireCheckoutSignatures(deps, visit, view);
+  const checkout = { deviceId: visit.deviceId, customerId: visit.browser.customer_id ?? null, debtAccountId: view.account.id, guest, full, occurredAt: visit.now };
   return chargeService(deps).create(visit.tenant, body, input.paymentKey && paymentScope(deps.secrets, visit, input.paymentKey, body), {
     channel: 'portal',
     guest,
+    // A charge made now: its events come with its answer, whoever records it (checkout-charges.ts).
+    reserved: (trx, charge) => rememberCheckout(trx, visit.tenant, charge, checkout),
+    // A charge for a later day: its events come with its scheduling.
     within: async (trx, outcome) => {
-      await track(trx, deps.events, visit.tenant, [
-        activity(visit, view, 'customer.checkout.policy.accepted'),
-        activity(visit, view, paymentEvent(guest, full, !outcome.declined, later)),
-      ]);
-      if (!outcome.declined) await tellCheckoutSignatures(trx, deps, visit, view);
+      if (outcome.charge.status !== 'scheduled') return;
+      await track(trx, deps.events, visit.tenant, [activity(visit, view, 'customer.checkout.policy.accepted'), activity(visit, view, paymentEvent(guest, full, true, later))]);
+      await tellCheckoutSignatures(trx, deps, visit, view);
     },
   });
 }

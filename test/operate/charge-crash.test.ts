@@ -76,8 +76,8 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
         }),
       ),
     );
-    // The scheduled charges and each plan's first instalment fall due now, all at once: one pass
-    // of the due work takes them all (a pass waits for its items, and these never end).
+    // The scheduled charges and each plan's first instalment fall due now, all at once: the due
+    // work's flow takes them all (six items, far fewer than it has in flight; these never end).
     await db.transaction(async (trx) => {
       await trx('charges').where({ status: 'scheduled' }).update({ due_at: trx.raw(`now() - interval '1 minute'`) });
       await trx.raw(`UPDATE payment_plan_charges SET due_at = now() - interval '1 minute' WHERE seq = 1 AND status = 'pending'`);

@@ -1,9 +1,12 @@
 /**
- * Due work at scale, without a database: at most `width` items in flight at once, a lane's items
- * one after another in order, and the tenants' lanes taken in turn (a tenant with a hundred due
- * plans does not hold back one with two). The settings that bound it, at their edges.
+ * Due work at scale, without a database: a flow of at most `width` items in flight, the next
+ * starting as soon as one ends (one that never ends holds back only its own slot), a lane's
+ * items one after another in order, the tenants taken in turn (a tenant with a hundred due plans
+ * does not hold back one with two), and every item carried out once. The settings that bound it,
+ * at their edges.
  */
-import { inLanes, DUE_WORK_CHARGES_IN_FLIGHT } from '../../server/payment-plans/due-work';
+import { DUE_WORK_CHARGES_IN_FLIGHT } from '../../server/payment-plans/due-work';
+import { flowDue } from '../../server/payment-plans/due-flow';
 import { loadConfig } from '../../server/config';
 
 interface Item {
@@ -15,49 +18,98 @@ interface Item {
 const items = (tenant: string, lanes: number, perLane: number): Item[] =>
   Array.from({ length: lanes * perLane }, (_, i) => ({ tenant, lane: `${tenant}-${Math.floor(i / perLane)}`, seq: i % perLane }));
 
-async function run(all: Item[], width: number) {
+const keyOf = (item: Item) => `${item.lane}/${item.seq}`;
+
+/**
+ * A table of due items read as the database would be: what is not done yet, `batch` (plus what
+ * the flow holds) at a time, in the order given. `wait` may hold an item back until it resolves.
+ */
+async function run(all: Item[], width: number, { batch = 10, wait }: { batch?: number; wait?: (item: Item) => Promise<void> | undefined } = {}) {
+  const done = new Set<string>();
   let inFlight = 0;
   let most = 0;
   const started: Item[] = [];
-  await inLanes(
-    all,
-    (item) => item.lane,
-    (item) => item.tenant,
+  const finished: Item[] = [];
+  const ran = await flowDue<Item>({
     width,
-    async (item) => {
+    keyOf,
+    laneOf: (item) => item.lane,
+    tenantOf: (item) => item.tenant,
+    fetch: async (known) => all.filter((item) => !done.has(keyOf(item))).slice(0, batch + known),
+    run: async (item) => {
+      if (done.has(keyOf(item))) return false;
       started.push(item);
       inFlight += 1;
       most = Math.max(most, inFlight);
-      await new Promise((done) => setImmediate(done));
+      await (wait?.(item) ?? new Promise((resolve) => setImmediate(resolve)));
       inFlight -= 1;
+      done.add(keyOf(item));
+      finished.push(item);
+      return true;
     },
-  );
-  return { started, most };
+  });
+  return { started, finished, most, ran };
 }
 
+/** Tenant `big`'s items first in the table, as a backlog would read earliest first. */
+const backlog = () => [...items('big', 100, 3), ...items('small', 2, 1)];
+
 test('never more than `width` in flight, and every item once', async () => {
-  const all = [...items('big', 100, 3), ...items('small', 2, 1)];
-  const { started, most } = await run(all, 8);
+  const all = backlog();
+  const { started, most, ran } = await run(all, 8);
   expect(most).toBe(8);
+  expect(ran).toBe(all.length);
   expect(started).toHaveLength(all.length);
-  expect(new Set(started).size).toBe(all.length);
+  expect(new Set(started.map(keyOf)).size).toBe(all.length);
   expect((await run(all, 1)).most).toBe(1);
 });
 
-test("a tenant with 2 due plans starts among the first, behind another's 100", async () => {
-  const all = [...items('big', 100, 3), ...items('small', 2, 1)];
-  const { started } = await run(all, 2);
-  const firstSmall = started.map((item) => item.tenant).indexOf('small');
-  expect(firstSmall).toBeLessThanOrEqual(2);
-  expect(started.filter((item) => item.tenant === 'small').length).toBe(2);
-  // Both of small's lanes begin within the first two rounds (four lane starts).
-  const laneStarts = started.filter((item) => item.seq === 0).map((item) => item.tenant);
-  expect(laneStarts.slice(0, 4).filter((tenant) => tenant === 'small')).toHaveLength(2);
+test("a small tenant's items are all done before a big tenant's are, whatever the big one's backlog", async () => {
+  const all = [...items('big', 300, 1), ...items('small', 10, 1)];
+  const { finished } = await run(all, 4, { batch: 400 });
+  const lastSmall = finished.map((item) => item.tenant).lastIndexOf('small');
+  // The tenants take turns: small's ten are done among the first twenty or so, big's 300 long after.
+  expect(finished.filter((item) => item.tenant === 'small')).toHaveLength(10);
+  expect(finished.slice(0, lastSmall + 1).filter((item) => item.tenant === 'big').length).toBeLessThanOrEqual(10 + 4);
+});
+
+test('one item that does not end holds back only its own slot: everything else is done meanwhile', async () => {
+  const all = backlog();
+  let release!: () => void;
+  const stuck = new Promise<void>((resolve) => (release = resolve));
+  const stuckKey = keyOf(all[5]!);
+  let othersDone = 0;
+  const finished = run(all, 4, {
+    wait: (item) => (keyOf(item) === stuckKey ? stuck : new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (othersDone += 1))),
+  });
+  // A flow in passes would wait for the stuck item before reading the rest: here all the others end first.
+  while (othersDone < all.length - 1) await new Promise((resolve) => setImmediate(resolve));
+  release();
+  expect((await finished).ran).toBe(all.length);
 });
 
 test("a lane's items run one after another, in order", async () => {
   const { started } = await run(items('one', 3, 4), 3);
   for (const lane of ['one-0', 'one-1', 'one-2']) expect(started.filter((item) => item.lane === lane).map((item) => item.seq)).toEqual([0, 1, 2, 3]);
+});
+
+test('an item that throws does not stop the others; the error is thrown once they are done', async () => {
+  const all = items('one', 20, 1);
+  let finished = 0;
+  const failing = flowDue<Item>({
+    width: 3,
+    keyOf,
+    laneOf: (item) => item.lane,
+    tenantOf: (item) => item.tenant,
+    fetch: async () => all,
+    run: async (item) => {
+      if (item.lane === 'one-2') throw new Error('deadlock');
+      finished += 1;
+      return true;
+    },
+  });
+  await expect(failing).rejects.toThrow('deadlock');
+  expect(finished).toBe(19);
 });
 
 test('settings of the charge steps and due work, at their edges', () => {

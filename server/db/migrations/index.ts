@@ -23,6 +23,7 @@ import * as settlementOffers from './019-settlement-offers';
 import * as documentsTickets from './020-documents-tickets';
 import * as portalLogins from './021-portal-logins';
 import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
+import * as portalCheckoutCharges from './023-portal-checkout-charges';
 import * as disputeRecordsKept from './024-dispute-records-kept';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Knex.Migration> = {
   '020-documents-tickets': documentsTickets,
   '021-portal-logins': portalLogins,
   '022-autopay-and-external-charges': autopayAndExternalCharges,
+  '023-portal-checkout-charges': portalCheckoutCharges,
   '024-dispute-records-kept': disputeRecordsKept,
 };
 
