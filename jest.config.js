@@ -6,6 +6,9 @@ const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-transform.js' },
+  // Both projects in one runner, in two lanes side by side (test/support/lanes-runner.js):
+  // jest would run the files of one runner after the other's.
+  runner: '<rootDir>/test/support/lanes-runner.js',
 };
 
 /** @type {import('jest').Config} */
@@ -29,10 +32,10 @@ module.exports = {
     },
     {
       ...project,
-      // Real server processes, as `npm start` runs them: one file at a time.
+      // Real server processes, as `npm start` runs them: one file at a time, in a lane of
+      // their own beside the in-process files.
       displayName: 'operate',
       testMatch: ['<rootDir>/test/operate/**/*.test.ts'],
-      runner: '<rootDir>/test/support/serial-runner.js',
     },
   ],
 };
