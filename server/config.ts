@@ -20,6 +20,8 @@ export interface Config {
   bulkChunkRows: number;
   webhookRetryDelaySeconds: number;
   webhookTimeoutMs: number;
+  /** Beyond the timeout, how long a fetched attempt stays its worker's (the lease); shortened by tests. */
+  webhookLeaseMarginSeconds: number;
   webhookAllowInsecureUrls: boolean;
   /** Days an event and its finished deliveries stay in the outbox (and the deliveries log). */
   webhookLogRetentionDays: number;
@@ -149,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bulkChunkRows: integer(env, 'BULK_CHUNK_ROWS', 1000, 1, 1000),
     webhookRetryDelaySeconds: integer(env, 'WEBHOOK_RETRY_DELAY_SECONDS', 900, 0, 86_400),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 1, 600_000),
+    webhookLeaseMarginSeconds: integer(env, 'WEBHOOK_LEASE_MARGIN_SECONDS', 30, 1, 3600),
     webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),
     webhookLogRetentionDays: integer(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30, 1, 3650),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),

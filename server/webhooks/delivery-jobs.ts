@@ -39,20 +39,20 @@ export type DeliveryJob = StoredDeliveryJob | TestDeliveryJob;
 export const isTestJob = (job: DeliveryJob): job is TestDeliveryJob => 'test' in job;
 
 /**
- * Beyond the timeout, what an attempt may still take: loading the delivery before sending,
- * recording the answer after it, on a busy database. A live worker that overruns it only
- * causes a second send of the same delivery (same X-Service-Delivery-ID), never a lost one.
+ * How long a fetched attempt belongs to its worker: longer than any attempt of a live worker
+ * takes. Beyond the timeout, the margin (WEBHOOK_LEASE_MARGIN_SECONDS, 30 s) is what an attempt
+ * may still take: loading the delivery before sending, recording the answer after it, on a busy
+ * database. A live worker that overruns it only causes a second send of the same delivery (same
+ * X-Service-Delivery-ID), never a lost one.
  */
-export const LEASE_MARGIN_SECONDS = 30;
-
-/** How long a fetched attempt belongs to its worker: longer than any attempt of a live worker takes. */
-export const leaseSeconds = (config: Pick<Config, 'webhookTimeoutMs'>) => Math.ceil(config.webhookTimeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+export const leaseSeconds = (config: Pick<Config, 'webhookTimeoutMs' | 'webhookLeaseMarginSeconds'>) =>
+  Math.ceil(config.webhookTimeoutMs / 1000) + config.webhookLeaseMarginSeconds;
 
 /**
  * The queue's settings for every job that does not name its own: the lease, and no delay
  * before an expired job runs again (its attempt never finished; waiting helps nobody).
  */
-export function deliveryQueueOptions(config: Pick<Config, 'webhookTimeoutMs'>): PgBoss.Queue {
+export function deliveryQueueOptions(config: Pick<Config, 'webhookTimeoutMs' | 'webhookLeaseMarginSeconds'>): PgBoss.Queue {
   return { name: QUEUES.webhookDelivery, expireInSeconds: leaseSeconds(config), retryDelay: 0, retryLimit: 5 };
 }
 

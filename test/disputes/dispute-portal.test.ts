@@ -4,29 +4,22 @@
  * "In dispute" with no way to pay; a session link to the dispute opens its page. Every page is
  * checked by axe (no serious or critical violation).
  */
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { Page } from 'playwright-core';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { customerWithAccount, newSession, unique } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents } from '../support/webhooks';
 
 jest.setTimeout(90_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  await subscribeToEverything(app.sandbox);
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-  page = await context.newPage();
-  await page.route('**/*', (route) => (route.request().url().startsWith(app.origin) ? route.continue() : route.abort('blockedbyclient')));
+  ({ app, page } = portal = await startPortalInChromium({ webhookAllowInsecureUrls: true }));
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 async function axe(name: string): Promise<void> {
   expect(await seriousViolations(page, name)).toEqual([]);

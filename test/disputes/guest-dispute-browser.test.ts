@@ -4,29 +4,23 @@
  * form, the dispute's page; the API then shows the guest's dispute holding the account, and the
  * three Portal events conform to the document.
  */
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { Page } from 'playwright-core';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { customerWithAccount, testCard, unique } from '../support/fixtures';
-import { outboxEvents, payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, payloadErrors } from '../support/webhooks';
 import { organizationQuery } from '../portal-logins/portal-guest';
 
 jest.setTimeout(90_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  await subscribeToEverything(app.sandbox);
-  browser = await launchBrowser();
-  page = await (await browser.newContext({ viewport: { width: 375, height: 812 } })).newPage();
-  await page.route('**/*', (route) => (route.request().url().startsWith(app.origin) ? route.continue() : route.abort('blockedbyclient')));
+  ({ app, page } = portal = await startPortalInChromium({ webhookAllowInsecureUrls: true }));
 }, 120_000);
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 async function axe(name: string): Promise<void> {
   expect(await seriousViolations(page, name)).toEqual([]);

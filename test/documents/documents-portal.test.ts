@@ -3,30 +3,24 @@
  * page reused), axe on every page: a document read, one signed on the account's documents, and
  * a checkout held until its document is signed, then paid — both events once, after the payment.
  */
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { Page } from 'playwright-core';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { customerWithAccount, newSession } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents } from '../support/webhooks';
 
 jest.setTimeout(90_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  await subscribeToEverything(app.sandbox);
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-  page = await context.newPage();
+  ({ app, page } = portal = await startPortalInChromium({ webhookAllowInsecureUrls: true }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1');
 

@@ -102,8 +102,15 @@ function load(port: number, token: string): { stop: () => Promise<number> } {
   };
 }
 
-function exitWithin(npm: Spawned, ms: number): Promise<number | null | 'still running'> {
-  return Promise.race([npm.exited, new Promise<'still running'>((done) => setTimeout(() => done('still running'), ms))]);
+async function exitWithin(npm: Spawned, ms: number): Promise<number | null | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'still running'>((done) => (timer = setTimeout(() => done('still running'), ms)));
+  try {
+    return await Promise.race([npm.exited, late]);
+  } finally {
+    // The process ended in time: its deadline must not hold the worker open after the file.
+    clearTimeout(timer);
+  }
 }
 
 test(`SIGTERM to npm start under load, ${ROUNDS} times on a busy machine: everything stops within 15 s, nothing is left`, async () => {

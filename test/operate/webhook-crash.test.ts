@@ -13,6 +13,7 @@ import { eventually, startReceiver } from '../support/webhooks';
 
 const EVENTS = 200;
 const TIMEOUT_MS = 2000;
+const LEASE_MARGIN_SECONDS = 5;
 
 const serve = (databaseUrl: string, key: string) =>
   startServerProcess(databaseUrl, {
@@ -20,6 +21,9 @@ const serve = (databaseUrl: string, key: string) =>
     WEBHOOK_ALLOW_INSECURE_URLS: 'true',
     WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
     WEBHOOK_RETRY_DELAY_SECONDS: '1',
+    // The lease is the timeout and this margin: 7 s, not 32, before the killed process's
+    // attempts are sent again.
+    WEBHOOK_LEASE_MARGIN_SECONDS: String(LEASE_MARGIN_SECONDS),
   });
 
 test('deliveries in flight at a kill -9 all arrive after the restart, a resend under the same delivery id', async () => {

@@ -3,28 +3,24 @@
  * file, one page whose cookies are cleared per visitor), with axe on every page: register,
  * confirm, sign in; the lock's message; a reset link used twice; pay with an account number.
  */
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { Page } from 'playwright-core';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { customerWithAccount, unique } from '../support/fixtures';
 import { latestLink, organizationQuery } from './portal-guest';
 
 jest.setTimeout(180_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  browser = await launchBrowser();
-  page = await (await browser.newContext({ viewport: { width: 375, height: 812 } })).newPage();
+  ({ app, page } = portal = await startPortalInChromium({}, { subscribe: false }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 async function accessible(name: string): Promise<void> {
   expect(await seriousViolations(page, name)).toEqual([]);

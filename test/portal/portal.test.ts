@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Schemas } from '../../client';
 import { launchBrowser, seriousViolations } from '../support/browser';
+import { phonePage } from '../support/portal-chromium';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
@@ -41,16 +42,9 @@ let shared: { context: BrowserContext; page: Page } | undefined;
  */
 async function newPage(): Promise<{ context: { close(): Promise<void> }; page: Page }> {
   if (!shared) {
-    const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-    const page = await context.newPage();
     // Nothing but our own server: any other host is refused and fails the run.
-    await page.route('**/*', async (route) => {
-      const url = route.request().url();
-      if (url.startsWith(app.origin)) return route.continue();
-      elsewhere.push(url);
-      return route.abort('blockedbyclient');
-    });
-    shared = { context, page };
+    const page = await phonePage(browser, app.origin, elsewhere);
+    shared = { context: page.context(), page };
   }
   await shared.context.clearCookies();
   return { context: { close: async () => undefined }, page: shared.page };

@@ -4,33 +4,26 @@
  * guest who found the account pays it in full. Each outcome is a tracking event in the
  * document's shape.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { Schemas } from '../../client';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { accountOf, customerWithAccount, newSession, testCard, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
-import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { payloadErrors } from '../support/webhooks';
 
 jest.setTimeout(90_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  await subscribeToEverything(app.sandbox);
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-  page = await context.newPage();
-  await page.route('**/*', (route) => (route.request().url().startsWith(app.origin) ? route.continue() : route.abort('blockedbyclient')));
+  ({ app, page } = portal = await startPortalInChromium({ webhookAllowInsecureUrls: true }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 async function axe(): Promise<void> {
   expect(await seriousViolations(page)).toEqual([]);

@@ -4,30 +4,24 @@
  * through the API, the reply shown (as text) and, for the customer, unread on the home page
  * until opened.
  */
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser, seriousViolations } from '../support/browser';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { Page } from 'playwright-core';
+import { seriousViolations } from '../support/browser';
+import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
+import type { TestApp } from '../support/test-app';
 import { customerWithAccount, newSession } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents } from '../support/webhooks';
 
 jest.setTimeout(90_000);
 
+let portal: PortalInChromium;
 let app: TestApp;
-let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  await subscribeToEverything(app.sandbox);
-  browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-  page = await context.newPage();
+  ({ app, page } = portal = await startPortalInChromium({ webhookAllowInsecureUrls: true }));
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await app?.stop();
-});
+afterAll(() => portal?.stop());
 
 async function axe(name: string): Promise<void> {
   expect(await seriousViolations(page, name)).toEqual([]);

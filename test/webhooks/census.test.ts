@@ -10,6 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { decryptWebhookData, verifyWebhook, type ApiClient, type Schemas } from '../../client';
 import { loadDocument } from '../../server/http/validator';
 import { launchBrowser } from '../support/browser';
+import { phonePage } from '../support/portal-chromium';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { accountWithCard, customerWithAccount, newCustomer, newDebtAccount, newSession, testAch, testCard, unique } from '../support/fixtures';
 import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
@@ -35,9 +36,7 @@ beforeAll(async () => {
   expect(response.status).toBe(201);
   await app.startWorkers();
   browser = await launchBrowser();
-  const context = await browser.newContext({ viewport: { width: 375, height: 812 } });
-  page = await context.newPage();
-  await page.route('**/*', (route) => (route.request().url().startsWith(app.origin) ? route.continue() : route.abort('blockedbyclient')));
+  page = await phonePage(browser, app.origin);
 }, 120_000);
 
 afterAll(async () => {
