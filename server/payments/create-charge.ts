@@ -65,6 +65,14 @@ export interface ChargeContext {
    * recovery finishes after a crash.
    */
   within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+  /** Who the charge is for when not the API's caller (a settlement offer): its `source` from the reservation on. */
+  source?: 'settlement_offer';
+  /**
+   * Runs in the transaction that reserves the charge (`processing`) or stores it `scheduled`,
+   * after it is stored: what must commit with the reservation (a settlement offer's move to
+   * `accepted`), before the gateway is asked. Throwing rolls the reservation back.
+   */
+  reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
 type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
@@ -98,6 +106,7 @@ export async function createCharge(
 ): Promise<ChargeOutcome> {
   const now = nowFor(deps.clock, tenant);
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
+  origin ??= context.source ? { source: context.source, payment_plan_id: null, payment_plan_charge_id: null } : undefined;
   const intent = intentOf(body, origin, context);
   throwIfAny(intentErrors(intent, at));
   const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs));
@@ -117,6 +126,7 @@ export async function createCharge(
   try {
     reservation = await deps.db.transaction(async (trx) => {
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
+      await context.reserved?.(trx, 'scheduled' in reserved ? reserved.scheduled.charge : reserved.charge);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
       return reserved;
     });

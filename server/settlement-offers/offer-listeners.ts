@@ -1,8 +1,10 @@
 /**
  * What payments, plans and account updates tell settlement offers, through the events port,
  * in the transaction that moved the money: a payment completes an accepted offer once the
- * settled sum is paid; any change of the balance supersedes a pending one; a declined or
- * returned charge of an offer, or its plan's default, breaks it (offer-lifecycle.ts).
+ * settled sum is paid; any change of the balance supersedes a pending one; a charge made at
+ * acceptance that failed, or a scheduled charge canceled, reopens it; a scheduled charge
+ * failed on its day, a returned charge, or its plan's default, breaks it (offer-lifecycle.ts);
+ * a return after completion reverses the write-off (offer-returns.ts).
  */
 import type { Knex } from 'knex';
 import { listen, type Listener } from '../events/listeners';
@@ -12,7 +14,8 @@ import { nowFor } from '../kernel/clock';
 import { chargeRepo } from '../charge-store/charge-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { offerRepo } from './offer-repo';
-import { breakOffer, completePaid, supersedeMoved } from './offer-lifecycle';
+import { breakOffer, completePaid, reopenOffer, supersedeMoved } from './offer-lifecycle';
+import { undoReturnedCompletion } from './offer-returns';
 
 const tenantNow = (tenant: Tenant) => nowFor(() => new Date(), tenant);
 
@@ -26,14 +29,38 @@ const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { acco
 const givenBack: Listener<'money.given-back'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 
+/** A scheduled charge of an offer refused or declined on its day: the debtor did not pay, the offer is broken. */
 const declined: Listener<'charge.declined'> = async (trx, events, tenant, { charge, now }) => {
   const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
-  if (offer) await breakOffer(trx, events, tenant, offer, now);
+  const row = offer && (await chargeRepo(trx, tenant).find(charge.id));
+  if (offer && row?.scheduled_at) await breakOffer(trx, events, tenant, offer, now);
 };
 
+/**
+ * The gateway's answer for an offer's charge was recorded, by its request or by recovery after
+ * a crash. Paid: completed already (`charge.paid-accounts`). Failed: made at acceptance, nothing
+ * was set up, so the offer is pending again; made on its later day, the offer is broken.
+ */
+const finished: Listener<'charge.finished'> = async (trx, events, tenant, { charge, now }) => {
+  if (charge.status !== 'failed') return;
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
+  if (!offer) return;
+  const row = (await chargeRepo(trx, tenant).find(charge.id))!;
+  if (row.scheduled_at) await breakOffer(trx, events, tenant, offer, now);
+  else await reopenOffer(trx, events, tenant, offer, now);
+};
+
+/** An offer's scheduled charge canceled before it ran: nothing is set up, and the debtor did not fail to pay. */
+const canceled: Listener<'charge.canceled'> = async (trx, events, tenant, { charge, now }) => {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
+  if (offer) await reopenOffer(trx, events, tenant, offer, now);
+};
+
+/** An offer's ACH debit returned: an accepted offer is broken; a completed one has its write-off reversed (offer-returns.ts). */
 const returned: Listener<'ach.returned'> = async (trx, events, tenant, { charge, now }) => {
   const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
   if (offer) await breakOffer(trx, events, tenant, offer, now);
+  else await undoReturnedCompletion(trx, events, tenant, charge, now);
   const row = await chargeRepo(trx, tenant).find(charge.id);
   const account = row && (await debtAccountRepo(trx, tenant).find(row.debt_account_id));
   if (account) await supersedeMoved(trx, events, tenant, [account.id, ...(account.parent_id ? [account.parent_id] : [])], now);
@@ -51,6 +78,8 @@ export function listenForSettlements(): void {
   listen('money.given-back', givenBack);
   listen('account.updated', updated);
   listen('charge.declined', declined);
+  listen('charge.finished', finished);
+  listen('charge.canceled', canceled);
   listen('ach.returned', returned);
   listen('plan.defaulted', defaulted);
 }
