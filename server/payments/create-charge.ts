@@ -68,10 +68,12 @@ export interface ChargeContext {
   /** Who the charge is for when not the API's caller (a settlement offer): its `source` from the reservation on. */
   source?: 'settlement_offer';
   /**
-   * Runs in the transaction that reserves the charge (`processing`) or stores it `scheduled`,
-   * after it is stored: what must commit with the reservation (a settlement offer's move to
-   * `accepted`), before the gateway is asked. Throwing rolls the reservation back.
+   * Run in the transaction that reserves the charge (`processing`) or stores it `scheduled`:
+   * `before` first (what decides the terms the charge is checked against: a settlement offer's
+   * move to `accepted`), `reserved` once the charge is stored (its link). What must commit with
+   * the reservation, before the gateway is asked; throwing rolls the reservation back.
    */
+  before?: (trx: Knex.Transaction) => Promise<void>;
   reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
@@ -125,6 +127,7 @@ export async function createCharge(
   let reservation: Reservation;
   try {
     reservation = await deps.db.transaction(async (trx) => {
+      await context.before?.(trx);
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
       await context.reserved?.(trx, 'scheduled' in reserved ? reserved.scheduled.charge : reserved.charge);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);

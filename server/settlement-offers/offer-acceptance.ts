@@ -16,6 +16,7 @@ import { ApiError, type FieldErrors } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { customerRepo } from '../customer-store/customer-repo';
 import { lockAccount } from '../payments/balances';
 import { chargeService } from '../payments/charge-service';
 import { planService } from '../payment-plans/plan-service';
@@ -87,15 +88,24 @@ function instalmentOf(offer: OfferRow, account: Parameters<typeof termsOf>[0], b
  * the charge's reservation), with the account family locked: checked again under the locks,
  * then the account's settlement discount and the offer's status, committed together.
  */
-async function markAccepted(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, id: string, body: Accept, paymentMethodId: string | undefined, now: Date, link: { charge_id?: string } = {}): Promise<void> {
+async function markAccepted(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, id: string, body: Accept, paymentMethodId: string | undefined, now: Date): Promise<void> {
   const found = await offerRepo(trx, tenant).find(id);
+  // A method saved with the charge locks the customer, and the customer comes before the accounts.
+  if (found && (body.card || body.ach) && body.save_payment_method) {
+    const account = await debtAccountRepo(trx, tenant).find(found.debt_account_id);
+    if (account) await customerRepo(trx, tenant).find(account.customer_id, { forUpdate: true });
+  }
   const family = found && (await lockAccount(trx, tenant, found.debt_account_id));
   const offer = family && (await offerRepo(trx, tenant).find(id, { forUpdate: true }));
   if (!offer) throw offerNotFound();
   refuseUnlessPending(offer, family.account, now);
   await setSettlementDiscount(trx, tenant, offer.debt_account_id, Number(offer.discount));
-  const row = await offerRepo(trx, tenant).update(offer.id, { status: 'accepted', accepted_option: body.option, accepted_at: now, payment_method_id: paymentMethodId ?? null, ...link }, now);
-  await offerChanged(deps.events, trx, tenant, row);
+  await offerRepo(trx, tenant).update(offer.id, { status: 'accepted', accepted_option: body.option, accepted_at: now, payment_method_id: paymentMethodId ?? null }, now);
+}
+
+/** The offer's charge (reserved or scheduled), in the transaction of its move: one `.update` for both. */
+async function linkCharge(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, offerId: string, chargeId: string, now: Date): Promise<void> {
+  await offerChanged(deps.events, trx, tenant, await offerRepo(trx, tenant).update(offerId, { charge_id: chargeId }, now));
 }
 
 export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, body: Accept, context: AcceptContext): Promise<Accepted> {
@@ -134,7 +144,8 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
     channel: context.channel,
     guest: context.guest,
     source: 'settlement_offer',
-    reserved: (trx, made) => markAccepted(trx, deps, tenant, id, body, paymentMethodId, now, { charge_id: made.id }),
+    before: (trx) => markAccepted(trx, deps, tenant, id, body, paymentMethodId, now),
+    reserved: (trx, made) => linkCharge(trx, deps, tenant, id, made.id, now),
   });
   return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!), chargeId: outcome.charge.id, declined: outcome.declined };
 }
