@@ -7,6 +7,7 @@
  */
 import type { components } from '../../generated/schema';
 import { embeddedAccount, eventTime } from './payloads';
+import { offerFields } from './settlement-offer-fields';
 import type { PayloadRows } from './payload-reads';
 import type { ChargeRow, TransactionRow } from './payment-reads';
 
@@ -28,6 +29,12 @@ function paymentDate(moment: Date): string {
 function accountOf(id: string, rows: PayloadRows): S['EventEmbeddedDebtAccount'] | null {
   const account = rows.accounts.get(id);
   return account ? embeddedAccount(account, rows, null) : null;
+}
+
+/** The settlement offer the charge pays (its own, its plan's, or the one it completed), without what pays it; null when none. */
+function offerOf(charge: ChargeRow, rows: PayloadRows): S['EventSettlementOffer'] | null {
+  const offer = rows.payments.offersOfCharges.get(charge.id);
+  return offer ? offerFields(offer) : null;
 }
 
 export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
@@ -59,7 +66,7 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
     status_code: row.return_code,
     debt_account: accountOf(row.debt_account_id, rows),
     chargeback: null,
-    debt_account_settlement_offer: null,
+    debt_account_settlement_offer: offerOf(charge, rows),
     payment_plan_uuid: charge.payment_plan_id,
     scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
   };
@@ -149,7 +156,7 @@ export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCha
     payment_plan_uuid: charge.payment_plan_id,
     payment_plan_charge_uuid: charge.payment_plan_charge_id,
     scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
-    debt_account_settlement_offer: null,
+    debt_account_settlement_offer: offerOf(charge, rows),
     ...stamp,
   };
 }
