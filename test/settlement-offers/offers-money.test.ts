@@ -97,6 +97,17 @@ describe('the settled sum in one payment', () => {
     expect((await transactions(account.id)).filter(([type]) => type === 'settlement_write_off')).toEqual([]);
   });
 
+  test('on a later day, its method deleted meanwhile: refused on that day without the gateway, the offer broken', async () => {
+    const { account, methodId } = await accountWithCard(api, 50_000);
+    const offer = await offerOn(account.id, { discount_percentage: 50, months_period: 0 });
+    const { data } = await accept(offer.id, { option: 'full_amount', payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 2) });
+    expect((await api.DELETE('/payment-methods/{id}', { params: { path: { id: methodId } } })).response.status).toBe(200);
+    await advanceSandbox(api, 3);
+    expect((await api.GET('/charges/{id}', { params: { path: { id: data!.data.charge_id! } } })).data!.data).toMatchObject({ status: 'failed', error_code: 'no_payment_method' });
+    expect(await read(offer.id)).toMatchObject({ status: 'broken' });
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 50_000, status: 'active' });
+  });
+
   test('a card declined at acceptance: 400 with the decline, the offer pending again, nothing owed differently', async () => {
     const { account, methodId } = await accountWithCard(api, 20_000, {}, '4000000000000002');
     const offer = await offerOn(account.id, { discount_percentage: 25, months_period: 0 });
