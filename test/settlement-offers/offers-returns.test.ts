@@ -8,7 +8,8 @@
  */
 import type { ApiClient, Schemas } from '../../client';
 import { accountOf, newCustomer, newDebtAccount, testAch, unique } from '../support/fixtures';
-import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
+import { RUN_HOUR_UTC } from '../../server/dates';
+import { advanceSandbox, DAY, sandboxNow, sandboxToday } from '../support/sandbox-clock';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { startTestApp, type TestApp } from '../support/test-app';
 
@@ -33,6 +34,12 @@ async function offerOn(accountId: string, body: Record<string, unknown>) {
   const { data, response, error } = await api.POST('/debt-accounts/{id}/settlement-offers', { params: { path: { id: accountId } }, body: body as Schemas['SettlementOfferCreate'] });
   if (response.status !== 201) throw new Error(`offer failed: ${response.status} ${JSON.stringify(error)}`);
   return data!.data;
+}
+const MINUTE = 60_000;
+/** Moves the sandbox clock to `at` (ms), everything due by then done. */
+async function moveClockTo(at: number): Promise<void> {
+  const { data } = await api.POST('/sandbox/clock', { body: { advance_to: new Date(at).toISOString() } });
+  expect(data!.data.status).toBe('ready');
 }
 const accept = (id: string, body: Record<string, unknown>) => api.POST('/settlement-offers/{id}/accept', { params: { path: { id } }, body: body as Schemas['SettlementOfferAccept'] });
 const read = async (id: string) => (await api.GET('/settlement-offers/{id}', { params: { path: { id } } })).data!.data;
@@ -83,10 +90,12 @@ test("a plan's ACH instalment returned after it completed: accepted again while 
   expect(accepted.data!.data.status).toBe('accepted');
   const planId = accepted.data!.data.payment_plan_id!;
 
-  await advanceSandbox(api, 1);
+  // The instalment runs at its day's hour (RUN_HOUR_UTC), a debit that settles two days on.
+  const ranAt = Math.max((await sandboxNow(api)).getTime(), Date.parse(`${await sandboxToday(api)}T${RUN_HOUR_UTC}:00:00Z`)) + MINUTE;
+  await moveClockTo(ranAt);
   expect((await read(offer.id)).status).toBe('completed');
-  // Returned two days on; the plan retries the instalment three days after its date.
-  await advanceSandbox(api, 2);
+  // Returned two days on, before the plan's retry three days after the instalment's date.
+  await moveClockTo(ranAt + 2 * DAY + MINUTE);
   expect(await read(offer.id)).toMatchObject({ status: 'accepted', completed_at: null });
   expect((await api.GET('/payment-plans/{id}', { params: { path: { id: planId } } })).data!.data.status).toBe('active');
   // The settled sum is what is asked again, not the balance.
