@@ -8577,8 +8577,10 @@ export interface components {
             /** @description When the charge is due to run. */
             scheduled_at: components["schemas"]["EventTimestamp"];
             /**
-             * @description The accepted settlement offer the charge pays; null when none, and also where this object
-             *     is nested inside that very settlement offer.
+             * @description The settlement offer the scheduled charge pays (it is the offer's `charge_id`: the full
+             *     amount on a later day); null when none, and also where this object is nested inside that
+             *     very settlement offer. Shown as the offer is now, without its `charges`,
+             *     `scheduled_charge` and `payment_plan` (empty and null here).
              */
             settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /**

@@ -89,6 +89,8 @@ interface Prepared {
   later: string | undefined;
   inlineValues: ReturnType<typeof paymentMethodValues> | undefined;
   inlineToken: string | null | undefined;
+  /** ChargeContext.reserved: run once the charge is stored, before any event names it. */
+  reserved?: ChargeContext['reserved'];
 }
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
@@ -123,13 +125,13 @@ export async function createCharge(
     later: laterDayOf(body, at.today),
     inlineValues: inline && paymentMethodValues(inline, deps.secrets, now),
     inlineToken: inline && (await tokenize(gateway, inline)),
+    reserved: context.reserved,
   };
   let reservation: Reservation;
   try {
     reservation = await deps.db.transaction(async (trx) => {
       await context.before?.(trx);
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
-      await context.reserved?.(trx, 'scheduled' in reserved ? reserved.scheduled.charge : reserved.charge);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
       return reserved;
     });
@@ -166,7 +168,7 @@ export async function reserveOn(
 
 /** Locks the account family, checks the terms against what can still be charged, and stores the charge. */
 async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<Reservation> {
-  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken } = prepared;
+  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken, reserved } = prepared;
   // Saving a method locks the customer (as saving one directly does); taking it before the
   // accounts keeps one lock order, customer then accounts, for every charge.
   if (inlineValues && body.save_payment_method) {
@@ -208,7 +210,8 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     ...keyColumns(idempotency),
     ...origin,
   };
-  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later) } };
+  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
   const charge = await chargeRepo(trx, tenant).insert({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
+  await reserved?.(trx, charge);
   return { charge, token };
 }

@@ -35,6 +35,8 @@ export async function scheduleCharge(
   tenant: Tenant,
   values: Omit<ChargeValues, keyof AnsweredValues>,
   day: string,
+  /** Runs once the charge is stored, before `scheduled-charge.create` names it (a settlement's link). */
+  stored?: (charge: ChargeRow) => Promise<void>,
 ): Promise<ChargeRow> {
   const charge = await chargeRepo(trx, tenant).insert({
     ...values,
@@ -47,6 +49,7 @@ export async function scheduleCharge(
     scheduled_at: day,
     due_at: dueAt(day),
   });
+  await stored?.(charge);
   await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.create', ids: [charge.id] }]);
   return charge;
 }

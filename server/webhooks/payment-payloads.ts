@@ -181,7 +181,7 @@ export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S[
     source_name: SOURCE_NAMES[charge.source],
     fees: [],
     total_amount: amount + Number(charge.fees),
-    settlement_offer: null,
+    settlement_offer: offerOf(charge, rows),
     charge: ran ? chargePayload(charge, rows) : null,
     created_at: eventTime(charge.created_at),
     updated_at: eventTime(charge.updated_at),

@@ -19,7 +19,7 @@ function inOffer(charge: S['EventCharge']): S['EventCharge'] {
 }
 
 function scheduledOf(scheduled: S['EventScheduledCharge']): S['EventScheduledCharge'] {
-  return { ...scheduled, charge: scheduled.charge && inOffer(scheduled.charge) };
+  return { ...scheduled, settlement_offer: null, charge: scheduled.charge && inOffer(scheduled.charge) };
 }
 
 export function settlementOfferPayload(row: OfferRow, ctx: PayloadRows): S['EventSettlementOffer'] {

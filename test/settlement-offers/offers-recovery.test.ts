@@ -138,7 +138,9 @@ describe('the scheduled charge of an accepted offer canceled (POST /charges/{id}
     expect(await read(offer.id)).toMatchObject({ status: 'pending', accepted_at: null, accepted_option: null, charge_id: null });
     expect(await statuses(offer.id)).toEqual(['accepted', 'pending']);
     const [deleted] = await outboxEvents(app, 'scheduled-charge.delete', chargeId);
-    expect(deleted).toMatchObject({ source: 'settlement_offer' });
+    expect(deleted).toMatchObject({ source: 'settlement_offer', settlement_offer: { id: offer.id } });
+    const [created] = await outboxEvents(app, 'scheduled-charge.create', chargeId);
+    expect(created).toMatchObject({ source: 'settlement_offer', settlement_offer: { id: offer.id, status: 'accepted' } });
     // The settled sum is no longer what is asked: a payment of more than it is taken (and supersedes the offer).
     const more = await api.POST('/charges', { body: { amount: 15_001, debt_account_id: account.id, payment_method_id: methodId } });
     expect(more.response.status).toBe(201);
