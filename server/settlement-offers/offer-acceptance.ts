@@ -88,7 +88,7 @@ function instalmentOf(offer: OfferRow, account: Parameters<typeof termsOf>[0], b
  * the charge's reservation), with the account family locked: checked again under the locks,
  * then the account's settlement discount and the offer's status, committed together.
  */
-async function markAccepted(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, id: string, body: Accept, paymentMethodId: string | undefined, now: Date): Promise<void> {
+async function markAccepted(trx: Knex.Transaction, tenant: Tenant, id: string, body: Accept, paymentMethodId: string | undefined, now: Date): Promise<void> {
   const found = await offerRepo(trx, tenant).find(id);
   // A method saved with the charge locks the customer, and the customer comes before the accounts.
   if (found && (body.card || body.ach) && body.save_payment_method) {
@@ -131,7 +131,7 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
     await planService(deps).create(
       tenant,
       { debt_account_id: found.debt_account_id, payment_method_id: paymentMethodId!, frequency: body.frequency!, start_date: body.start_date!, amount: instalment! },
-      { channel: 'api', before: (trx) => markAccepted(trx, deps, tenant, id, body, paymentMethodId, now), within: (trx) => linkPlan(trx, deps, tenant, id, now) },
+      { channel: 'api', before: (trx) => markAccepted(trx, tenant, id, body, paymentMethodId, now), within: (trx) => linkPlan(trx, deps, tenant, id, now) },
     );
     return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!) };
   }
@@ -144,7 +144,7 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
     channel: context.channel,
     guest: context.guest,
     source: 'settlement_offer',
-    before: (trx) => markAccepted(trx, deps, tenant, id, body, paymentMethodId, now),
+    before: (trx) => markAccepted(trx, tenant, id, body, paymentMethodId, now),
     reserved: (trx, made) => linkCharge(trx, deps, tenant, id, made.id, now),
   });
   return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!), chargeId: outcome.charge.id, declined: outcome.declined };
