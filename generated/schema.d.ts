@@ -10280,9 +10280,11 @@ export interface components {
          *       move and what pays it (the plan, or the charge reserved or scheduled) commit together.
          *       It is `pending` again when nothing is left set up without the debtor failing to pay: the
          *       charge made at acceptance is declined or never reaches the gateway (answered at once, or
-         *       found by the recovery of charges after a crash), or its scheduled charge is canceled
-         *       (`POST /charges/{id}/cancel`, or the scheduler cancels it because the account can no
-         *       longer be charged); `expired` instead when its `expires_at` has passed by then.
+         *       found by the recovery of charges after a crash), its scheduled charge fails on its day
+         *       for our part (never received by the gateway, no gateway configured), or its scheduled
+         *       charge is canceled (`POST /charges/{id}/cancel`, or the scheduler cancels it because the
+         *       account can no longer be charged); `expired` instead when its `expires_at` has passed by
+         *       then.
          *     - `completed`: the settled sum is paid; the rest of the balance was written off
          *       (`settlement_write_off`) and the account is `paid_off`. When the bank returns an ACH debit
          *       that paid it, the write-off is reversed (`settlement_write_off_reversal`) and the offer is
@@ -10292,7 +10294,8 @@ export interface components {
          *     - `superseded`: the balance changed while it was `pending` (a payment, a refund, an update):
          *       what it offered no longer fits; the agency makes a new one.
          *     - `broken`: it was `accepted`, and its plan defaulted, or its scheduled charge failed on its
-         *       day, or its charge was returned (also after `completed`, see above). Nothing is written off:
+         *       day for the debtor's part (declined, an expired card, a deleted method), or its charge was
+         *       returned (also after `completed`, see above). Nothing is written off:
          *       what was paid stays paid, and the rest of the balance is owed again.
          *     Only `pending` and `accepted` can change, and `completed` by an ACH return; the other four
          *     are final.

@@ -29,25 +29,33 @@ const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { acco
 const givenBack: Listener<'money.given-back'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 
-/** A scheduled charge of an offer refused or declined on its day: the debtor did not pay, the offer is broken. */
-const declined: Listener<'charge.declined'> = async (trx, events, tenant, { charge, now }) => {
-  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
-  const row = offer && (await chargeRepo(trx, tenant).find(charge.id));
-  if (offer && row?.scheduled_at) await breakOffer(trx, events, tenant, offer, now);
-};
+/** Failures that are ours, not the debtor's: the gateway never received the charge, or none is configured. */
+const OUR_FAILURES = new Set(['processing_error', 'payment_gateway_unavailable']);
+
+/**
+ * The offer's charge failed: made on its later day and refused or declined for the debtor's
+ * part (a decline, an expired card, a deleted method), the debtor did not pay and the offer is
+ * broken; made at acceptance, or failed for our part, nothing was set up and the offer is
+ * pending again (expired if its `expires_at` passed).
+ */
+async function chargeFailed(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, chargeId: string, now: Date): Promise<void> {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId });
+  if (!offer) return;
+  const row = (await chargeRepo(trx, tenant).find(chargeId))!;
+  if (row.scheduled_at && !OUR_FAILURES.has(row.error_code ?? '')) await breakOffer(trx, events, tenant, offer, now);
+  else await reopenOffer(trx, events, tenant, offer, now);
+}
+
+/** A scheduled charge refused on its day without the gateway, or any charge declined by it (`charge.finished` follows a decline, and finds the offer moved). */
+const declined: Listener<'charge.declined'> = (trx, events, tenant, { charge, now }) => chargeFailed(trx, events, tenant, charge.id, now);
 
 /**
  * The gateway's answer for an offer's charge was recorded, by its request or by recovery after
- * a crash. Paid: completed already (`charge.paid-accounts`). Failed: made at acceptance, nothing
- * was set up, so the offer is pending again; made on its later day, the offer is broken.
+ * a crash. Paid: completed already (`charge.paid-accounts`). Failed (declined, or released as
+ * never received): chargeFailed.
  */
 const finished: Listener<'charge.finished'> = async (trx, events, tenant, { charge, now }) => {
-  if (charge.status !== 'failed') return;
-  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
-  if (!offer) return;
-  const row = (await chargeRepo(trx, tenant).find(charge.id))!;
-  if (row.scheduled_at) await breakOffer(trx, events, tenant, offer, now);
-  else await reopenOffer(trx, events, tenant, offer, now);
+  if (charge.status === 'failed') await chargeFailed(trx, events, tenant, charge.id, now);
 };
 
 /** An offer's scheduled charge canceled before it ran: nothing is set up, and the debtor did not fail to pay. */

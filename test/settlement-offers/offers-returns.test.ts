@@ -74,8 +74,10 @@ test('the full amount by ACH, returned after it completed: the write-off reverse
   // What the webhooks were told, each payload conforming to the document (outboxEvents checks it).
   const [returned] = await outboxEvents(app, 'transaction.returned-ach', (data) => data.debt_account?.id === account.id);
   expect(returned).toMatchObject({ type_id: 5, source: 'settlement_offer', debt_account_settlement_offer: { id: offer.id } });
-  const last = (await outboxEvents(app, 'debt-account.update', account.id)).at(-1)!;
-  expect(last).toMatchObject({ current_balance: 40_000, accepted_debt_account_settlement_offer: null });
+  // Events of one transaction share its time: the account's after the move is the one without an accepted offer.
+  const updates = await outboxEvents(app, 'debt-account.update', account.id);
+  const last = updates.find((data) => data.accepted_debt_account_settlement_offer === null && data.transactions.some((row: { type_id: number }) => row.type_id === 9))!;
+  expect(last).toMatchObject({ current_balance: 40_000, status: 'active' });
   const reversal = last.transactions.find((row: { type_id: number }) => row.type_id === 9);
   expect(reversal).toMatchObject({ amount_cents: -10_000, source: 'settlement_offer', debt_account_settlement_offer: { id: offer.id, status: 'broken' } });
   // The whole balance may be paid again.
