@@ -50,11 +50,22 @@ const transactions = async (accountId: string) =>
  */
 async function acceptStoppedAt(step: 'reserved' | 'answered', cents: number, offerId: string, methodId: string) {
   app.config.testChargeSteps = [{ step, action: 'pause', cents }];
+  // The process says on stderr where it stopped.
+  const said: string[] = [];
+  const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    said.push(String(chunk));
+    return true;
+  });
   const stopped = new AbortController();
   const request = api
     .POST('/settlement-offers/{id}/accept', { params: { path: { id: offerId } }, body: { option: 'full_amount', payment_method_id: methodId }, signal: stopped.signal })
     .catch(() => undefined);
   const charge = await eventually(() => app.db('charges').where({ amount: cents, status: 'processing' }).first('id'), 'the charge reserved');
+  try {
+    await eventually(() => said.some((line) => line.includes(`TEST_CHARGE_STEP paused at ${step} ${charge.id}`)), `the process stopped at ${step}`);
+  } finally {
+    spy.mockRestore();
+  }
   // Only this charge stops (the next process to take one would not).
   app.config.testChargeSteps = [];
   if (step === 'answered') {
@@ -96,7 +107,8 @@ describe('a process stopped between the steps of the charge', () => {
     const offer = await offerOn(account.id, { discounted_amount: 40_202, months_period: 0 });
     app.config.gatewayAnswerWaitMs = 100;
   const chargeId = await acceptStoppedAt('answered', 40_202, offer.id, methodId);
-  expect(await app.db('sandbox_payments').where({ amount: 40_202 }).first('status')).toMatchObject({ status: 'succeeded' });
+  // The gateway took it (its answer may come after the request gave up waiting).
+  expect(await eventually(() => app.db('sandbox_payments').where({ amount: 40_202 }).first('status'), 'the gateway answered')).toMatchObject({ status: 'succeeded' });
     expect(await read(offer.id)).toMatchObject({ status: 'accepted', charge_id: chargeId });
 
     expect(await recoverCharges(app.deps, 0)).toBe(1);
