@@ -1471,7 +1471,7 @@ export interface components {
          */
         Transaction: {
             /**
-             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return, external reversal); 0 for a declined charge and for a settlement (the debit already counted).
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back or is owed again (void, refund, return, external reversal, settlement write-off reversal); 0 for a declined charge and for a settlement (the debit already counted).
              * @example 5000
              */
             amount: number;
@@ -1528,11 +1528,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven).
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal";
         };
         /**
          * ValidationError

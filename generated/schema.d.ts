@@ -275,6 +275,13 @@ export interface paths {
          *     charge that was made is voided or refunded instead. Cancelling races safely with the
          *     scheduler: the charge is either canceled or carried out, never both. A `409` is also
          *     `idempotency_key_in_use`.
+         *
+         *     The scheduled charge of an accepted settlement offer (`full_amount` on a later day) may be
+         *     canceled too: the offer is `pending` again (its `accepted_at` and `charge_id` cleared, the
+         *     whole balance owed again), or `expired` when its `expires_at` has passed, and subscribed
+         *     webhooks receive `debt-account-settlement-offer.update`. Not `broken`: the debtor did not
+         *     fail to pay, so the debtor may accept the offer again (another day, another method), and
+         *     the agency that means to withdraw it revokes it (`POST /settlement-offers/{id}/revoke`).
          */
         post: operations["cancelCharge"];
         delete?: never;
@@ -1910,17 +1917,24 @@ export interface paths {
          *
          *     Rules and our decisions:
          *     - `option` must be one of the offer's `allowed` (422 on `option`).
-         *     - `full_amount`: one charge of `discounted_amount`, made at once, or on `scheduled_at`
-         *       (a later day needs a saved method, as for `POST /charges`). A card declined at once
-         *       answers `400` with the decline (and `charge_id`) and leaves the offer `pending`: nothing
-         *       was set up. A scheduled charge that fails on its day, or an ACH debit that is returned,
-         *       makes the offer `broken`.
+         *     - `full_amount`: one charge of `discounted_amount` (source `settlement_offer` from the
+         *       start), made at once, or on `scheduled_at` (a later day needs a saved method, as for
+         *       `POST /charges`). The offer becomes `accepted` in the transaction that reserves or
+         *       schedules the charge, so a crash never leaves it accepted with nothing set up; the
+         *       gateway is asked after that commit, and a charge a crash left `processing` is finished
+         *       by the recovery of charges, the offer following its outcome. A card declined at once (or
+         *       a charge the gateway never received) answers `400` with the decline (and `charge_id`)
+         *       and leaves the offer `pending`: nothing was set up. Canceling its scheduled charge
+         *       (`POST /charges/{id}/cancel`) puts the offer back to `pending` (or `expired`). A
+         *       scheduled charge that fails on its day, or an ACH debit that is returned, makes the offer
+         *       `broken`; a return after the offer completed first reverses its write-off.
          *     - `payment_plan`: a plan (source `settlement_offer`) over `discounted_amount`, with a saved
          *       method (`payment_method_id`, or `card`/`ach` with `save_payment_method: true`), `frequency`
          *       and `start_date` (required); `instalment_amount` defaults to the smallest even split that
          *       ends within `months_period` months; one that would run past it is a 422 on
-         *       `instalment_amount`. The account must have no open plan (409). A plan that defaults makes
-         *       the offer `broken`.
+         *       `instalment_amount`. The account must have no open plan (409). The plan and the
+         *       offer's move to `accepted` commit in one transaction. A plan that defaults makes the
+         *       offer `broken`.
          *     - From acceptance on, what the account may be paid is the settled sum minus what was paid
          *       since (the payment terms), in the API, the Portal and the scheduler.
          *     - The offer must be `pending`: an `expired`, `revoked`, `superseded` or any other offer is a
@@ -7739,8 +7753,13 @@ export interface components {
             /** @description The account charged. */
             debt_account: components["schemas"]["EventEmbeddedDebtAccount"];
             /**
-             * @description The accepted settlement offer the charge pays; null when none, and also where this object
-             *     is nested inside that very settlement offer.
+             * @description The settlement offer the charge pays; null when none, and also where this object is
+             *     nested inside that very settlement offer. A charge pays an offer when it is the offer's
+             *     charge (`charge_id`), an instalment of the offer's plan, or the payment that completed
+             *     it (its write-off and a write-off reversal are transactions of that charge). Shown as the
+             *     offer is now (`accepted`, `completed`, `broken`…), without its `charges`,
+             *     `scheduled_charge` and `payment_plan` (empty and null here: the charge is among them;
+             *     `debt-account-settlement-offer.*` shows them whole).
              */
             debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The payment gateway's decline reason; null when the gateway reported no failure. */
@@ -7792,6 +7811,9 @@ export interface components {
             /**
              * @description Where the payment was started, for example `portal`. The spec shows this value only by
              *     example; its complete value set is not shown.
+             *     Ours, the charge's `source` (`Charge.source`): `api`, `payment_plan`, `autopay`,
+             *     `settlement_offer` (the charge made to pay an accepted settlement offer, from its
+             *     reservation on), and `external` for money recorded by `POST /external-charges`.
              */
             source: string;
             /** @description A readable name of the source; null when none applies. */
@@ -8568,8 +8590,10 @@ export interface components {
             /** @description When the charge is due to run. */
             scheduled_at: components["schemas"]["EventTimestamp"];
             /**
-             * @description The accepted settlement offer the charge pays; null when none, and also where this object
-             *     is nested inside that very settlement offer.
+             * @description The settlement offer the scheduled charge pays (it is the offer's `charge_id`: the full
+             *     amount on a later day); null when none, and also where this object is nested inside that
+             *     very settlement offer. Shown as the offer is now, without its `charges`,
+             *     `scheduled_charge` and `payment_plan` (empty and null here).
              */
             settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /**
@@ -8905,8 +8929,13 @@ export interface components {
             /** @description The account the transaction pays; null when it is not tied to an account. */
             debt_account: components["schemas"]["EventEmbeddedDebtAccount"] | null;
             /**
-             * @description The accepted settlement offer the transaction pays; null when none, and also where this
-             *     object is nested inside that very settlement offer.
+             * @description The settlement offer the transaction pays; null when none, and also where this object is
+             *     nested inside that very settlement offer. A charge pays an offer when it is the offer's
+             *     charge (`charge_id`), an instalment of the offer's plan, or the payment that completed
+             *     it (its write-off and a write-off reversal are transactions of that charge). Shown as the
+             *     offer is now (`accepted`, `completed`, `broken`…), without its `charges`,
+             *     `scheduled_charge` and `payment_plan` (empty and null here: the transaction is among them;
+             *     `debt-account-settlement-offer.*` shows them whole).
              */
             debt_account_settlement_offer: components["schemas"]["EventSettlementOffer"] | null;
             /** @description The gateway's numeric status; null when none. The spec does not show the code table. */
@@ -8934,6 +8963,9 @@ export interface components {
             /**
              * @description Where the transaction was started, for example `portal`. The spec shows this value only by
              *     example; its complete value set is not shown.
+             *     Ours, the charge's `source` (`Charge.source`): `api`, `payment_plan`, `autopay`,
+             *     `settlement_offer` (the charge made to pay an accepted settlement offer, from its
+             *     reservation on), and `external` for money recorded by `POST /external-charges`.
              */
             source: string;
             /**
@@ -8950,7 +8982,7 @@ export interface components {
             /**
              * @description Numeric kind of transaction. The spec does not show the code table; ours: 1 charge,
              *     2 void, 3 refund, 4 ACH settlement, 5 ACH return, 6 external (money recorded by
-             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off.
+             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off, 9 settlement write-off reversal.
              */
             type_id: number;
             /** @description Numeric kind of value moved. The spec does not show the code table. */
@@ -10257,16 +10289,29 @@ export interface components {
          * @description The state of a settlement offer. The spec shows only the value `pending`; this closed list
          *     and its moves are ours:
          *     - `pending`: made by the agency, waiting for the debtor (Portal) or an agent (`accept`).
-         *     - `accepted`: a payment (now or on a later day) or a plan pays the settled sum.
+         *     - `accepted`: a payment (now or on a later day) or a plan pays the settled sum. The status
+         *       move and what pays it (the plan, or the charge reserved or scheduled) commit together.
+         *       It is `pending` again when nothing is left set up without the debtor failing to pay: the
+         *       charge made at acceptance is declined or never reaches the gateway (answered at once, or
+         *       found by the recovery of charges after a crash), its scheduled charge fails on its day
+         *       for our part (never received by the gateway, no gateway configured), or its scheduled
+         *       charge is canceled (`POST /charges/{id}/cancel`, or the scheduler cancels it because the
+         *       account can no longer be charged); `expired` instead when its `expires_at` has passed by
+         *       then.
          *     - `completed`: the settled sum is paid; the rest of the balance was written off
-         *       (`settlement_write_off`) and the account is `paid_off`.
+         *       (`settlement_write_off`) and the account is `paid_off`. When the bank returns an ACH debit
+         *       that paid it, the write-off is reversed (`settlement_write_off_reversal`) and the offer is
+         *       `broken`, or `accepted` again while its plan retries the returned instalment.
          *     - `expired`: `expires_at` passed on the organization's clock while it was `pending`.
          *     - `revoked`: the agency withdrew it while it was `pending`.
          *     - `superseded`: the balance changed while it was `pending` (a payment, a refund, an update):
          *       what it offered no longer fits; the agency makes a new one.
-         *     - `broken`: it was `accepted`, and its plan defaulted or its charge failed or was returned.
-         *       Nothing is written off: what was paid stays paid, and the rest of the balance is owed again.
-         *     Only `pending` and `accepted` can change; the other five are final.
+         *     - `broken`: it was `accepted`, and its plan defaulted, or its scheduled charge failed on its
+         *       day for the debtor's part (declined, an expired card, a deleted method), or its charge was
+         *       returned (also after `completed`, see above). Nothing is written off:
+         *       what was paid stays paid, and the rest of the balance is owed again.
+         *     Only `pending` and `accepted` can change, and `completed` by an ACH return; the other four
+         *     are final.
          * @example pending
          * @enum {string}
          */
@@ -10539,7 +10584,7 @@ export interface components {
          */
         Transaction: {
             /**
-             * @description Cents, from the account's side - positive when it was paid, negative when money went back (void, refund, return, external reversal); 0 for a declined charge and for a settlement (the debit already counted).
+             * @description Cents, from the account's side - positive when it was paid, negative when money went back or is owed again (void, refund, return, external reversal, settlement write-off reversal); 0 for a declined charge and for a settlement (the debit already counted).
              * @example 5000
              */
             amount: number;
@@ -10596,11 +10641,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven).
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal";
         };
         /**
          * ValidationError

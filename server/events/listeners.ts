@@ -32,7 +32,9 @@ export interface Happenings {
     now: Date;
   };
   /** The bank returned the ACH debit `charge`; its balances are already given back. */
-  'ach.returned': { charge: { id: string; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
+  'ach.returned': { charge: { id: string; payment_plan_id: string | null; payment_plan_charge_id: string | null; error: string | null; return_code: string | null }; now: Date };
+  /** The scheduled charge `charge` was canceled before it ran (by `POST /charges/{id}/cancel`, or by the scheduler on its day); nothing moved. */
+  'charge.canceled': { charge: { id: string; debt_account_id: string }; now: Date };
 }
 
 export type Listener<K extends keyof Happenings> = (trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, what: Happenings[K]) => Promise<void>;

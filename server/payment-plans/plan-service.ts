@@ -66,6 +66,8 @@ async function lockedAccount(trx: Knex, tenant: Tenant, key: string): Promise<De
 /** Who sets up a plan (whose windows apply), and what must commit with it. */
 export interface PlanContext {
   channel?: Channel;
+  /** Runs first in the plan's transaction, before the account is read: what must commit with the plan and decides it (a settlement's acceptance sets the sum the plan pays). */
+  before?: (trx: Knex.Transaction) => Promise<void>;
   within?: (trx: Knex.Transaction) => Promise<void>;
 }
 
@@ -74,6 +76,7 @@ async function create({ db, events, clock }: PlanDeps, tenant: Tenant, body: Sch
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
   try {
     return await db.transaction(async (trx) => {
+      await context.before?.(trx);
       const account = await lockedAccount(trx, tenant, body.debt_account_id);
       const errors = planErrors(account, account && termsOf(account), body, at);
       if (account && body.payment_method_id) await checkPaymentMethod(trx, tenant, errors, body.payment_method_id, account.customer_id, now);

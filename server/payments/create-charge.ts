@@ -66,11 +66,16 @@ export interface ChargeContext {
    * recovery finishes after a crash.
    */
   within?: (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
+  /** Who the charge is for when not the API's caller (a settlement offer): its `source` from the reservation on. */
+  source?: 'settlement_offer';
   /**
-   * Runs in the transaction that reserves a charge made now (before the gateway is asked): what
-   * the caller keeps so that the answer, whoever records it (also recovery after a crash), can be
-   * followed up through `charge.finished`.
+   * Run in the transaction that reserves the charge (`processing`) or stores it `scheduled`:
+   * `before` first (what decides the terms the charge is checked against: a settlement offer's
+   * move to `accepted`), `reserved` once the charge is stored (its link; what the caller keeps so
+   * that the answer, whoever records it - recovery too - is followed up through `charge.finished`). What must commit with
+   * the reservation, before the gateway is asked; throwing rolls the reservation back.
    */
+  before?: (trx: Knex.Transaction) => Promise<void>;
   reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
@@ -88,6 +93,8 @@ interface Prepared {
   inlineToken: string | null | undefined;
   /** The account family the caller already locked on this transaction (a plan's instalment). */
   family?: LockedFamily;
+  /** ChargeContext.reserved: run once the charge is stored, before any event names it. */
+  reserved?: ChargeContext['reserved'];
 }
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
@@ -107,6 +114,7 @@ export async function createCharge(
 ): Promise<ChargeOutcome> {
   const now = nowFor(deps.clock, tenant);
   const at = { channel: context.channel ?? 'api', today: todayUtc(now) } as const;
+  origin ??= context.source ? { source: context.source, payment_plan_id: null, payment_plan_charge_id: null } : undefined;
   const intent = intentOf(body, origin, context);
   throwIfAny(intentErrors(intent, at));
   const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs));
@@ -121,13 +129,14 @@ export async function createCharge(
     later: laterDayOf(body, at.today),
     inlineValues: inline && paymentMethodValues(inline, deps.secrets, now),
     inlineToken: inline && (await tokenize(gateway, inline)),
+    reserved: context.reserved,
   };
   let reservation: Reservation;
   try {
     reservation = await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
+      await context.before?.(trx);
       const reserved = await reserve(deps, trx, tenant, gateway, prepared);
       if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
-      else await context.reserved?.(trx, reserved.charge);
       return reserved;
     }));
   } catch (error) {
@@ -165,7 +174,7 @@ export async function reserveOn(
 
 /** Locks the account family, checks the terms against what can still be charged, and stores the charge. */
 async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<Reservation> {
-  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken } = prepared;
+  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken, reserved } = prepared;
   // Saving a method locks the customer (as saving one directly does); taking it before the
   // accounts keeps one lock order, customer then accounts, for every charge.
   if (inlineValues && body.save_payment_method) {
@@ -207,7 +216,8 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     ...keyColumns(idempotency),
     ...origin,
   };
-  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later) } };
+  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
   const charge = await chargeRepo(trx, tenant).insert({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
+  await reserved?.(trx, charge);
   return { charge, token };
 }

@@ -23,6 +23,8 @@ import type { AnsweredValues } from './charge-outcome';
 import { askAndRecord } from './charge-steps';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
+import { announce } from '../events/listeners';
+import { nowFor } from '../kernel/clock';
 
 export const SCHEDULED_CHARGE_RUNS = 'scheduled_charge_runs';
 
@@ -33,6 +35,8 @@ export async function scheduleCharge(
   tenant: Tenant,
   values: Omit<ChargeValues, keyof AnsweredValues>,
   day: string,
+  /** Runs once the charge is stored, before `scheduled-charge.create` names it (a settlement's link). */
+  stored?: (charge: ChargeRow) => Promise<void>,
 ): Promise<ChargeRow> {
   const charge = await chargeRepo(trx, tenant).insert({
     ...values,
@@ -45,6 +49,7 @@ export async function scheduleCharge(
     scheduled_at: day,
     due_at: dueAt(day),
   });
+  await stored?.(charge);
   await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.create', ids: [charge.id] }]);
   return charge;
 }
@@ -72,6 +77,8 @@ export async function cancelScheduledCharge(deps: PaymentDeps, tenant: Tenant, i
     }
     const canceled = await chargeRepo(trx, tenant).update(charge.id, { status: 'canceled' });
     await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.delete', ids: [charge.id] }]);
+    // A settlement offer it was to pay is open again (settlement-offers listen).
+    await announce(trx, deps.events, tenant, 'charge.canceled', { charge: canceled, now: nowFor(deps.clock, tenant) });
     return canceled;
   });
 }
@@ -131,8 +138,9 @@ export async function runScheduledCharge(deps: PaymentDeps, gateway: PaymentGate
 
     if (!collectible) {
       // Paid off, closed or otherwise out of collection by its day: canceled, not charged.
-      await charges.update(charge.id, { status: 'canceled', charged_at: now });
+      const canceled = await charges.update(charge.id, { status: 'canceled', charged_at: now });
       await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.delete', ids: [charge.id] }]);
+      await announce(trx, deps.events, tenant, 'charge.canceled', { charge: canceled, now });
       return true;
     }
     const amount = Math.min(Number(charge.amount), terms!.maximum);
@@ -148,6 +156,8 @@ export async function runScheduledCharge(deps: PaymentDeps, gateway: PaymentGate
     const failed = await charges.update(charge.id, { status: 'failed', ...refusal, charged_at: now });
     await chargeMade(deps.events, trx, tenant, failed, []);
     await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
+    // Refused without the gateway, as a decline on its day (a settlement offer it paid is broken).
+    await announce(trx, deps.events, tenant, 'charge.declined', { charge: failed, now });
     return true;
   });
   if (typeof reserved === 'boolean') return reserved;

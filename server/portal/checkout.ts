@@ -90,7 +90,10 @@ export async function pay(deps: AppDeps, visit: Visit, view: AccountView, input:
     channel: 'portal',
     guest,
     // A charge made now: its events come with its answer, whoever records it (checkout-charges.ts).
-    reserved: (trx, charge) => rememberCheckout(trx, visit.tenant, charge, checkout),
+    // (The hook also runs for a charge stored `scheduled`, whose events come with `within` below.)
+    reserved: async (trx, charge) => {
+      if (charge.status !== 'scheduled') await rememberCheckout(trx, visit.tenant, charge, checkout);
+    },
     // A charge for a later day: its events come with its scheduling.
     within: async (trx, outcome) => {
       if (outcome.charge.status !== 'scheduled') return;

@@ -1,10 +1,12 @@
 /**
  * Accepting a pending offer (an agent through the API, or the debtor in the Portal) as a story:
- * check the request against the offer, mark the offer `accepted` and give the account its
- * settlement (so the payment terms ask the settled sum), then set up the payment through the
- * public services of payments and plans, linking it to the offer in their transaction. When
- * nothing could be set up (a card declined at once, a refused plan), the offer is `pending`
- * again and the account owes its balance as before.
+ * check the request against the offer, then, in the one transaction that sets up what pays it
+ * (the plan, or the charge reserved or scheduled, through the public services of plans and
+ * payments), mark the offer `accepted`, give the account its settlement (so the payment terms
+ * ask the settled sum) and link the plan or charge: a crash leaves all of it or none. The
+ * gateway is asked after that commit; its answer (or recovery's, after a crash) moves the
+ * offer through the events port (offer-listeners.ts): completed when the settled sum is paid,
+ * `pending` again when the charge was declined or never received.
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
@@ -14,6 +16,7 @@ import { ApiError, type FieldErrors } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import { customerRepo } from '../customer-store/customer-repo';
 import { lockAccount } from '../payments/balances';
 import { chargeService } from '../payments/charge-service';
 import { planService } from '../payment-plans/plan-service';
@@ -21,8 +24,6 @@ import { planRepo } from '../payment-plans/plan-repo';
 import { paymentMethodService } from '../payment-methods/payment-method-service';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
 import { intentErrors, planAmountErrors, planStartErrors, throwIfAny, type AskedAt } from '../payment-terms/payment-intent';
-import { CHARGES } from '../charge-store/charge-repo';
-import { scoped } from '../db/tenant';
 import { offerToApi } from './offer-mapper';
 import { offerRepo, setSettlementDiscount, type OfferRow } from './offer-repo';
 import { defaultInstalment, instalmentError, instalmentsWithin } from './offer-terms';
@@ -82,13 +83,29 @@ function instalmentOf(offer: OfferRow, account: Parameters<typeof termsOf>[0], b
   return body.instalment_amount;
 }
 
-/** Puts an acceptance that set nothing up back to `pending`, in `trx`. */
-async function reopen(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, offerId: string, now: Date): Promise<void> {
-  const offer = await offerRepo(trx, tenant).find(offerId, { forUpdate: true });
-  if (!offer || offer.status !== 'accepted' || offer.charge_id || offer.payment_plan_id) return;
-  await setSettlementDiscount(trx, tenant, offer.debt_account_id, null);
-  const row = await offerRepo(trx, tenant).update(offer.id, { status: 'pending', accepted_option: null, accepted_at: null, payment_method_id: null }, now);
-  await offerChanged(deps.events, trx, tenant, row);
+/**
+ * The move to `accepted`, in the transaction that sets up what pays the offer (the plan's, or
+ * the charge's reservation), with the account family locked: checked again under the locks,
+ * then the account's settlement discount and the offer's status, committed together.
+ */
+async function markAccepted(trx: Knex.Transaction, tenant: Tenant, id: string, body: Accept, paymentMethodId: string | undefined, now: Date): Promise<void> {
+  const found = await offerRepo(trx, tenant).find(id);
+  // A method saved with the charge locks the customer, and the customer comes before the accounts.
+  if (found && (body.card || body.ach) && body.save_payment_method) {
+    const account = await debtAccountRepo(trx, tenant).find(found.debt_account_id);
+    if (account) await customerRepo(trx, tenant).find(account.customer_id, { forUpdate: true });
+  }
+  const family = found && (await lockAccount(trx, tenant, found.debt_account_id));
+  const offer = family && (await offerRepo(trx, tenant).find(id, { forUpdate: true }));
+  if (!offer) throw offerNotFound();
+  refuseUnlessPending(offer, family.account, now);
+  await setSettlementDiscount(trx, tenant, offer.debt_account_id, Number(offer.discount));
+  await offerRepo(trx, tenant).update(offer.id, { status: 'accepted', accepted_option: body.option, accepted_at: now, payment_method_id: paymentMethodId ?? null }, now);
+}
+
+/** The offer's charge (reserved or scheduled), in the transaction of its move: one `.update` for both. */
+async function linkCharge(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, offerId: string, chargeId: string, now: Date): Promise<void> {
+  await offerChanged(deps.events, trx, tenant, await offerRepo(trx, tenant).update(offerId, { charge_id: chargeId }, now));
 }
 
 export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, body: Accept, context: AcceptContext): Promise<Accepted> {
@@ -98,7 +115,7 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
   if (!found) throw offerNotFound();
   const account = (await debtAccountRepo(deps.db, tenant).find(found.debt_account_id))!;
 
-  // Checked again under the locks below; here first so a refusal costs nothing.
+  // Checked again under the locks of the transaction that accepts; here first so a refusal costs nothing.
   await refuseUnlessOpen(deps, tenant, found, account, now);
   throwIfAny(acceptErrors(found, body, at, context.guest ?? false));
   const instalment = body.option === 'payment_plan' ? instalmentOf(found, account, body, at) : undefined;
@@ -109,37 +126,28 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
     paymentMethodId = (await paymentMethodService(deps).create(tenant, account.customer_id, inline)).id;
   }
 
-  await deps.db.transaction(async (trx) => {
-    const family = await lockAccount(trx, tenant, found.debt_account_id);
-    const offer = await offerRepo(trx, tenant).find(id, { forUpdate: true });
-    if (!family || !offer) throw offerNotFound();
-    await refuseUnlessOpen({ ...deps, db: trx }, tenant, offer, family.account, now);
-    await setSettlementDiscount(trx, tenant, offer.debt_account_id, Number(offer.discount));
-    const row = await offerRepo(trx, tenant).update(offer.id, { status: 'accepted', accepted_option: body.option, accepted_at: now, payment_method_id: paymentMethodId ?? null }, now);
-    await offerChanged(deps.events, trx, tenant, row);
-  });
-
-  try {
-    if (body.option === 'payment_plan') {
-      await planService(deps).create(
-        tenant,
-        { debt_account_id: found.debt_account_id, payment_method_id: paymentMethodId!, frequency: body.frequency!, start_date: body.start_date!, amount: instalment! },
-        { channel: 'api', within: (trx) => linkPlan(trx, deps, tenant, id, now) },
-      );
-      return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!) };
-    }
-    const { payment_method_id, card, ach, save_payment_method, scheduled_at } = body;
-    const charge = { amount: Number(found.discounted_amount), debt_account_id: found.debt_account_id, payment_method_id, card, ach, save_payment_method, scheduled_at };
-    const outcome = await chargeService(deps).create(tenant, charge, undefined, {
-      channel: context.channel,
-      guest: context.guest,
-      within: (trx, made) => (made.declined ? reopen(trx, deps, tenant, id, now) : linkCharge(trx, deps, tenant, id, made.charge.id, now)),
-    });
-    return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!), chargeId: outcome.charge.id, declined: outcome.declined };
-  } catch (error) {
-    await deps.db.transaction((trx) => reopen(trx, deps, tenant, id, now));
-    throw error;
+  if (body.option === 'payment_plan') {
+    // The move, then the plan over the settled sum it makes due, then the link: one transaction.
+    await planService(deps).create(
+      tenant,
+      { debt_account_id: found.debt_account_id, payment_method_id: paymentMethodId!, frequency: body.frequency!, start_date: body.start_date!, amount: instalment! },
+      { channel: 'api', before: (trx) => markAccepted(trx, tenant, id, body, paymentMethodId, now), within: (trx) => linkPlan(trx, deps, tenant, id, now) },
+    );
+    return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!) };
   }
+  // The charge reserved (or scheduled) and the offer accepted commit together; the gateway is
+  // asked after. Its answer, or recovery's after a crash, moves the offer (offer-listeners.ts):
+  // completed when paid, pending again when declined or never received.
+  const { payment_method_id, card, ach, save_payment_method, scheduled_at } = body;
+  const charge = { amount: Number(found.discounted_amount), debt_account_id: found.debt_account_id, payment_method_id, card, ach, save_payment_method, scheduled_at };
+  const outcome = await chargeService(deps).create(tenant, charge, undefined, {
+    channel: context.channel,
+    guest: context.guest,
+    source: 'settlement_offer',
+    before: (trx) => markAccepted(trx, tenant, id, body, paymentMethodId, now),
+    reserved: (trx, made) => linkCharge(trx, deps, tenant, id, made.id, now),
+  });
+  return { offer: offerToApi((await offerRepo(deps.db, tenant).find(id))!), chargeId: outcome.charge.id, declined: outcome.declined };
 }
 
 /** 409 unless the offer is pending and fits the account; an offer found past `expires_at` expires here. */
@@ -151,19 +159,17 @@ async function refuseUnlessOpen(deps: Pick<AppDeps, 'db' | 'events'>, tenant: Te
     });
     throw ApiError.conflict('The settlement offer is expired; only a pending offer can be accepted.');
   }
+  refuseUnlessPending(offer, account, now);
+}
+
+/** 409 unless the offer is pending, not past `expires_at`, and fits the account as it is. */
+function refuseUnlessPending(offer: OfferRow, account: Parameters<typeof termsOf>[0], now: Date): void {
+  if (offer.status === 'pending' && offer.expires_at && offer.expires_at.getTime() <= now.getTime()) throw ApiError.conflict('The settlement offer is expired; only a pending offer can be accepted.');
   if (offer.status !== 'pending') throw ApiError.conflict(`The settlement offer is ${offer.status}; only a pending offer can be accepted.`);
   const { refusal } = termsOf(account);
   if (refusal?.reason === 'disputed') throw new ApiError('account_disputed', refusal.message);
   if (refusal) throw ApiError.conflict(`The settlement offer cannot be accepted: ${refusal.message}.`);
   if (Number(account.current_balance) !== Number(offer.amount)) throw ApiError.conflict('The balance changed since the offer was made; the agency makes a new one.');
-}
-
-async function linkCharge(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, offerId: string, chargeId: string, now: Date): Promise<void> {
-  await scoped(trx, CHARGES, tenant).where({ id: chargeId }).update({ source: 'settlement_offer' });
-  const offer = await offerRepo(trx, tenant).find(offerId, { forUpdate: true });
-  // A charge made at once may already have completed the offer (offer-listeners.ts).
-  if (!offer || offer.status !== 'accepted') return;
-  await offerChanged(deps.events, trx, tenant, await offerRepo(trx, tenant).update(offer.id, { charge_id: chargeId }, now));
 }
 
 async function linkPlan(trx: Knex.Transaction, deps: Pick<AppDeps, 'events'>, tenant: Tenant, offerId: string, now: Date): Promise<void> {

@@ -10,8 +10,7 @@ import type { Tenant } from '../kernel/tenant';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { amountDue } from '../payment-terms/payment-terms';
 import { lockAccount, moveBalances, spread } from '../payments/balances';
-import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
-import { scoped } from '../db/tenant';
+import { chargeRepo } from '../charge-store/charge-repo';
 import { offerRepo, setSettlementDiscount, type OfferRow, type OfferValues } from './offer-repo';
 
 /** `debt-account-settlement-offer.update` for the offer, and `debt-account.update` for accounts whose payload changed with it. */
@@ -22,7 +21,7 @@ export async function offerChanged(events: EventRecorder, trx: Knex.Transaction,
   ]);
 }
 
-async function move(events: EventRecorder, trx: Knex.Transaction, tenant: Tenant, offer: OfferRow, values: OfferValues, now: Date, accountIds: string[] = []): Promise<OfferRow> {
+export async function move(events: EventRecorder, trx: Knex.Transaction, tenant: Tenant, offer: OfferRow, values: OfferValues, now: Date, accountIds: string[] = []): Promise<OfferRow> {
   const row = await offerRepo(trx, tenant).update(offer.id, values, now);
   await offerChanged(events, trx, tenant, row, accountIds);
   return row;
@@ -46,8 +45,6 @@ export async function completePaid(trx: Knex.Transaction, events: EventRecorder,
     const family = await lockAccount(trx, tenant, offer.debt_account_id);
     if (!family || amountDue(family.account) > 0) continue;
     const rest = Number(family.account.current_balance);
-    // A payment outside the offer's plan that pays the settled sum off is the offer's own.
-    if (!offer.payment_plan_id) await scoped(trx, CHARGES, tenant).where({ id: chargeId }).update({ source: 'settlement_offer' });
     await setSettlementDiscount(trx, tenant, family.account.id, null);
     let moved: string[] = [];
     if (rest > 0) {
@@ -58,7 +55,8 @@ export async function completePaid(trx: Knex.Transaction, events: EventRecorder,
       );
       moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
     }
-    await move(events, trx, tenant, offer, { status: 'completed', completed_at: now, charge_id: offer.charge_id ?? (offer.payment_plan_id ? null : chargeId) }, now, moved);
+    const values: OfferValues = { status: 'completed', completed_at: now, charge_id: offer.charge_id ?? (offer.payment_plan_id ? null : chargeId), write_off_charge_id: chargeId };
+    await move(events, trx, tenant, offer, values, now, moved);
   }
 }
 
@@ -66,6 +64,19 @@ export async function completePaid(trx: Knex.Transaction, events: EventRecorder,
 export async function breakOffer(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, offer: OfferRow, now: Date): Promise<void> {
   await setSettlementDiscount(trx, tenant, offer.debt_account_id, null);
   await move(events, trx, tenant, offer, { status: 'broken', ended_at: now }, now);
+}
+
+/**
+ * The accepted offer has nothing set up any more, and not by the debtor's failure to pay (its
+ * charge at acceptance declined or never received, its scheduled charge canceled): `pending`
+ * again, as before acceptance, or `expired` when its `expires_at` passed meanwhile. The whole
+ * balance is owed again.
+ */
+export async function reopenOffer(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, offer: OfferRow, now: Date): Promise<void> {
+  await setSettlementDiscount(trx, tenant, offer.debt_account_id, null);
+  const lapsed = offer.expires_at !== null && offer.expires_at.getTime() <= now.getTime();
+  const open: OfferValues = { accepted_option: null, accepted_at: null, payment_method_id: null, charge_id: null };
+  await move(events, trx, tenant, offer, lapsed ? { ...open, status: 'expired', ended_at: now } : { ...open, status: 'pending' }, now);
 }
 
 /** A pending offer whose `expires_at` passed. */

@@ -1,8 +1,10 @@
 /**
  * What payments, plans and account updates tell settlement offers, through the events port,
  * in the transaction that moved the money: a payment completes an accepted offer once the
- * settled sum is paid; any change of the balance supersedes a pending one; a declined or
- * returned charge of an offer, or its plan's default, breaks it (offer-lifecycle.ts).
+ * settled sum is paid; any change of the balance supersedes a pending one; a charge made at
+ * acceptance that failed, or a scheduled charge canceled, reopens it; a scheduled charge
+ * failed on its day, a returned charge, or its plan's default, breaks it (offer-lifecycle.ts);
+ * a return after completion reverses the write-off (offer-returns.ts).
  */
 import type { Knex } from 'knex';
 import { listen, type Listener } from '../events/listeners';
@@ -12,7 +14,8 @@ import { nowFor } from '../kernel/clock';
 import { chargeRepo } from '../charge-store/charge-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { offerRepo } from './offer-repo';
-import { breakOffer, completePaid, supersedeMoved } from './offer-lifecycle';
+import { breakOffer, completePaid, reopenOffer, supersedeMoved } from './offer-lifecycle';
+import { undoReturnedCompletion } from './offer-returns';
 
 const tenantNow = (tenant: Tenant) => nowFor(() => new Date(), tenant);
 
@@ -26,14 +29,46 @@ const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { acco
 const givenBack: Listener<'money.given-back'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 
-const declined: Listener<'charge.declined'> = async (trx, events, tenant, { charge, now }) => {
-  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
-  if (offer) await breakOffer(trx, events, tenant, offer, now);
+/** Failures that are ours, not the debtor's: the gateway never received the charge, or none is configured. */
+const OUR_FAILURES = new Set(['processing_error', 'payment_gateway_unavailable']);
+
+/**
+ * The offer's charge failed: made on its later day and refused or declined for the debtor's
+ * part (a decline, an expired card, a deleted method), the debtor did not pay and the offer is
+ * broken; made at acceptance, or failed for our part, nothing was set up and the offer is
+ * pending again (expired if its `expires_at` passed).
+ */
+async function chargeFailed(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, chargeId: string, now: Date): Promise<void> {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId });
+  if (!offer) return;
+  const row = (await chargeRepo(trx, tenant).find(chargeId))!;
+  if (row.scheduled_at && !OUR_FAILURES.has(row.error_code ?? '')) await breakOffer(trx, events, tenant, offer, now);
+  else await reopenOffer(trx, events, tenant, offer, now);
+}
+
+/** A scheduled charge refused on its day without the gateway, or any charge declined by it (`charge.finished` follows a decline, and finds the offer moved). */
+const declined: Listener<'charge.declined'> = (trx, events, tenant, { charge, now }) => chargeFailed(trx, events, tenant, charge.id, now);
+
+/**
+ * The gateway's answer for an offer's charge was recorded, by its request or by recovery after
+ * a crash. Paid: completed already (`charge.paid-accounts`). Failed (declined, or released as
+ * never received): chargeFailed.
+ */
+const finished: Listener<'charge.finished'> = async (trx, events, tenant, { charge, now }) => {
+  if (charge.status === 'failed') await chargeFailed(trx, events, tenant, charge.id, now);
 };
 
+/** An offer's scheduled charge canceled before it ran: nothing is set up, and the debtor did not fail to pay. */
+const canceled: Listener<'charge.canceled'> = async (trx, events, tenant, { charge, now }) => {
+  const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
+  if (offer) await reopenOffer(trx, events, tenant, offer, now);
+};
+
+/** An offer's ACH debit returned: an accepted offer is broken; a completed one has its write-off reversed (offer-returns.ts). */
 const returned: Listener<'ach.returned'> = async (trx, events, tenant, { charge, now }) => {
   const offer = await offerRepo(trx, tenant).paidBy({ chargeId: charge.id });
   if (offer) await breakOffer(trx, events, tenant, offer, now);
+  else await undoReturnedCompletion(trx, events, tenant, charge, now);
   const row = await chargeRepo(trx, tenant).find(charge.id);
   const account = row && (await debtAccountRepo(trx, tenant).find(row.debt_account_id));
   if (account) await supersedeMoved(trx, events, tenant, [account.id, ...(account.parent_id ? [account.parent_id] : [])], now);
@@ -51,6 +86,8 @@ export function listenForSettlements(): void {
   listen('money.given-back', givenBack);
   listen('account.updated', updated);
   listen('charge.declined', declined);
+  listen('charge.finished', finished);
+  listen('charge.canceled', canceled);
   listen('ach.returned', returned);
   listen('plan.defaulted', defaulted);
 }

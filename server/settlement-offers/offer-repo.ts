@@ -14,7 +14,7 @@ export const OPEN_OFFER_STATUSES: OfferStatus[] = ['pending', 'accepted'];
 
 export const OFFER_COLUMNS = [
   'id', 'debt_account_id', 'name', 'status', 'amount', 'discount', 'discount_percentage', 'discounted_amount', 'months_period', 'allowed', 'expires_at',
-  'accepted_option', 'accepted_at', 'completed_at', 'ended_at', 'charge_id', 'payment_plan_id', 'payment_method_id', 'created_at', 'updated_at',
+  'accepted_option', 'accepted_at', 'completed_at', 'ended_at', 'charge_id', 'payment_plan_id', 'payment_method_id', 'write_off_charge_id', 'created_at', 'updated_at',
 ].map((column) => `${SETTLEMENT_OFFERS}.${column}`);
 
 export interface OfferRow {
@@ -37,6 +37,8 @@ export interface OfferRow {
   charge_id: string | null;
   payment_plan_id: string | null;
   payment_method_id: string | null;
+  /** The charge whose transactions carry the write-off (set on completion; its reversal uses it too). */
+  write_off_charge_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -53,7 +55,7 @@ export interface NewOffer {
   expires_at: Date | null;
 }
 
-export type OfferValues = Partial<Pick<OfferRow, 'status' | 'accepted_option' | 'accepted_at' | 'completed_at' | 'ended_at' | 'charge_id' | 'payment_plan_id' | 'payment_method_id'>>;
+export type OfferValues = Partial<Pick<OfferRow, 'status' | 'accepted_option' | 'accepted_at' | 'completed_at' | 'ended_at' | 'charge_id' | 'payment_plan_id' | 'payment_method_id' | 'write_off_charge_id'>>;
 
 export function offerRepo(db: Knex, tenant: Tenant) {
   const offers = () => scoped(db, SETTLEMENT_OFFERS, tenant);
@@ -84,6 +86,17 @@ export function offerRepo(db: Knex, tenant: Tenant) {
       if (link.chargeId) query.where('charge_id', link.chargeId);
       else query.where('payment_plan_id', link.planId!);
       return (await query.forUpdate().first(OFFER_COLUMNS)) as OfferRow | undefined;
+    },
+
+    /** The latest `completed` offer that the charge paid (its charge, an instalment of its plan, or the payment that completed it), locked. */
+    async completedBy(charge: { id: string; payment_plan_id: string | null }): Promise<OfferRow | undefined> {
+      const query = offers()
+        .where('status', 'completed')
+        .where((paid) => {
+          paid.where('charge_id', charge.id).orWhere('write_off_charge_id', charge.id);
+          if (charge.payment_plan_id) paid.orWhere('payment_plan_id', charge.payment_plan_id);
+        });
+      return (await query.orderBy('completed_at', 'desc').forUpdate().first(OFFER_COLUMNS)) as OfferRow | undefined;
     },
 
     async update(id: string, values: OfferValues, now: Date): Promise<OfferRow> {

@@ -7,12 +7,13 @@
  */
 import type { components } from '../../generated/schema';
 import { embeddedAccount, eventTime } from './payloads';
+import { offerFields } from './settlement-offer-fields';
 import type { PayloadRows } from './payload-reads';
 import type { ChargeRow, TransactionRow } from './payment-reads';
 
 type S = components['schemas'];
 
-const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7, settlement_write_off: 8 } as const;
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7, settlement_write_off: 8, settlement_write_off_reversal: 9 } as const;
 
 /** value_type_id: a card's, a bank account's, or money received outside the gateway. */
 const VALUE_TYPE_IDS = { card: 1, ach: 2, external: 3 } as const;
@@ -28,6 +29,12 @@ function paymentDate(moment: Date): string {
 function accountOf(id: string, rows: PayloadRows): S['EventEmbeddedDebtAccount'] | null {
   const account = rows.accounts.get(id);
   return account ? embeddedAccount(account, rows, null) : null;
+}
+
+/** The settlement offer the charge pays (its own, its plan's, or the one it completed), without what pays it; null when none. */
+function offerOf(charge: ChargeRow, rows: PayloadRows): S['EventSettlementOffer'] | null {
+  const offer = rows.payments.offersOfCharges.get(charge.id);
+  return offer ? offerFields(offer) : null;
 }
 
 export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
@@ -59,7 +66,7 @@ export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['E
     status_code: row.return_code,
     debt_account: accountOf(row.debt_account_id, rows),
     chargeback: null,
-    debt_account_settlement_offer: null,
+    debt_account_settlement_offer: offerOf(charge, rows),
     payment_plan_uuid: charge.payment_plan_id,
     scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
   };
@@ -149,7 +156,7 @@ export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCha
     payment_plan_uuid: charge.payment_plan_id,
     payment_plan_charge_uuid: charge.payment_plan_charge_id,
     scheduled_charge_uuid: charge.scheduled_at ? charge.id : null,
-    debt_account_settlement_offer: null,
+    debt_account_settlement_offer: offerOf(charge, rows),
     ...stamp,
   };
 }
@@ -174,7 +181,7 @@ export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S[
     source_name: SOURCE_NAMES[charge.source],
     fees: [],
     total_amount: amount + Number(charge.fees),
-    settlement_offer: null,
+    settlement_offer: offerOf(charge, rows),
     charge: ran ? chargePayload(charge, rows) : null,
     created_at: eventTime(charge.created_at),
     updated_at: eventTime(charge.updated_at),

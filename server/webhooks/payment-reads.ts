@@ -10,6 +10,7 @@ import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
+import { loadOffersOfCharges, type OfferRow } from './settlement-reads';
 import { EXTERNAL_CHARGE_COLUMNS, EXTERNAL_CHARGES, type ExternalChargeRow } from '../external-charges/external-charge-repo';
 
 type S = components['schemas'];
@@ -91,6 +92,8 @@ export interface PaymentRows {
   transactionsOfExternal: Map<string, TransactionRow[]>;
   /** The saved methods charges were made with, by id. */
   methods: Map<string, ChargeMethodRow>;
+  /** The settlement offer each charge pays, by charge id (settlement-reads.ts). */
+  offersOfCharges: Map<string, OfferRow>;
   /** Each customer's sequence number (the integer `customer_id` of transaction payloads). */
   customerNumbers: Map<string, number>;
   /** Every account some payment shown names: their rows must be loaded too. */
@@ -168,6 +171,7 @@ export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNe
     latestCharges: groupBy(latestCharges, (row) => row.debt_account_id),
     latestTransactions: groupBy(latestTransactions, (row) => row.debt_account_id),
     methods: byId(methods),
+    offersOfCharges: await loadOffersOfCharges(db, tenant, charges),
     customerNumbers: new Map(numbers.map((row) => [row.id, Number(row.number)])),
     accountIds: [
       ...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id), ...externalCharges.map((row) => row.debt_account_id), ...ofExternal.map((row) => row.debt_account_id)]),

@@ -7,24 +7,19 @@
 import type { components } from '../../generated/schema';
 import type { PayloadRows } from './payload-reads';
 import type { OfferRow } from './settlement-reads';
-import { eventTime, planPayload } from './payloads';
+import { planPayload } from './payloads';
+import { offered, offerFields } from './settlement-offer-fields';
 import { chargePayload, scheduledChargePayload } from './payment-payloads';
 
 type S = components['schemas'];
 
-/** What the debtor was offered: the spec names `settlement_offer` without its fields; these are ours. */
-function offered(row: OfferRow): Record<string, unknown> {
-  return {
-    id: row.id,
-    name: row.name,
-    status: row.status,
-    amount: Number(row.amount),
-    discount_percentage: Number(row.discount_percentage),
-    discounted_amount: Number(row.discounted_amount),
-    months_period: row.months_period,
-    allowed: row.allowed,
-    expires_at: row.expires_at ? eventTime(row.expires_at) : null,
-  };
+/** A charge shown inside the offer it pays: its `debt_account_settlement_offer` (and its transaction's) is null there. */
+function inOffer(charge: S['EventCharge']): S['EventCharge'] {
+  return { ...charge, debt_account_settlement_offer: null, transaction: charge.transaction && { ...charge.transaction, debt_account_settlement_offer: null } };
+}
+
+function scheduledOf(scheduled: S['EventScheduledCharge']): S['EventScheduledCharge'] {
+  return { ...scheduled, settlement_offer: null, charge: scheduled.charge && inOffer(scheduled.charge) };
 }
 
 export function settlementOfferPayload(row: OfferRow, ctx: PayloadRows): S['EventSettlementOffer'] {
@@ -33,23 +28,10 @@ export function settlementOfferPayload(row: OfferRow, ctx: PayloadRows): S['Even
   const account = ctx.accounts.get(row.debt_account_id);
   const ofOffer = plan && account && plan.id === row.payment_plan_id;
   return {
-    id: row.id,
-    settlement_offer: offered(row),
-    charges: charge && charge.status !== 'scheduled' && charge.status !== 'canceled' ? [chargePayload(charge, ctx)] : [],
-    scheduled_charge: charge && charge.scheduled_at ? scheduledChargePayload(charge, ctx) : null,
+    ...offerFields(row),
+    charges: charge && charge.status !== 'scheduled' && charge.status !== 'canceled' ? [inOffer(chargePayload(charge, ctx))] : [],
+    scheduled_charge: charge && charge.scheduled_at ? scheduledOf(scheduledChargePayload(charge, ctx)) : null,
     payment_plan: ofOffer ? planPayload(plan, account, ctx, true) : null,
-    has_payment_plan: row.payment_plan_id !== null,
-    name: row.name,
-    discount_percentage: Number(row.discount_percentage),
-    discount: Number(row.discount),
-    months_period: row.months_period > 0 ? row.months_period : null,
-    amount: Number(row.amount),
-    discounted_amount: Number(row.discounted_amount),
-    // Settlements carry no interest or fees.
-    total_amount: Number(row.discounted_amount),
-    status: row.status,
-    created_at: eventTime(row.created_at),
-    updated_at: eventTime(row.updated_at),
   };
 }
 
@@ -59,6 +41,6 @@ export function accountOffers(accountId: string, ctx: PayloadRows): Pick<S['Even
   const accepted = row && (row.status === 'accepted' || row.status === 'completed');
   return {
     settlement_offer: row?.status === 'pending' ? offered(row) : null,
-    accepted_debt_account_settlement_offer: accepted ? { ...settlementOfferPayload(row, ctx), charges: [], scheduled_charge: null, payment_plan: null } : null,
+    accepted_debt_account_settlement_offer: accepted ? offerFields(row) : null,
   };
 }

@@ -18,13 +18,14 @@ export interface OfferRow {
   charge_id: string | null;
   payment_plan_id: string | null;
   payment_method_id: string | null;
+  write_off_charge_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = [
   'id', 'debt_account_id', 'name', 'status', 'amount', 'discount', 'discount_percentage', 'discounted_amount', 'months_period', 'allowed', 'expires_at',
-  'charge_id', 'payment_plan_id', 'payment_method_id', 'created_at', 'updated_at',
+  'charge_id', 'payment_plan_id', 'payment_method_id', 'write_off_charge_id', 'created_at', 'updated_at',
 ];
 
 /** The offers named by id. */
@@ -45,3 +46,25 @@ export async function loadAccountOffers(db: Knex, tenant: Tenant, accountIds: st
 /** The charge ids an offer's payload shows, to load with the other payments. */
 export const offerChargeIds = (offers: OfferRow[]): string[] => offers.flatMap((offer) => offer.charge_id ?? []);
 
+
+/**
+ * The offer each charge pays, by charge id: the offer whose charge it is, whose plan it is an
+ * instalment of, or whose write-off it carries (the payment that completed it). One query.
+ */
+export async function loadOffersOfCharges(db: Knex, tenant: Tenant, charges: { id: string; payment_plan_id: string | null }[]): Promise<Map<string, OfferRow>> {
+  if (charges.length === 0) return new Map();
+  const ids = charges.map((charge) => charge.id);
+  const plans = [...new Set(charges.flatMap((charge) => charge.payment_plan_id ?? []))];
+  const rows: OfferRow[] = await scoped(db, 'settlement_offers', tenant)
+    .where((paid) => {
+      paid.whereIn('charge_id', ids).orWhereIn('write_off_charge_id', ids);
+      if (plans.length > 0) paid.orWhereIn('payment_plan_id', plans);
+    })
+    .select(COLUMNS);
+  const paidBy = (charge: { id: string; payment_plan_id: string | null }) =>
+    rows.find((offer) => offer.charge_id === charge.id || offer.write_off_charge_id === charge.id || (charge.payment_plan_id !== null && offer.payment_plan_id === charge.payment_plan_id));
+  return new Map(charges.flatMap((charge) => {
+    const offer = paidBy(charge);
+    return offer ? [[charge.id, offer] as const] : [];
+  }));
+}

@@ -85,6 +85,29 @@ describe('the settled sum in one payment', () => {
     ]);
   });
 
+  test('on a later day, declined on that day: the offer is broken, nothing written off, the whole balance owed', async () => {
+    const { account, methodId } = await accountWithCard(api, 50_000, {}, '4000000000000002');
+    const offer = await offerOn(account.id, { discount_percentage: 50, months_period: 0 });
+    const { data } = await accept(offer.id, { option: 'full_amount', payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 2) });
+    expect(data!.data.status).toBe('accepted');
+    await advanceSandbox(api, 3);
+    expect((await api.GET('/charges/{id}', { params: { path: { id: data!.data.charge_id! } } })).data!.data).toMatchObject({ status: 'failed', error_code: 'card_declined' });
+    expect(await read(offer.id)).toMatchObject({ status: 'broken', completed_at: null });
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 50_000, status: 'active' });
+    expect((await transactions(account.id)).filter(([type]) => type === 'settlement_write_off')).toEqual([]);
+  });
+
+  test('on a later day, its method deleted meanwhile: refused on that day without the gateway, the offer broken', async () => {
+    const { account, methodId } = await accountWithCard(api, 50_000);
+    const offer = await offerOn(account.id, { discount_percentage: 50, months_period: 0 });
+    const { data } = await accept(offer.id, { option: 'full_amount', payment_method_id: methodId, scheduled_at: await sandboxDayAfter(api, 2) });
+    expect((await api.DELETE('/payment-methods/{id}', { params: { path: { id: methodId } } })).response.status).toBe(200);
+    await advanceSandbox(api, 3);
+    expect((await api.GET('/charges/{id}', { params: { path: { id: data!.data.charge_id! } } })).data!.data).toMatchObject({ status: 'failed', error_code: 'no_payment_method' });
+    expect(await read(offer.id)).toMatchObject({ status: 'broken' });
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 50_000, status: 'active' });
+  });
+
   test('a card declined at acceptance: 400 with the decline, the offer pending again, nothing owed differently', async () => {
     const { account, methodId } = await accountWithCard(api, 20_000, {}, '4000000000000002');
     const offer = await offerOn(account.id, { discount_percentage: 25, months_period: 0 });
@@ -123,6 +146,16 @@ describe('the settled sum by a plan', () => {
       ['charge', 'succeeded', 20_001],
     ]);
     expect(moved.filter(([type]) => type === 'settlement_write_off')).toEqual([['settlement_write_off', 'succeeded', 40_000]]);
+  });
+
+  test('at the maximum: the largest balance, the maximum discount and months: 24 instalments summing to the settled sum, the remainder last', async () => {
+    const { account, methodId } = await accountWithCard(api, 100_000_000_000);
+    const offer = await offerOn(account.id, { discount_percentage: 80, months_period: 24 });
+    expect(offer).toMatchObject({ discount: 80_000_000_000, discounted_amount: 20_000_000_000 });
+    const { data } = await accept(offer.id, { option: 'payment_plan', payment_method_id: methodId, frequency: 'monthly', start_date: await sandboxToday(api) });
+    const plan = (await api.GET('/payment-plans/{id}', { params: { path: { id: data!.data.payment_plan_id! } } })).data!.data;
+    const amounts = plan.charges.map((c) => c.amount);
+    expect(amounts).toEqual([...Array(23).fill(833_333_334), 20_000_000_000 - 23 * 833_333_334]);
   });
 
   test('an instalment that would run past months_period is a 422 on instalment_amount; one that fits is taken', async () => {
