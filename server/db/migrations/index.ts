@@ -25,6 +25,7 @@ import * as portalLogins from './021-portal-logins';
 import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
 import * as portalCheckoutCharges from './023-portal-checkout-charges';
 import * as disputeRecordsKept from './024-dispute-records-kept';
+import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '022-autopay-and-external-charges': autopayAndExternalCharges,
   '023-portal-checkout-charges': portalCheckoutCharges,
   '024-dispute-records-kept': disputeRecordsKept,
+  '027-autopay-runs-in-flight': autopayRunsInFlight,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
