@@ -162,6 +162,13 @@ export interface paths {
          *     `.full-amount.*` (`guest.customer.one-time-payment.*` for a guest), recorded in the
          *     payment's own transaction.
          *
+         *     A gateway that has not answered within `GATEWAY_ANSWER_WAIT_MS` (default 10000) answers
+         *     `202` with the charge in status `processing`, as `POST /charges` does: its amount is
+         *     reserved, and it ends `succeeded`, `pending` or `failed` when the answer comes or when the
+         *     charge recovery job learns it (never taken twice); its tracking events are recorded then.
+         *     The same request again with the same `Idempotency-Key` answers `409`
+         *     `idempotency_key_in_use` meanwhile, then its one outcome.
+         *
          *     An `Idempotency-Key` makes the payment safe to retry; the key is the customer's and this
          *     browser session's own (see the parameter): a retry answers the same charge, the same key
          *     with another payment is a `422` `idempotency_key_reused`, and while the first is still
@@ -2183,6 +2190,24 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description The receipt. */
+                        data: components["schemas"]["PortalReceipt"];
+                    };
+                };
+            };
+            /**
+             * @description The gateway has not answered within `GATEWAY_ANSWER_WAIT_MS`: the charge is
+             *     `processing`, its amount reserved (`current_balance` is unchanged until the answer is
+             *     recorded). No money is known to have moved yet; read the outcome later with
+             *     `GET /api/accounts/{accountId}` or by sending the same request again with the same
+             *     `Idempotency-Key`.
+             */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The receipt, its charge in status `processing`. */
                         data: components["schemas"]["PortalReceipt"];
                     };
                 };

@@ -4535,6 +4535,14 @@ export interface components {
          *     skipped, not charged later. A declined charge is not retried that month; the customer is
          *     e-mailed a link to update the payment method (an agency message: it respects opt-out and
          *     quiet hours, 12 CFR 1006.6(e) and 1006.6(b)(1)). A charge's `source` is `autopay`.
+         *
+         *     A run's charge is made in steps, like every charge (see the Charges tag): in one short
+         *     transaction the month is claimed, the payment terms checked and the charge reserved
+         *     (`processing`); the run then shows `last_outcome` `processing` (and `last_run_at` its time)
+         *     while the gateway answers, with no transaction or lock held on the account meanwhile. When
+         *     the answer is recorded - at once, when it comes late, or by the charge recovery job after a
+         *     crash or a lost answer - the run becomes `charged` or `failed` (and a decline's e-mail is
+         *     queued) in that same transaction, exactly once.
          */
         Autopay: {
             /**
@@ -4565,11 +4573,11 @@ export interface components {
              */
             last_error: string | null;
             /**
-             * @description What its last run did; null before its first run.
+             * @description What its last run did; `processing` while its charge waits for the gateway's answer; null before its first run.
              * @example null
              * @enum {string|null}
              */
-            last_outcome: "charged" | "failed" | "skipped" | null;
+            last_outcome: "charged" | "failed" | "skipped" | "processing" | null;
             /**
              * Format: date-time
              * @description When it last ran; null before its first run.

@@ -26,6 +26,7 @@ import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { listenToPayments } from './payment-plans/plan-listeners';
 import { listenToCheckouts } from './portal/checkout-charges';
+import { listenToAutopayCharges } from './autopay/autopay-outcome';
 import { settlementOfferRoutes } from './settlement-offers/offer-routes';
 import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps): Express {
   listenToPayments();
   listenForSettlements();
   listenToCheckouts();
+  listenToAutopayCharges(deps);
   const links = shortLinkRoutes(deps);
   const app = express();
   app.disable('x-powered-by');

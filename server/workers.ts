@@ -16,6 +16,7 @@ import { registerWorker } from './jobs/wake';
 import { startPlanScheduler } from './payment-plans/plan-scheduler';
 import { listenToPayments } from './payment-plans/plan-listeners';
 import { listenToCheckouts } from './portal/checkout-charges';
+import { listenToAutopayCharges } from './autopay/autopay-outcome';
 import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { withOfferExpiry } from './settlement-offers/offer-expiry';
 import { planPorts } from './payment-plans/plan-charges';
@@ -33,6 +34,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   listenToPayments();
   listenForSettlements();
   listenToCheckouts();
+  listenToAutopayCharges(deps);
   const bulkWorker = await boss.work<BulkJob>(QUEUES.bulkImport, { pollingIntervalSeconds: 0.5 }, async ([job]) => {
     await runBulkImport(deps, job!.data);
   });

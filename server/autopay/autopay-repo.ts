@@ -9,7 +9,8 @@ export const AUTOPAY_RUNS = 'autopay_runs';
 
 export type AutopayValues = Pick<AutopayRow, 'customer_id' | 'payment_method_id' | 'amount_type' | 'day_of_month' | 'next_run_at'> & { amount: number | null };
 
-export type RunOutcome = 'charged' | 'failed' | 'skipped';
+/** `processing`: the run's charge waits for the gateway's answer (autopay-outcome.ts finishes it). */
+export type RunOutcome = 'charged' | 'failed' | 'skipped' | 'processing';
 
 export function autopayRepo(db: Knex, tenant: Tenant) {
   const autopays = () => scoped(db, AUTOPAYS, tenant);
@@ -46,6 +47,25 @@ export function autopayRepo(db: Knex, tenant: Tenant) {
 
     async recordRun(accountId: string, month: string, values: { outcome: RunOutcome; charge_id: string | null; reason: string | null }): Promise<void> {
       await scoped(db, AUTOPAY_RUNS, tenant).where({ debt_account_id: accountId, month }).update({ ...values, reason: values.reason?.slice(0, 255) ?? null });
+    },
+
+    /**
+     * The answer of the run in flight whose charge is `chargeId`: the run as it ends; undefined
+     * when no run waits for that charge (another charge, or one already finished).
+     */
+    async finishRun(chargeId: string, values: { outcome: 'charged' | 'failed'; reason: string | null }): Promise<{ debt_account_id: string; month: string } | undefined> {
+      const [run] = (await scoped(db, AUTOPAY_RUNS, tenant)
+        .where({ charge_id: chargeId, outcome: 'processing' })
+        .update({ ...values, reason: values.reason?.slice(0, 255) ?? null })
+        .returning(['debt_account_id', 'month'])) as { debt_account_id: string; month: string }[];
+      return run;
+    },
+
+    /** The account's autopay shows the answer of its run in flight (not a newer state: turned on again meanwhile, it has not run). */
+    async afterAnswer(accountId: string, values: { last_outcome: 'charged' | 'failed'; last_error: string | null }): Promise<void> {
+      await autopays()
+        .where({ debt_account_id: accountId, last_outcome: 'processing' })
+        .update({ ...values, last_error: values.last_error?.slice(0, 255) ?? null, updated_at: db.fn.now() });
     },
 
     async afterRun(id: string, values: Partial<Pick<AutopayRow, 'next_run_at' | 'last_run_at' | 'last_outcome' | 'last_error'>>): Promise<void> {

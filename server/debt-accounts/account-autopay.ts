@@ -24,7 +24,7 @@ export interface AutopayRow {
   day_of_month: number;
   next_run_at: Date;
   last_run_at: Date | null;
-  last_outcome: 'charged' | 'failed' | 'skipped' | null;
+  last_outcome: 'charged' | 'failed' | 'skipped' | 'processing' | null;
   last_error: string | null;
   created_at: Date;
   updated_at: Date;

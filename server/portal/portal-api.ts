@@ -100,7 +100,8 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
     }
     const after = await accounts.find(visit.tenant, visit.browser.customer_id!, view.account.id);
     const charge = await chargeService(deps).find(visit.tenant, paid.charge.id);
-    res.status(201).json({ data: { charge, current_balance: after.balance } });
+    // The gateway's answer not yet recorded: 202, as POST /charges answers it.
+    res.status(charge.status === 'processing' ? 202 : 201).json({ data: { charge, current_balance: after.balance } });
   });
 
   router.post('/accounts/:accountId/payment-plan', async (req, res) => {

@@ -1,12 +1,13 @@
 /**
  * A server process killed (SIGKILL) between the steps of a charge — after the reservation
  * committed, after the gateway answered, after the answer was recorded — for a card charge, an
- * ACH debit, a scheduled charge on its day and a plan's instalment: once another process starts,
+ * ACH debit, a scheduled charge on its day, a plan's instalment and an autopay run: once another process starts,
  * recovery leaves no charge recorded twice and none lost (what the gateway took is what we
  * recorded, account by account), every balance is the original less what was taken, no charge
- * is left `processing`, and a reservation the gateway never received is released.
+ * is left `processing`, a reservation the gateway never received is released, and an autopay
+ * run ends charged, or failed with its one e-mail, as its charge did.
  *
- * Light on purpose: one process takes all twelve charges at once, each paused at its own step
+ * Light on purpose: one process takes all fifteen charges at once, each paused at its own step
  * by the test-only TEST_CHARGE_STEP (chosen by amount), is killed once, and one more process
  * recovers them all.
  */
@@ -20,7 +21,7 @@ import { processClient, startServerProcess, type Spawned } from '../support/proc
 import { createTestDatabase } from '../support/test-app';
 import { eventually } from '../support/webhooks';
 
-const KINDS = ['card', 'ach', 'scheduled', 'instalment'] as const;
+const KINDS = ['card', 'ach', 'scheduled', 'instalment', 'autopay'] as const;
 const STEPS = ['reserved', 'answered', 'recorded'] as const;
 type Kind = (typeof KINDS)[number];
 type Step = (typeof STEPS)[number];
@@ -38,7 +39,7 @@ interface Case {
   request?: Promise<unknown>;
 }
 
-test('killed between the steps of twelve charges (card, ACH, scheduled, instalment × reserved, answered, recorded): recovery records each once or releases it', async () => {
+test('killed between the steps of fifteen charges (card, ACH, scheduled, instalment, autopay × reserved, answered, recorded): recovery records each once or releases it', async () => {
   const database = await createTestDatabase();
   const db = connect(database.url, 2);
   const env = { DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
@@ -66,7 +67,20 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
             const request = api.POST('/charges', { body, params: { header: { 'Idempotency-Key': key } } }).catch(() => undefined);
             return { kind, step, accountId: account.id, key, request };
           }
-          if (kind === 'scheduled') {
+          if (kind === 'autopay') {
+            // Autopay as the Portal turns it on, due once the due work runs (below).
+            await db('autopays').insert({
+              organization_id: organization.organization_id,
+              environment: 'sandbox',
+              debt_account_id: account.id,
+              customer_id: customer.id,
+              payment_method_id: method.id,
+              amount_type: 'custom',
+              amount,
+              day_of_month: 1,
+              next_run_at: new Date(Date.now() + 86_400_000),
+            });
+          } else if (kind === 'scheduled') {
             expect((await api.POST('/charges', { body: { ...body, scheduled_at: tomorrow } })).response.status).toBe(201);
           } else {
             const plan = await api.POST('/payment-plans', { body: { debt_account_id: account.id, payment_method_id: method.id, frequency: 'monthly', start_date: tomorrow, amount } });
@@ -76,11 +90,13 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
         }),
       ),
     );
-    // The scheduled charges and each plan's first instalment fall due now, all at once: the due
-    // work's flow takes them all (six items, far fewer than it has in flight; these never end).
+    // The scheduled charges, each plan's first instalment and the autopays fall due now, all at
+    // once: the due work's flow takes them all (nine items, far fewer than it has in flight;
+    // these never end).
     await db.transaction(async (trx) => {
       await trx('charges').where({ status: 'scheduled' }).update({ due_at: trx.raw(`now() - interval '1 minute'`) });
       await trx.raw(`UPDATE payment_plan_charges SET due_at = now() - interval '1 minute' WHERE seq = 1 AND status = 'pending'`);
+      await trx('autopays').update({ next_run_at: trx.raw(`now() - interval '1 minute'`) });
     });
     const boss = await startQueue(database.url, createLogger('silent'));
     await boss.send(QUEUES.dueWork, {});
@@ -127,6 +143,18 @@ test('killed between the steps of twelve charges (card, ACH, scheduled, instalme
           status: each.step === 'reserved' ? 'pending' : 'succeeded',
           attempts: 1,
           retried: each.step === 'reserved',
+        });
+      }
+      if (each.kind === 'autopay') {
+        const run = await db('autopay_runs').where({ debt_account_id: each.accountId }).select('outcome', 'charge_id');
+        const autopay = await db('autopays').where({ debt_account_id: each.accountId }).first('last_outcome');
+        const mails = await db('communications').where({ debt_account_id: each.accountId, kind: 'autopay_failed' }).count<{ count: string }[]>('* as count');
+        const outcome = each.step === 'reserved' ? 'failed' : 'charged';
+        expect({ what, run, last: autopay.last_outcome, mails: Number(mails[0]!.count) }).toEqual({
+          what,
+          run: [{ outcome, charge_id: charge.id }],
+          last: outcome,
+          mails: each.step === 'reserved' ? 1 : 0,
         });
       }
     }
