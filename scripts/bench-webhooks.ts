@@ -27,6 +27,7 @@ import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { customerService } from '../server/customers/customer-service';
 import type { Tenant } from '../server/kernel/tenant';
+import { decodeEventBody, eventBodyText } from '../server/event-body';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
@@ -168,10 +169,10 @@ async function logSize(db: Knex): Promise<void> {
   );
   const { events, heap, toast, indexes } = rows[0]!;
   const per = (bytes: string) => (Number(bytes) / Number(events)).toFixed(0);
-  const [sample] = await db('webhook_events').select(db.raw('octet_length(payload::text) AS text, pg_column_size(payload) AS stored')).limit(1);
+  const [sample] = await db('webhook_events').where('name', 'customer.update').select('body', db.raw('pg_column_size(body) AS stored')).limit(1);
   console.log(
     `event log: ${events} events, ${per(String(Number(heap) + Number(toast) + Number(indexes)))} bytes per event ` +
-      `(rows ${per(heap)}, TOAST ${per(toast)}, indexes ${per(indexes)}); a payload of ${sample.text} bytes of JSON text is stored in ${sample.stored}`,
+      `(rows ${per(heap)}, TOAST ${per(toast)}, indexes ${per(indexes)}); a payload of ${Buffer.byteLength(eventBodyText(sample.body))} bytes of JSON text is stored in ${sample.stored}`,
   );
 }
 
@@ -217,8 +218,8 @@ async function throughput(bench: Bench): Promise<void> {
   console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received})`);
   const after = memory('after');
   console.log(`memory  change  rss ${mb(after.rss - before.rss).padStart(9)}   heap used ${mb(after.heapUsed - before.heapUsed).padStart(8)}   (peak rss while delivering ${mb(peak.rss)})`);
-  const [stored] = await db('webhook_events').where('name', 'customer.update').select('payload').limit(1);
-  const bare = await bareLoop(deliveries, hooks.map((hook) => hook.url), (stored as { payload: unknown }).payload, hookSecrets);
+  const [stored] = await db('webhook_events').where('name', 'customer.update').select('body').limit(1);
+  const bare = await bareLoop(deliveries, hooks.map((hook) => hook.url), decodeEventBody((stored as { body: Buffer }).body), hookSecrets);
   console.log(`baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second; ours ${(rate / bare).toFixed(2)} of it`);
 }
 

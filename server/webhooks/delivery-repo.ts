@@ -3,20 +3,29 @@
  * webhook ids that were written by tenant-scoped code, so these queries go by id alone.
  */
 import type { Knex } from 'knex';
+import { eventBodyText } from '../event-body';
+import { JOB_TABLE, QUEUES } from '../jobs/queue';
+import { SLOW_PRIORITY, type AttemptOutcome } from './delivery-jobs';
 import { DELIVERIES, WEBHOOK_EVENTS, WEBHOOKS, type EventName } from './webhook-repo';
+
+/** How long a webhook seen answering slowly stays in the slow lane (delivery-lanes.ts). */
+export const SLOW_LANE_MINUTES = 10;
 
 export interface DeliveryTarget {
   deliveryId: string;
   attempts: number;
   finished: boolean;
   event: EventName;
-  payload: unknown;
+  /** The payload's JSON text (the log stores it compressed: event-body.ts). */
+  dataJson: string;
   webhookId: string;
   url: string;
   secretSealed: string;
   /** The secret before the last rotation, while it still signs beside the new one. */
   previousSecretSealed: string | null;
   disabled: boolean;
+  /** The webhook is in the slow lane (delivery-lanes.ts). */
+  slow: boolean;
   /**
    * The delivery of the same object to the same webhook just before this one, when it is
    * still under way (this one waits for it), and when its next attempt is due; null when none.
@@ -32,7 +41,7 @@ export interface Hook {
   previous_secret_sealed: string | null;
 }
 
-export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'postponed' | 'cancelled';
+export type { AttemptOutcome };
 
 export interface AttemptRecord {
   id: string;
@@ -63,12 +72,13 @@ export function deliveryRepo(db: Knex) {
           `${DELIVERIES}.attempts`,
           db.raw(`(${DELIVERIES}.delivered_at IS NOT NULL OR ${DELIVERIES}.failed_at IS NOT NULL) AS finished`),
           `${WEBHOOK_EVENTS}.name as event`,
-          `${WEBHOOK_EVENTS}.payload`,
+          `${WEBHOOK_EVENTS}.body`,
           `${WEBHOOKS}.id as webhookId`,
           `${WEBHOOKS}.url`,
           `${WEBHOOKS}.secret_sealed as secretSealed`,
           db.raw(`${PREVIOUS_SECRET} AS "previousSecretSealed"`, [now.toISOString()]),
           db.raw(`${WEBHOOKS}.status = 'disabled' AS disabled`),
+          db.raw(`COALESCE(${WEBHOOKS}.slow_until > now(), false) AS slow`),
           // The unfinished delivery just before this one, of its object, to its webhook (one index probe).
           db.raw(
             `(SELECT ARRAY[p.id::text, COALESCE(p.next_attempt_at, now())::text] FROM ${DELIVERIES} p
@@ -78,9 +88,9 @@ export function deliveryRepo(db: Knex) {
           ),
         );
       return new Map(
-        (rows as (Omit<DeliveryTarget, 'blockerId' | 'blockedUntil'> & { blocker: [string, string] | null })[]).map(({ blocker, ...row }) => [
+        (rows as (Omit<DeliveryTarget, 'blockerId' | 'blockedUntil' | 'dataJson'> & { body: Buffer; blocker: [string, string] | null })[]).map(({ blocker, body, ...row }) => [
           row.deliveryId,
-          { ...row, blockerId: blocker?.[0] ?? null, blockedUntil: blocker ? new Date(blocker[1]) : null },
+          { ...row, dataJson: eventBodyText(body), blockerId: blocker?.[0] ?? null, blockedUntil: blocker ? new Date(blocker[1]) : null },
         ]),
       );
     },
@@ -91,6 +101,32 @@ export function deliveryRepo(db: Knex) {
         .whereIn('id', ids)
         .select('id', 'url', 'secret_sealed', db.raw(`${PREVIOUS_SECRET} AS previous_secret_sealed`, [now.toISOString()]));
       return new Map(rows.map((row) => [row.id, row]));
+    },
+
+    /**
+     * Puts webhooks seen answering slowly in the slow lane until SLOW_LANE_MINUTES from now
+     * (renewed when less than half of it is left, so a slow webhook's row is written once in
+     * minutes, not once per batch). A webhook entering the lane has its waiting attempts moved
+     * behind everyone else's at once: one pass over the queue's waiting jobs, rather than each
+     * of them fetched and put back by a worker.
+     */
+    async markSlow(webhookIds: string[]): Promise<void> {
+      if (webhookIds.length === 0) return;
+      const { rows } = await db.raw<{ rows: { id: string; entered: boolean }[] }>(
+        `UPDATE ${WEBHOOKS} AS w SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
+           FROM (SELECT id, COALESCE(slow_until > now(), false) AS was FROM ${WEBHOOKS} WHERE id = ANY (?::uuid[]) FOR UPDATE) AS old
+          WHERE w.id = old.id AND (w.slow_until IS NULL OR w.slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))
+          RETURNING w.id, NOT old.was AS entered`,
+        [webhookIds],
+      );
+      const entered = rows.filter((row) => row.entered).map((row) => row.id);
+      if (entered.length === 0) return;
+      await db.raw(
+        `UPDATE ${JOB_TABLE} SET priority = ? WHERE name = ? AND state < 'active' AND priority > ?
+            AND data->>'deliveryId' IN (SELECT id::text FROM ${DELIVERIES}
+                                          WHERE webhook_id = ANY (?::uuid[]) AND delivered_at IS NULL AND failed_at IS NULL)`,
+        [SLOW_PRIORITY, QUEUES.webhookDelivery, SLOW_PRIORITY, entered],
+      );
     },
 
     /**

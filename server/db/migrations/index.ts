@@ -23,6 +23,7 @@ import * as settlementOffers from './019-settlement-offers';
 import * as documentsTickets from './020-documents-tickets';
 import * as portalLogins from './021-portal-logins';
 import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
+import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   '020-documents-tickets': documentsTickets,
   '021-portal-logins': portalLogins,
   '022-autopay-and-external-charges': autopayAndExternalCharges,
+  '026-webhook-lanes-compact-events': webhookLanesCompactEvents,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,121 @@
+/**
+ * How the delivery worker records what became of its jobs, in small batches: one transaction
+ * updates the delivery rows, enqueues the retries and the attempts put back, completes the
+ * jobs, notes which webhooks are failing (webhook-health.ts), disables those that answered
+ * 410, and puts those seen slow in the slow lane (delivery-lanes.ts), all together, so a crash
+ * cannot lose a retry. A batch that cannot be written leaves its jobs active: they expire and
+ * run again, and the attempt numbers make that harmless.
+ */
+import type PgBoss from 'pg-boss';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
+import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
+import { deliveryRepo, type AttemptRecord } from './delivery-repo';
+import type { AttemptResult } from './sender';
+import { disableWebhooks, GONE_REASON, noteAttempts } from './webhook-health';
+
+export type Job = PgBoss.Job<DeliveryJob>;
+
+export interface Outcome {
+  job: Job;
+  /** skip: nothing to do; defer: put back for `deferSeconds`; cancel: the webhook is disabled; attempt: sent. */
+  kind: 'skip' | 'defer' | 'cancel' | 'attempt';
+  result?: AttemptResult;
+  webhookId?: string;
+  deferSeconds?: number;
+  /** The webhook is in the slow lane: what is enqueued again for it goes behind the others. */
+  slow?: boolean;
+}
+
+const RECORD_BATCH = 100;
+const RECORD_WAIT_MS = 5;
+
+interface RecorderDeps {
+  config: Pick<Config, 'webhookRetryDelaySeconds'>;
+  db: Knex;
+  boss: PgBoss;
+  log: Logger;
+  clock: () => Date;
+  /** The webhooks to put in the slow lane with this batch. */
+  seenSlow: () => string[];
+}
+
+export interface Recorder {
+  /** Settles once the outcome is recorded (or could not be). */
+  record(outcome: Outcome): Promise<void>;
+  /** Records what is waiting now. */
+  flush(): Promise<void>;
+}
+
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
+  let batch: { outcome: Outcome; done: () => void }[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+
+  async function flush(): Promise<void> {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const items = batch;
+    batch = [];
+    if (items.length === 0) return;
+    try {
+      await writeOutcomes(items.map((item) => item.outcome));
+    } catch (error) {
+      log.error({ err: error }, 'could not record webhook attempts');
+    }
+    for (const item of items) item.done();
+  }
+
+  async function writeOutcomes(outcomes: Outcome[]): Promise<void> {
+    const delay = config.webhookRetryDelaySeconds;
+    const stored: AttemptRecord[] = [];
+    for (const { job, kind, result } of outcomes) {
+      if (isTestJob(job.data)) continue;
+      const { deliveryId: id, attempt } = job.data;
+      if (kind === 'cancel') stored.push({ id, attempt, status: null, error: 'the webhook is disabled', outcome: 'cancelled', delaySeconds: 0 });
+      if (kind !== 'attempt') continue;
+      const outcome = outcomeOf(job.data, result!);
+      stored.push({ id, attempt, status: result!.status, error: result!.error, outcome, delaySeconds: outcome === 'postponed' ? result!.retryAfterSeconds! : delay });
+    }
+    const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
+    const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
+    const slow = seenSlow();
+    await db.transaction(async (trx) => {
+      const repo = deliveryRepo(trx);
+      const changed = await repo.record(stored);
+      const next: PgBoss.JobInsert[] = [];
+      for (const { job, kind, result, deferSeconds, slow: laned } of outcomes) {
+        const data = carried(job);
+        if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
+        if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
+        const outcome = outcomeOf(data, result!);
+        if (outcome === 'postponed') next.push(deliveryJob(data, result!.retryAfterSeconds, laned));
+        if (outcome === 'retry') next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay, laned));
+      }
+      await enqueueManyIn(boss, trx, next);
+      await completeIn(boss, trx, QUEUES.webhookDelivery, outcomes.map((outcome) => outcome.job.id));
+      await noteAttempts(trx, clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
+      await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
+      await repo.markSlow(slow);
+    });
+    for (const { job, kind, result } of outcomes) {
+      if (kind !== 'attempt' || result!.ok) continue;
+      const final = outcomeOf(job.data, result!) === 'failed';
+      log[final ? 'warn' : 'debug'](
+        { delivery: isTestJob(job.data) ? 'test' : job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error },
+        final ? 'webhook delivery failed; no more attempts' : 'webhook attempt failed; retry scheduled',
+      );
+    }
+  }
+
+  return {
+    record: (outcome) =>
+      new Promise<void>((done) => {
+        batch.push({ outcome, done });
+        if (batch.length >= RECORD_BATCH) void flush();
+        else flushTimer ??= setTimeout(() => void flush(), RECORD_WAIT_MS);
+      }),
+    flush,
+  };
+}
