@@ -24,8 +24,8 @@ export const SLOW_ANSWER_MS = 1000;
 export interface Lanes {
   /** Takes a slot for an attempt to `webhookId`; false when it has none (park the attempt). */
   take(webhookId: string, slow: boolean): boolean;
-  /** Frees the slot, noting how long the attempt took. */
-  release(webhookId: string, slow: boolean, ms: number): void;
+  /** Frees the slot, noting how long the attempt took (undefined: nothing was sent). */
+  release(webhookId: string, slow: boolean, ms: number | undefined): void;
   /** Seconds to park an attempt that found no slot. */
   parkSeconds(webhookId: string): number;
   /** Whether this process has seen the webhook slow lately. */
@@ -84,6 +84,7 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       else busy.delete(webhookId);
       fullSince.delete(webhookId);
       if (slow) slowInFlight -= 1;
+      if (ms === undefined) return;
       const state = paceOf(webhookId);
       state.meanMs = state.meanMs === 0 ? ms : state.meanMs * 0.9 + ms * 0.1;
       state.parked = Math.max(0, state.parked - 1);
@@ -93,7 +94,10 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
     parkSeconds(webhookId) {
       const state = paceOf(webhookId);
       state.parked += 1;
-      return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * state.meanMs) / perWebhook / 1000)));
+      // Before its first answer, a webhook's answers take at least as long as its slots have been full.
+      const full = fullSince.get(webhookId);
+      const meanMs = Math.max(state.meanMs, full === undefined ? 0 : Date.now() - full);
+      return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * meanMs) / perWebhook / 1000)));
     },
 
     seenSlow: lately,

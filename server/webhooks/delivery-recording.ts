@@ -2,8 +2,9 @@
  * How the delivery worker records what became of its jobs, in small batches: one transaction
  * updates the delivery rows, enqueues the retries and the attempts put back, completes the
  * jobs, notes which webhooks are failing (webhook-health.ts), disables those that answered
- * 410, and puts those seen slow in the slow lane (delivery-lanes.ts), all together, so a crash
- * cannot lose a retry. A batch that cannot be written leaves its jobs active: they expire and
+ * 410, all together, so a crash cannot lose a retry. Then, on its own (it waits on no one's
+ * locks and no one waits on its), it puts the webhooks seen slow in the slow lane
+ * (delivery-lanes.ts); one that could not be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and
  * run again, and the attempt numbers make that harmless.
  */
 import type PgBoss from 'pg-boss';
@@ -52,6 +53,7 @@ export interface Recorder {
 export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
+  let unmarked: string[] = [];
 
   async function flush(): Promise<void> {
     clearTimeout(flushTimer);
@@ -80,7 +82,6 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
     }
     const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
     const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
-    const slow = seenSlow();
     await db.transaction(async (trx) => {
       const repo = deliveryRepo(trx);
       const changed = await repo.record(stored);
@@ -97,8 +98,15 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       await completeIn(boss, trx, QUEUES.webhookDelivery, outcomes.map((outcome) => outcome.job.id));
       await noteAttempts(trx, clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
       await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
-      await repo.markSlow(slow);
     });
+    const slow = [...new Set([...unmarked, ...seenSlow()])];
+    unmarked = [];
+    try {
+      await deliveryRepo(db).markSlow(slow);
+    } catch (error) {
+      unmarked = slow;
+      log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
+    }
     for (const { job, kind, result } of outcomes) {
       if (kind !== 'attempt' || result!.ok) continue;
       const final = outcomeOf(job.data, result!) === 'failed';

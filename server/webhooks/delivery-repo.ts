@@ -122,10 +122,14 @@ export function deliveryRepo(db: Knex) {
       const entered = rows.filter((row) => row.entered).map((row) => row.id);
       if (entered.length === 0) return;
       await db.raw(
-        `UPDATE ${JOB_TABLE} SET priority = ? WHERE name = ? AND state < 'active' AND priority > ?
-            AND data->>'deliveryId' IN (SELECT id::text FROM ${DELIVERIES}
-                                          WHERE webhook_id = ANY (?::uuid[]) AND delivered_at IS NULL AND failed_at IS NULL)`,
-        [SLOW_PRIORITY, QUEUES.webhookDelivery, SLOW_PRIORITY, entered],
+        // A job locked by a worker fetching or completing it is skipped: whatever that worker
+        // enqueues for it again goes to the slow lane anyway.
+        `UPDATE ${JOB_TABLE} SET priority = ? WHERE name = ? AND id IN (
+           SELECT id FROM ${JOB_TABLE} WHERE name = ? AND state < 'active' AND priority > ?
+              AND data->>'deliveryId' IN (SELECT id::text FROM ${DELIVERIES}
+                                            WHERE webhook_id = ANY (?::uuid[]) AND delivered_at IS NULL AND failed_at IS NULL)
+              FOR UPDATE SKIP LOCKED)`,
+        [SLOW_PRIORITY, QUEUES.webhookDelivery, QUEUES.webhookDelivery, SLOW_PRIORITY, entered],
       );
     },
 

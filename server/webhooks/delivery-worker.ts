@@ -85,28 +85,32 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
     try {
-      let attempt = prepare(job, targets, hooks, (deliveryId) => inHand.has(deliveryId));
-      // The predecessor is in hand here: go right after it once it is delivered (or failed for
-      // good), rather than coming back in a second; still pending (a retry later): defer.
-      if ('waitFor' in attempt) {
-        if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await record({ job, kind: 'defer', slow: attempt.target.slow });
-        attempt = attemptOf(attempt.target);
+      const prepared = prepare(job, targets, hooks, (deliveryId) => inHand.has(deliveryId));
+      if ('kind' in prepared) {
+        if (prepared.kind === 'skip' || prepared.kind === 'cancel') state = 'final';
+        return await record(prepared);
       }
-      if ('kind' in attempt) {
-        if (attempt.kind === 'skip' || attempt.kind === 'cancel') state = 'final';
-        return await record(attempt);
-      }
-      const { webhookId } = attempt;
-      const slow = attempt.slow || lanes.seenSlow(webhookId);
-      if (!lanes.take(webhookId, slow)) return await record({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: slow || lanes.seenSlow(webhookId) });
+      const webhookId = 'waitFor' in prepared ? prepared.target.webhookId : prepared.webhookId;
+      const laned = () => ('waitFor' in prepared ? prepared.target.slow : prepared.slow) || lanes.seenSlow(webhookId);
+      // A slot of its webhook's, also to wait for its predecessor: a webhook holds no more.
+      const slow = laned();
+      if (!lanes.take(webhookId, slow)) return await record({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: laned() });
       let result: AttemptResult;
-      const sending = Date.now();
+      let attempt = prepared;
+      let sending: number | undefined;
       try {
+        // The predecessor is in hand here: go right after it once it is delivered (or failed
+        // for good), rather than coming back in a second; still pending (a retry later): defer.
+        if ('waitFor' in attempt) {
+          if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await record({ job, kind: 'defer', slow: laned() });
+          attempt = attemptOf(attempt.target);
+        }
+        sending = Date.now();
         result = await send(attempt);
       } finally {
-        lanes.release(webhookId, slow, Date.now() - sending);
+        lanes.release(webhookId, slow, sending === undefined ? undefined : Date.now() - sending);
       }
-      await record({ job, kind: 'attempt', result, webhookId, slow: slow || lanes.seenSlow(webhookId) });
+      await record({ job, kind: 'attempt', result, webhookId, slow: laned() });
       const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
       state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
     } finally {
