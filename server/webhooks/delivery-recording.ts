@@ -1,7 +1,7 @@
 /**
  * How the delivery worker records what became of its jobs, in small batches: one transaction
- * updates the delivery rows, enqueues the retries and the attempts put back, completes the
- * jobs, notes which webhooks are failing (webhook-health.ts), disables those that answered
+ * updates the delivery rows, enqueues the retries and the attempts put back, removes the jobs
+ * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts), disables those that answered
  * 410, all together, so a crash cannot lose a retry. Then, on its own (it waits on no one's
  * locks and no one waits on its), it puts the webhooks seen slow in the slow lane
  * (delivery-lanes.ts); one that could not be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and
@@ -11,11 +11,11 @@ import type PgBoss from 'pg-boss';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
-import { completeIn, enqueueManyIn, QUEUES } from '../jobs/queue';
+import { enqueueManyIn } from '../jobs/queue';
 import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryRepo, type AttemptRecord } from './delivery-repo';
 import type { AttemptResult } from './sender';
-import { disableWebhooks, GONE_REASON, noteAttempts } from './webhook-health';
+import { disableWebhooks, GONE_REASON, noteAttemptsStatement } from './webhook-health';
 
 export type Job = PgBoss.Job<DeliveryJob>;
 
@@ -82,9 +82,16 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
     }
     const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
     const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
+    const doneJobs = outcomes.map((outcome) => outcome.job.id);
+    const noted = noteAttemptsStatement(clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
+    // The usual batch, every attempt answered 2xx: one statement, no transaction.
+    if (gone.length === 0 && outcomes.every((outcome) => outcome.kind === 'skip' || (outcome.kind === 'attempt' && outcome.result!.ok))) {
+      await deliveryRepo(db).record(stored, doneJobs, noted);
+      return;
+    }
     await db.transaction(async (trx) => {
       const repo = deliveryRepo(trx);
-      const changed = await repo.record(stored);
+      const changed = await repo.record(stored, doneJobs, noted);
       const next: PgBoss.JobInsert[] = [];
       for (const { job, kind, result, deferSeconds, slow: laned } of outcomes) {
         const data = carried(job);
@@ -95,8 +102,6 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
         if (outcome === 'retry') next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay, laned));
       }
       await enqueueManyIn(boss, trx, next);
-      await completeIn(boss, trx, QUEUES.webhookDelivery, outcomes.map((outcome) => outcome.job.id));
-      await noteAttempts(trx, clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
       await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
     });
     const slow = [...new Set([...unmarked, ...seenSlow()])];

@@ -134,14 +134,22 @@ export function deliveryRepo(db: Knex) {
     },
 
     /**
-     * Records attempts. A row is changed only when the attempt is the next one of a delivery
-     * not yet finished, so a job run twice (its worker died after sending) counts once.
-     * Answers the ids of the rows changed.
+     * Records attempts, and with them (one statement, one round trip) removes the jobs done
+     * from the queue and runs `also` (the webhooks' failing periods: webhook-health.ts). A
+     * delivery row is changed only when the attempt is the next one of a delivery not yet
+     * finished, so a job run twice (its worker died after sending) counts once. Answers the
+     * ids of the rows changed.
+     *
+     * A job done is deleted rather than marked completed: the delivery row is its record (the
+     * deliveries log reads it), and a completed job would only be rewritten, archived an hour
+     * later and deleted a week after that, three more writes of each attempt.
      */
-    async record(attempts: AttemptRecord[]): Promise<Set<string>> {
-      if (attempts.length === 0) return new Set();
+    async record(attempts: AttemptRecord[], doneJobIds: string[], also?: { sql: string; bindings: string[] }): Promise<Set<string>> {
+      if (attempts.length === 0 && doneJobIds.length === 0 && !also) return new Set();
       const { rows } = await db.raw<{ rows: { id: string }[] }>(
-        `UPDATE ${DELIVERIES} AS d
+        `WITH done AS (DELETE FROM ${JOB_TABLE} WHERE name = ? AND id = ANY (?::uuid[]))${also ? `, also AS (${also.sql})` : ''},
+         recorded AS (
+         UPDATE ${DELIVERIES} AS d
             SET attempts = CASE WHEN v.outcome IN ('postponed', 'cancelled') THEN d.attempts ELSE v.attempt END,
                 last_status_code = v.status,
                 last_error = v.error,
@@ -150,8 +158,14 @@ export function deliveryRepo(db: Knex) {
                 next_attempt_at = CASE WHEN v.outcome IN ('retry', 'postponed') THEN now() + make_interval(secs => v.delay) END
            FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, attempt int, status int, error text, outcome text, delay int)
           WHERE d.id = v.id AND d.attempts = v.attempt - 1 AND d.delivered_at IS NULL AND d.failed_at IS NULL
-          RETURNING d.id`,
-        [JSON.stringify(attempts.map((attempt) => ({ ...attempt, delay: attempt.delaySeconds })))],
+          RETURNING d.id)
+         SELECT id FROM recorded`,
+        [
+          QUEUES.webhookDelivery,
+          doneJobIds,
+          ...(also?.bindings ?? []),
+          JSON.stringify(attempts.map((attempt) => ({ ...attempt, delay: attempt.delaySeconds }))),
+        ],
       );
       return new Set(rows.map((row) => row.id));
     },
