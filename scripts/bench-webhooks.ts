@@ -115,6 +115,8 @@ function startReceiver(): Promise<{ child: ChildProcess; port: number }> {
   });
 }
 
+/** User and system CPU time of this process, in microseconds per delivery. */
+const perDelivery = (used: NodeJS.CpuUsage, count: number) => ((used.user + used.system) / count).toFixed(0);
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 function memory(label: string): NodeJS.MemoryUsage {
   (globalThis as { gc?: () => void }).gc?.();
@@ -219,19 +221,24 @@ async function throughput(bench: Bench): Promise<void> {
 
   const before = memory('before');
   const started = Date.now();
+  const cpu = process.cpuUsage();
   const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss });
   const peak = { rss: 0 };
   await deliveredBy(db, deliveries, undefined, peak);
   const seconds = (Date.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
   await worker.stop();
   const received = await (await fetch(`http://127.0.0.1:${receiverPort}/`)).text();
   const rate = deliveries / seconds;
-  console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received})`);
+  console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received}); this process's CPU ${perDelivery(used, deliveries)} µs per delivery`);
   const after = memory('after');
   console.log(`memory  change  rss ${mb(after.rss - before.rss).padStart(9)}   heap used ${mb(after.heapUsed - before.heapUsed).padStart(8)}   (peak rss while delivering ${mb(peak.rss)})`);
   const [stored] = await db('webhook_events').where('name', 'customer.update').select('body').limit(1);
+  const bareCpu = process.cpuUsage();
   const bare = await bareLoop(deliveries, hooks.map((hook) => hook.url), decodeEventBody((stored as { body: Buffer }).body), hookSecrets);
-  console.log(`baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second; ours ${(rate / bare).toFixed(2)} of it`);
+  console.log(
+    `baseline: bare loop, no database: ${deliveries} signed POSTs at ${bare.toFixed(0)} per second (CPU ${perDelivery(process.cpuUsage(bareCpu), deliveries)} µs per POST); ours ${(rate / bare).toFixed(2)} of it`,
+  );
 }
 
 /** The fast endpoint's rate alone, then beside a slow one, in one run. */

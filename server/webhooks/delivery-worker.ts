@@ -25,7 +25,7 @@ import { QUEUES } from '../jobs/queue';
 import { attemptOf, attemptSender, prepare } from './delivery-attempts';
 import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
-import { outcomeRecorder, type Job } from './delivery-recording';
+import { outcomeRecorder, type Job, type Outcome } from './delivery-recording';
 import { deliveryRepo, type DeliveryTarget, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
@@ -49,6 +49,8 @@ export interface WebhookWorker {
 }
 
 const FETCH_MAX = 100;
+/** Outcomes handed to the recorder and not yet written, beyond which the pump fetches no more. */
+const MAX_RECORDING = 1024;
 
 export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, db, logger, secrets, boss } = deps;
@@ -82,19 +84,40 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     inHand.delete(deliveryId);
   };
 
+  // A job's slot is freed as soon as its outcome is handed to the recorder: the slots bound
+  // the attempts being sent, not the outcomes waiting for their batch to be written (at most
+  // MAX_RECORDING of those; the pump fetches no more until they are written).
+  let recording = 0;
+  const settleIdle = () => {
+    if (inFlight === 0 && recording === 0) idle?.();
+  };
+
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
+    let freed = false;
+    const finish = async (outcome: Outcome) => {
+      freed = true;
+      inFlight -= 1;
+      recording += 1;
+      poke();
+      try {
+        await record(outcome);
+      } finally {
+        recording -= 1;
+        poke();
+      }
+    };
     try {
       const prepared = prepare(job, targets, hooks, (deliveryId) => inHand.has(deliveryId));
       if ('kind' in prepared) {
         if (prepared.kind === 'skip' || prepared.kind === 'cancel') state = 'final';
-        return await record(prepared);
+        return await finish(prepared);
       }
       const webhookId = 'waitFor' in prepared ? prepared.target.webhookId : prepared.webhookId;
       const laned = () => ('waitFor' in prepared ? prepared.target.slow : prepared.slow) || lanes.seenSlow(webhookId);
       // A slot of its webhook's, also to wait for its predecessor: a webhook holds no more.
       const slow = laned();
-      if (!lanes.take(webhookId, slow)) return await record({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: laned() });
+      if (!lanes.take(webhookId, slow)) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: laned() });
       let result: AttemptResult;
       let attempt = prepared;
       let sending: number | undefined;
@@ -102,7 +125,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         // The predecessor is in hand here: go right after it once it is delivered (or failed
         // for good), rather than coming back in a second; still pending (a retry later): defer.
         if ('waitFor' in attempt) {
-          if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await record({ job, kind: 'defer', slow: laned() });
+          if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await finish({ job, kind: 'defer', slow: laned() });
           attempt = attemptOf(attempt.target);
         }
         sending = Date.now();
@@ -110,13 +133,13 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       } finally {
         lanes.release(webhookId, slow, sending === undefined ? undefined : Date.now() - sending);
       }
-      await record({ job, kind: 'attempt', result, webhookId, slow: laned() });
+      await finish({ job, kind: 'attempt', result, webhookId, slow: laned() });
       const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
       state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
     } finally {
       if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state);
-      inFlight -= 1;
-      if (inFlight === 0) idle?.();
+      if (!freed) inFlight -= 1;
+      settleIdle();
       poke();
     }
   }
@@ -131,7 +154,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     } catch (error) {
       log.error({ err: error }, 'could not load webhook deliveries');
       inFlight -= jobs.length;
-      if (inFlight === 0) idle?.();
+      settleIdle();
       return;
     }
     for (const job of jobs) {
@@ -161,8 +184,9 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     await ready;
     while (!stopping) {
       const free = concurrency - inFlight;
-      // Fetch in batches: wait until a quarter of the slots are free again.
-      if (free < refill && inFlight > 0) {
+      // Fetch in batches: wait until a quarter of the slots are free again (and the recorder
+      // has caught up).
+      if ((free < refill && inFlight > 0) || recording >= MAX_RECORDING) {
         await nap(pollMs);
         continue;
       }
@@ -188,7 +212,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       stopping = true;
       poke();
       await pumping;
-      if (inFlight > 0) await new Promise<void>((done) => (idle = done));
+      if (inFlight > 0 || recording > 0) await new Promise<void>((done) => (idle = done));
       await flush();
     },
   };
