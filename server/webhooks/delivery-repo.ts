@@ -79,11 +79,13 @@ export function deliveryRepo(db: Knex) {
           db.raw(`${PREVIOUS_SECRET} AS "previousSecretSealed"`, [now.toISOString()]),
           db.raw(`${WEBHOOKS}.status = 'disabled' AS disabled`),
           db.raw(`COALESCE(${WEBHOOKS}.slow_until > now(), false) AS slow`),
-          // The unfinished delivery just before this one, of its object, to its webhook (one index probe).
+          // The delivery just before this one, of its object, to its webhook, when it is unfinished
+          // (one index probe). Only the one just before: it went only once the one before it had
+          // finished, and so on, so when it has finished every earlier one has.
           db.raw(
-            `(SELECT ARRAY[p.id::text, COALESCE(p.next_attempt_at, now())::text] FROM ${DELIVERIES} p
-               WHERE p.webhook_id = ${DELIVERIES}.webhook_id AND p.object_id = ${DELIVERIES}.object_id
-                 AND p.sequence < ${DELIVERIES}.sequence AND p.delivered_at IS NULL AND p.failed_at IS NULL
+            `(SELECT CASE WHEN p.delivered_at IS NULL AND p.failed_at IS NULL THEN ARRAY[p.id::text, COALESCE(p.next_attempt_at, now())::text] END
+                FROM ${DELIVERIES} p
+               WHERE p.webhook_id = ${DELIVERIES}.webhook_id AND p.object_id = ${DELIVERIES}.object_id AND p.sequence < ${DELIVERIES}.sequence
                ORDER BY p.sequence DESC LIMIT 1) AS blocker`,
           ),
         );
@@ -124,11 +126,11 @@ export function deliveryRepo(db: Knex) {
       await db.raw(
         // A job locked by a worker fetching or completing it is skipped: whatever that worker
         // enqueues for it again goes to the slow lane anyway.
+        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key.
         `UPDATE ${JOB_TABLE} SET priority = ? WHERE name = ? AND id IN (
-           SELECT id FROM ${JOB_TABLE} WHERE name = ? AND state < 'active' AND priority > ?
-              AND data->>'deliveryId' IN (SELECT id::text FROM ${DELIVERIES}
-                                            WHERE webhook_id = ANY (?::uuid[]) AND delivered_at IS NULL AND failed_at IS NULL)
-              FOR UPDATE SKIP LOCKED)`,
+           SELECT j.id FROM ${JOB_TABLE} j JOIN ${DELIVERIES} d ON d.id = (j.data->>'deliveryId')::uuid
+            WHERE j.name = ? AND j.state < 'active' AND j.priority > ? AND d.webhook_id = ANY (?::uuid[])
+              FOR UPDATE OF j SKIP LOCKED)`,
         [SLOW_PRIORITY, QUEUES.webhookDelivery, QUEUES.webhookDelivery, SLOW_PRIORITY, entered],
       );
     },

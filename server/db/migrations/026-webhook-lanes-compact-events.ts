@@ -14,6 +14,14 @@ import { decodeEventBody, encodeEventBody } from '../../event-body';
  * (015's toast_tuple_target = 256 changed nothing below that, so it is reset), and most
  * payloads are smaller. The column is stored EXTERNAL: PostgreSQL does not try to compress
  * again what is compressed already, and only moves a very large body out of the row.
+ *
+ * Deliveries updated in place: recording an attempt rewrote a delivery row and, because the
+ * partial index of unfinished deliveries names `delivered_at` and `failed_at`, added an entry
+ * to each of its five indexes. The order check needs only the delivery just before one (015's
+ * partial index served "the nearest unfinished one"), so a plain index on (webhook, object,
+ * sequence) replaces it; no index names a column an attempt changes, and with room left on
+ * each page (fillfactor 70) PostgreSQL updates the row in place (a HOT update) without
+ * touching any index.
  */
 const BATCH = 1000;
 
@@ -41,9 +49,18 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('ALTER TABLE webhook_events DROP COLUMN payload');
   await knex.raw('ALTER TABLE webhook_events ALTER COLUMN body SET NOT NULL, ALTER COLUMN body SET STORAGE EXTERNAL');
   await knex.raw('ALTER TABLE webhook_events RESET (toast_tuple_target)');
+
+  await knex.raw('CREATE INDEX webhook_deliveries_order_index ON webhook_deliveries (webhook_id, object_id, sequence)');
+  await knex.raw('DROP INDEX IF EXISTS webhook_deliveries_unfinished_order_index');
+  await knex.raw('ALTER TABLE webhook_deliveries SET (fillfactor = 70)');
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('ALTER TABLE webhook_deliveries RESET (fillfactor)');
+  await knex.raw(
+    'CREATE INDEX webhook_deliveries_unfinished_order_index ON webhook_deliveries (webhook_id, object_id, sequence) WHERE delivered_at IS NULL AND failed_at IS NULL',
+  );
+  await knex.raw('DROP INDEX IF EXISTS webhook_deliveries_order_index');
   await knex.raw('ALTER TABLE webhook_events ADD COLUMN payload jsonb');
   await convert(knex, 'body', (row) => JSON.stringify(decodeEventBody(row.value as Buffer)));
   await knex.raw('ALTER TABLE webhook_events DROP COLUMN body');
