@@ -112,10 +112,11 @@ async function instalment(db: Knex, org: string, id: string): Promise<void> {
         WHERE id = ? AND NOT EXISTS (SELECT 1 FROM payment_plan_charges WHERE payment_plan_id = ? AND status = 'pending')`,
       [reserved.plan_id, reserved.plan_id],
     );
-    // The three events, their payloads read from the rows as they now are.
+    // The three events, their payloads read from the rows as they now are (stored as their JSON
+    // text's bytes: the event log's body column, without the service's compression).
     await trx.raw(
-      `INSERT INTO webhook_events (organization_id, environment, name, object_id, payload, occurred_at)
-       SELECT ?, 'sandbox', e.name, e.object_id, e.payload, now() FROM (
+      `INSERT INTO webhook_events (organization_id, environment, name, object_id, body, occurred_at)
+       SELECT ?, 'sandbox', e.name, e.object_id, convert_to(e.payload::text, 'UTF8'), now() FROM (
          SELECT 'charge.succeeded' AS name, ch.id AS object_id, to_jsonb(ch) || jsonb_build_object('transactions', (SELECT jsonb_agg(to_jsonb(t)) FROM transactions t WHERE t.charge_id = ch.id)) AS payload
            FROM charges ch WHERE ch.id = ?
          UNION ALL

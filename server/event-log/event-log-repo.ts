@@ -2,6 +2,7 @@
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
+import { decodeEventBody } from '../event-body';
 
 export const EVENTS = 'webhook_events';
 
@@ -11,7 +12,7 @@ export interface EventRow {
   object_id: string | null;
   sequence: string;
   occurred_at: Date;
-  payload: object;
+  payload: unknown;
 }
 
 export interface EventFilters {
@@ -22,7 +23,10 @@ export interface EventFilters {
   objectId?: string;
 }
 
-const COLUMNS = ['id', 'name', 'object_id', 'sequence', 'occurred_at', 'payload'].map((column) => `${EVENTS}.${column}`);
+/** The payload is stored compressed (event-body.ts) and opened here. */
+const withPayload = ({ body, ...row }: Omit<EventRow, 'payload'> & { body: Buffer }): EventRow => ({ ...row, payload: decodeEventBody(body) });
+
+const COLUMNS = ['id', 'name', 'object_id', 'sequence', 'occurred_at', 'body'].map((column) => `${EVENTS}.${column}`);
 
 /** LIKE's own characters in a prefix are taken literally. */
 const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -51,13 +55,14 @@ export function eventLogRepo(db: Knex, tenant: Tenant) {
             { column: `${EVENTS}.sequence`, order: 'desc' },
           ])
           .limit(limit)
-          .offset((page - 1) * limit) as Promise<EventRow[]>,
+          .offset((page - 1) * limit),
       ]);
-      return { total: Number(count?.count ?? 0), rows };
+      return { total: Number(count?.count ?? 0), rows: rows.map(withPayload) };
     },
 
     async find(id: string): Promise<EventRow | undefined> {
-      return scoped(db, EVENTS, tenant).where(`${EVENTS}.id`, id).first(COLUMNS) as Promise<EventRow | undefined>;
+      const row = await scoped(db, EVENTS, tenant).where(`${EVENTS}.id`, id).first(COLUMNS);
+      return row ? withPayload(row) : undefined;
     },
   };
 }

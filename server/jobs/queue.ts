@@ -20,6 +20,9 @@ export const QUEUES = {
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/** pg-boss's table of jobs (partitioned by queue), for the few statements pg-boss has no call for. */
+export const JOB_TABLE = 'pgboss.job';
 export type Boss = PgBoss;
 
 /**

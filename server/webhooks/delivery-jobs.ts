@@ -15,8 +15,17 @@
 import type PgBoss from 'pg-boss';
 import type { Config } from '../config';
 import { QUEUES } from '../jobs/queue';
-import type { AttemptOutcome } from './delivery-repo';
 import type { AttemptResult } from './sender';
+
+/**
+ * What an attempt's answer means for its delivery: delivered, retry (after the retry delay),
+ * failed (for good), postponed (the endpoint asked to wait; the attempt is not spent),
+ * cancelled (the webhook is disabled).
+ */
+export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'postponed' | 'cancelled';
+
+/** The least time an attempt put back waits before it is fetched again. */
+export const DEFER_SECONDS = 1;
 
 /** The first attempt and 3 retries (spec 6.1). */
 export const MAX_ATTEMPTS = 4;
@@ -56,10 +65,17 @@ export function deliveryQueueOptions(config: Pick<Config, 'webhookTimeoutMs' | '
   return { name: QUEUES.webhookDelivery, expireInSeconds: leaseSeconds(config), retryDelay: 0, retryLimit: 5 };
 }
 
-export function deliveryJob(data: DeliveryJob, startAfterSeconds = 0): PgBoss.JobInsert<DeliveryJob> {
+/**
+ * The pg-boss priority of a slow webhook's attempts (delivery-lanes.ts): pg-boss fetches the
+ * highest priority first, so they wait behind every other webhook's attempts (default 0).
+ */
+export const SLOW_PRIORITY = -10;
+
+export function deliveryJob(data: DeliveryJob, startAfterSeconds = 0, slow = false): PgBoss.JobInsert<DeliveryJob> {
   return {
     name: QUEUES.webhookDelivery,
     data,
+    ...(slow ? { priority: SLOW_PRIORITY } : {}),
     // An interval in seconds, counted by PostgreSQL's clock in the enqueuing transaction.
     ...(startAfterSeconds > 0 ? { startAfter: String(startAfterSeconds) } : {}),
     // No expireInSeconds, retryLimit or retryDelay: the queue's (deliveryQueueOptions) apply.

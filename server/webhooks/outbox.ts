@@ -40,8 +40,9 @@ export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()):
         }
       }
       if (events.length === 0) return;
-      const deliveryIds = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
-      await enqueueManyIn(boss, trx, deliveryIds.map((deliveryId) => deliveryJob({ deliveryId, attempt: 1 })));
+      const deliveries = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
+      // A slow webhook's attempts go behind the others' (delivery-lanes.ts).
+      await enqueueManyIn(boss, trx, deliveries.map(({ id, slow }) => deliveryJob({ deliveryId: id, attempt: 1 }, 0, slow)));
     },
   };
 }

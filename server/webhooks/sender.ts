@@ -34,10 +34,13 @@ export function retryAfterSeconds(value: string | undefined, now = Date.now()): 
   return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, seconds));
 }
 
-// Up to 64 connections per endpoint; the worker's per-webhook limit keeps within it.
+// No limit of connections per host here: the worker's limits (attempts in flight per webhook,
+// and per process) bound them. A limit per host would be shared by every webhook on that host
+// (two organizations' endpoints at one provider), and one's slow answers would queue the
+// other's attempts behind them.
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  'http:': new http.Agent({ keepAlive: true, maxSockets: Infinity }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: Infinity }),
 };
 const pinned = pinnedLookup();
 

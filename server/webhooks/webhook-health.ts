@@ -24,17 +24,23 @@ interface Noted {
 
 /** After attempts: a success clears the failing period, a failure starts it (if not started); rows already so are not written. */
 export async function noteAttempts(trx: Knex, now: Date, noted: Noted[]): Promise<void> {
-  if (noted.length === 0) return;
+  const statement = noteAttemptsStatement(now, noted);
+  if (statement) await trx.raw(statement.sql, statement.bindings);
+}
+
+/** noteAttempts as a statement, for the delivery worker to run within its own (delivery-repo.ts). */
+export function noteAttemptsStatement(now: Date, noted: Noted[]): { sql: string; bindings: string[] } | undefined {
+  if (noted.length === 0) return undefined;
   const byHook = new Map<string, boolean>();
   for (const { webhookId, ok } of noted) byHook.set(webhookId, (byHook.get(webhookId) ?? false) || ok);
-  await trx.raw(
-    `UPDATE webhooks AS w
-        SET failing_since = CASE WHEN v.ok THEN NULL ELSE COALESCE(w.failing_since, ?::timestamptz) END,
-            warned_at = CASE WHEN v.ok THEN NULL ELSE w.warned_at END
-       FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, ok boolean)
-      WHERE w.id = v.id AND w.status = 'enabled' AND (w.failing_since IS NULL) <> v.ok`,
-    [now.toISOString(), JSON.stringify([...byHook].map(([id, ok]) => ({ id, ok })))],
-  );
+  return {
+    sql: `UPDATE webhooks AS w
+             SET failing_since = CASE WHEN v.ok THEN NULL ELSE COALESCE(w.failing_since, ?::timestamptz) END,
+                 warned_at = CASE WHEN v.ok THEN NULL ELSE w.warned_at END
+            FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, ok boolean)
+           WHERE w.id = v.id AND w.status = 'enabled' AND (w.failing_since IS NULL) <> v.ok`,
+    bindings: [now.toISOString(), JSON.stringify([...byHook].map(([id, ok]) => ({ id, ok })))],
+  };
 }
 
 interface Disabled {

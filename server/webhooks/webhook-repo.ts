@@ -1,4 +1,5 @@
 /** SQL of the webhook operations, scoped by tenant: subscriptions, the outbox and deliveries as the API sees them. */
+import { encodeEventBody } from '../event-body';
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
@@ -120,29 +121,34 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
     /**
      * The event log and the outbox: every event, and one delivery per enabled webhook
      * subscribed to it, in one statement whatever the number of events. Each delivery carries
-     * its event's object and sequence (the order of one object's deliveries). Answers the new
-     * deliveries' ids.
+     * its event's object and sequence (the order of one object's deliveries). The payload is
+     * stored compressed (event-body.ts). Answers the new deliveries' ids, and whether each one's
+     * webhook is in the slow lane (delivery-lanes.ts).
      */
-    async insertEvents(events: { name: string; objectId: string; data: unknown }[], occurredAt: Date): Promise<string[]> {
+    async insertEvents(events: { name: string; objectId: string; data: unknown }[], occurredAt: Date): Promise<{ id: string; slow: boolean }[]> {
       const { organizationId, environment } = tenant;
-      const { rows } = await db.raw<{ rows: { id: string }[] }>(
+      const input = events.map((event) => ({ name: event.name, objectId: event.objectId, body: encodeEventBody(event.data).toString('base64') }));
+      const { rows } = await db.raw<{ rows: { id: string; slow: boolean }[] }>(
         `WITH inserted AS (
-           INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, object_id, payload, occurred_at)
-           SELECT ?, ?, input.name, input."objectId", input.data, ?
-             FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (name text, "objectId" uuid, data jsonb)) WITH ORDINALITY AS input(name, "objectId", data, n)
+           INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, object_id, body, occurred_at)
+           SELECT ?, ?, input.name, input."objectId", decode(input.body, 'base64'), ?
+             FROM ROWS FROM (jsonb_to_recordset(?::jsonb) AS (name text, "objectId" uuid, body text)) WITH ORDINALITY AS input(name, "objectId", body, n)
             ORDER BY input.n
            RETURNING id, name, object_id, sequence
+         ), hooks AS (
+           SELECT id, events, COALESCE(slow_until > now(), false) AS slow FROM ${WEBHOOKS}
+            WHERE organization_id = ? AND environment = ? AND status = 'enabled'
+         ), delivered AS (
+           INSERT INTO ${DELIVERIES} (webhook_id, event_id, object_id, sequence, next_attempt_at)
+           SELECT hooks.id, inserted.id, inserted.object_id, inserted.sequence, now()
+             FROM inserted JOIN hooks ON inserted.name = ANY (hooks.events)
+            ORDER BY inserted.sequence
+           RETURNING id, webhook_id
          )
-         INSERT INTO ${DELIVERIES} (webhook_id, event_id, object_id, sequence, next_attempt_at)
-         SELECT hook.id, inserted.id, inserted.object_id, inserted.sequence, now()
-           FROM inserted
-           JOIN ${WEBHOOKS} AS hook
-             ON hook.organization_id = ? AND hook.environment = ? AND hook.status = 'enabled' AND inserted.name = ANY (hook.events)
-          ORDER BY inserted.sequence
-         RETURNING id`,
-        [organizationId, environment, occurredAt.toISOString(), JSON.stringify(events), organizationId, environment],
+         SELECT delivered.id, hooks.slow FROM delivered JOIN hooks ON hooks.id = delivered.webhook_id`,
+        [organizationId, environment, occurredAt.toISOString(), JSON.stringify(input), organizationId, environment],
       );
-      return rows.map((row) => row.id);
+      return rows;
     },
 
     /** A webhook's deliveries, for paging (newest first is the caller's order). */

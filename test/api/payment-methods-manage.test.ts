@@ -6,6 +6,7 @@ import type { ApiClient } from '../../client';
 import { CARD_YEAR, expectFieldError, newCustomer, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { decodeEventBody } from '../../server/event-body';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -32,9 +33,10 @@ const list = (id: string, query: { page?: number; limit?: number } = {}, client:
   client.GET('/customers/{id}/payment-methods', { params: { path: { id }, query } });
 
 async function customerUpdates(customerId: string) {
-  const rows = await app.db('webhook_events').where({ name: 'customer.update' }).whereRaw(`payload->>'id' = ?`, [customerId]).orderBy('created_at');
-  for (const row of rows) expect(payloadErrors('customer.update', { data: row.payload })).toEqual([]);
-  return rows.map((row) => row.payload as { payment_methods: { id: string; is_primary?: boolean }[] });
+  const rows = await app.db('webhook_events').where({ name: 'customer.update', object_id: customerId }).orderBy('created_at');
+  const payloads = rows.map((row) => decodeEventBody(row.body) as { payment_methods: { id: string; is_primary?: boolean }[] });
+  for (const data of payloads) expect(payloadErrors('customer.update', { data })).toEqual([]);
+  return payloads;
 }
 
 describe('GET /customers/{id}/payment-methods', () => {

@@ -11,7 +11,7 @@ const SERVER = join(__dirname, '../../server');
 
 /** Lowest first. A top-level file `server/x.ts` is the room `:x`. */
 const FLOORS: string[][] = [
-  ['kernel', 'crypto', ':dates', ':masking', ':metadata', ':billing-types', ':collections', ':net', ':logging', ':config', ':time-zones', ':within'],
+  ['kernel', 'crypto', ':event-body', ':dates', ':masking', ':metadata', ':billing-types', ':collections', ':net', ':logging', ':config', ':time-zones', ':within'],
   ['db'],
   ['http', 'events', 'jobs', 'mail', 'gateway', 'idempotency', 'organizations', 'files'],
   [':deps'],

@@ -59,7 +59,7 @@ test('deliveries in flight at a kill -9 all arrive after the restart, a resend u
 
     const rows: { id: string; location_id: string }[] = await db('webhook_deliveries')
       .join('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
-      .select('webhook_deliveries.id', db.raw("webhook_events.payload->>'id' AS location_id"));
+      .select('webhook_deliveries.id', 'webhook_events.object_id as location_id');
     expect(rows).toHaveLength(EVENTS);
     const locationOf = new Map(rows.map((row) => [row.id, row.location_id]));
     const seen = new Map<string, number>();

@@ -14,6 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
+import { decodeEventBody } from '../../server/event-body';
 
 const screenshots = join(resolve(__dirname, '../..'), 'screenshots');
 jest.setTimeout(90_000);
@@ -70,8 +71,8 @@ async function debtor(account: Partial<Schemas['DebtAccountCreate']> = {}, custo
 }
 
 async function trackingEvents(name: string): Promise<unknown[]> {
-  const rows: { payload: unknown }[] = await app.db('webhook_events').where({ name }).select('payload');
-  return rows.map((row) => row.payload);
+  const rows: { body: Buffer }[] = await app.db('webhook_events').where({ name }).select('body');
+  return rows.map((row) => decodeEventBody(row.body));
 }
 
 async function expectTracked(name: string, account?: Made): Promise<void> {

@@ -12,6 +12,7 @@ import type { TestApp } from '../support/test-app';
 import { accountOf, customerWithAccount, newSession, testCard, unique } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors } from '../support/webhooks';
+import { decodeEventBody } from '../../server/event-body';
 
 jest.setTimeout(90_000);
 
@@ -38,8 +39,8 @@ async function debtorWithOffer(offer: Record<string, unknown>, balance = 184_250
 }
 
 async function tracked(name: string, accountId: string): Promise<void> {
-  const rows: { payload: { trackables?: { debt_account?: { uuid: string } } } }[] = await app.db('webhook_events').where({ name }).select('payload');
-  const mine = rows.map((row) => row.payload).filter((data) => data.trackables?.debt_account?.uuid === accountId);
+  const rows: { body: Buffer }[] = await app.db('webhook_events').where({ name }).select('body');
+  const mine = rows.map((row) => decodeEventBody(row.body) as { trackables?: { debt_account?: { uuid: string } } }).filter((data) => data.trackables?.debt_account?.uuid === accountId);
   expect([name, mine.length]).toEqual([name, 1]);
   expect(payloadErrors(name, { data: mine[0] })).toEqual([]);
 }

@@ -1,4 +1,5 @@
 /** Webhook test helpers: receivers on 127.0.0.1, a worker of the test's own, and the document's payload schemas. */
+import { decodeEventBody } from '../../server/event-body';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
@@ -122,7 +123,7 @@ export async function outboxEvents(
 ): Promise<Record<string, any>[]> { // eslint-disable-line @typescript-eslint/no-explicit-any
   const picks = typeof match === 'string' ? (data: { id?: unknown }) => data.id === match : match;
   const rows = await app.db('webhook_events').where({ name }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
-  const found = rows.map((row) => row.payload as Record<string, any>).filter(picks); // eslint-disable-line @typescript-eslint/no-explicit-any
+  const found = rows.map((row) => decodeEventBody(row.body) as Record<string, any>).filter(picks); // eslint-disable-line @typescript-eslint/no-explicit-any
   for (const data of found) expect(payloadErrors(name, { data })).toEqual([]);
   return found;
 }

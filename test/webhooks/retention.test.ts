@@ -8,6 +8,7 @@ import { QUEUES } from '../../server/jobs/queue';
 import { pruneOutbox, RETENTION_CRON } from '../../server/webhooks/retention';
 import { startTestApp, type TestApp } from '../support/test-app';
 import type { Workers } from '../../server/workers';
+import { encodeEventBody } from '../../server/event-body';
 
 let app: TestApp;
 let workers: Workers;
@@ -26,7 +27,7 @@ async function eventWithDelivery(daysAgo: number, state: 'delivered' | 'failed' 
     .insert({ ...tenant, url: `https://hooks.example.com/${randomBytes(4).toString('hex')}`, events: ['customer.update'], secret_sealed: 'sealed' })
     .returning('id');
   const createdAt = app.db.raw(`now() - make_interval(days => ?)`, [daysAgo]);
-  const [event] = await app.db('webhook_events').insert({ ...tenant, name: 'customer.update', payload: {}, created_at: createdAt }).returning('id');
+  const [event] = await app.db('webhook_events').insert({ ...tenant, name: 'customer.update', body: encodeEventBody({}), created_at: createdAt }).returning('id');
   await app.db('webhook_deliveries').insert({
     webhook_id: webhook.id,
     event_id: event.id,

@@ -26,6 +26,7 @@ import * as autopayAndExternalCharges from './022-autopay-and-external-charges';
 import * as portalCheckoutCharges from './023-portal-checkout-charges';
 import * as disputeRecordsKept from './024-dispute-records-kept';
 import * as settlementReversals from './025-settlement-reversals';
+import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -52,6 +53,7 @@ const migrations: Record<string, Knex.Migration> = {
   '023-portal-checkout-charges': portalCheckoutCharges,
   '024-dispute-records-kept': disputeRecordsKept,
   '025-settlement-reversals': settlementReversals,
+  '026-webhook-lanes-compact-events': webhookLanesCompactEvents,
   '027-autopay-runs-in-flight': autopayRunsInFlight,
 };
 

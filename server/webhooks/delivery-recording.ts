@@ -1,0 +1,134 @@
+/**
+ * How the delivery worker records what became of its jobs, in small batches: one transaction
+ * updates the delivery rows, enqueues the retries and the attempts put back, removes the jobs
+ * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts), disables those that answered
+ * 410, all together, so a crash cannot lose a retry. Then, on its own (it waits on no one's
+ * locks and no one waits on its), it puts the webhooks seen slow in the slow lane
+ * (delivery-lanes.ts); one that could not be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and
+ * run again, and the attempt numbers make that harmless.
+ */
+import type PgBoss from 'pg-boss';
+import type { Knex } from 'knex';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { enqueueManyIn } from '../jobs/queue';
+import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
+import { deliveryRepo, type AttemptRecord } from './delivery-repo';
+import type { AttemptResult } from './sender';
+import { disableWebhooks, GONE_REASON, noteAttemptsStatement } from './webhook-health';
+
+export type Job = PgBoss.Job<DeliveryJob>;
+
+export interface Outcome {
+  job: Job;
+  /** skip: nothing to do; defer: put back for `deferSeconds`; cancel: the webhook is disabled; attempt: sent. */
+  kind: 'skip' | 'defer' | 'cancel' | 'attempt';
+  result?: AttemptResult;
+  webhookId?: string;
+  deferSeconds?: number;
+  /** The webhook is in the slow lane: what is enqueued again for it goes behind the others. */
+  slow?: boolean;
+}
+
+const RECORD_BATCH = 100;
+const RECORD_WAIT_MS = 5;
+
+interface RecorderDeps {
+  config: Pick<Config, 'webhookRetryDelaySeconds'>;
+  db: Knex;
+  boss: PgBoss;
+  log: Logger;
+  clock: () => Date;
+  /** The webhooks to put in the slow lane with this batch. */
+  seenSlow: () => string[];
+}
+
+export interface Recorder {
+  /** Settles once the outcome is recorded (or could not be). */
+  record(outcome: Outcome): Promise<void>;
+  /** Records what is waiting now. */
+  flush(): Promise<void>;
+}
+
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
+  let batch: { outcome: Outcome; done: () => void }[] = [];
+  let flushTimer: NodeJS.Timeout | undefined;
+  let unmarked: string[] = [];
+
+  async function flush(): Promise<void> {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    const items = batch;
+    batch = [];
+    if (items.length === 0) return;
+    try {
+      await writeOutcomes(items.map((item) => item.outcome));
+    } catch (error) {
+      log.error({ err: error }, 'could not record webhook attempts');
+    }
+    for (const item of items) item.done();
+  }
+
+  async function writeOutcomes(outcomes: Outcome[]): Promise<void> {
+    const delay = config.webhookRetryDelaySeconds;
+    const stored: AttemptRecord[] = [];
+    for (const { job, kind, result } of outcomes) {
+      if (isTestJob(job.data)) continue;
+      const { deliveryId: id, attempt } = job.data;
+      if (kind === 'cancel') stored.push({ id, attempt, status: null, error: 'the webhook is disabled', outcome: 'cancelled', delaySeconds: 0 });
+      if (kind !== 'attempt') continue;
+      const outcome = outcomeOf(job.data, result!);
+      stored.push({ id, attempt, status: result!.status, error: result!.error, outcome, delaySeconds: outcome === 'postponed' ? result!.retryAfterSeconds! : delay });
+    }
+    const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
+    const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
+    const doneJobs = outcomes.map((outcome) => outcome.job.id);
+    const noted = noteAttemptsStatement(clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
+    // The usual batch, every attempt answered 2xx: one statement, no transaction.
+    if (gone.length === 0 && outcomes.every((outcome) => outcome.kind === 'skip' || (outcome.kind === 'attempt' && outcome.result!.ok))) {
+      await deliveryRepo(db).record(stored, doneJobs, noted);
+      return;
+    }
+    await db.transaction(async (trx) => {
+      const repo = deliveryRepo(trx);
+      const changed = await repo.record(stored, doneJobs, noted);
+      const next: PgBoss.JobInsert[] = [];
+      for (const { job, kind, result, deferSeconds, slow: laned } of outcomes) {
+        const data = carried(job);
+        if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
+        if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
+        const outcome = outcomeOf(data, result!);
+        if (outcome === 'postponed') next.push(deliveryJob(data, result!.retryAfterSeconds, laned));
+        if (outcome === 'retry') next.push(deliveryJob({ ...data, attempt: data.attempt + 1 }, delay, laned));
+      }
+      await enqueueManyIn(boss, trx, next);
+      await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
+    });
+    const slow = [...new Set([...unmarked, ...seenSlow()])];
+    unmarked = [];
+    try {
+      await deliveryRepo(db).markSlow(slow);
+    } catch (error) {
+      unmarked = slow;
+      log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
+    }
+    for (const { job, kind, result } of outcomes) {
+      if (kind !== 'attempt' || result!.ok) continue;
+      const final = outcomeOf(job.data, result!) === 'failed';
+      log[final ? 'warn' : 'debug'](
+        { delivery: isTestJob(job.data) ? 'test' : job.data.deliveryId, attempt: job.data.attempt, status: result!.status, error: result!.error },
+        final ? 'webhook delivery failed; no more attempts' : 'webhook attempt failed; retry scheduled',
+      );
+    }
+  }
+
+  return {
+    record: (outcome) =>
+      new Promise<void>((done) => {
+        batch.push({ outcome, done });
+        if (batch.length >= RECORD_BATCH) void flush();
+        else flushTimer ??= setTimeout(() => void flush(), RECORD_WAIT_MS);
+      }),
+    flush,
+  };
+}
