@@ -8,7 +8,7 @@
  */
 import type { Schemas } from '../../client';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { customerWithAccount, newSession, unique } from '../support/fixtures';
+import { customerWithAccount, newSession, unique, uniquePhone } from '../support/fixtures';
 import { eventually, payloadErrors, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
 import { openPortal } from '../support/portal-browser';
 import { organizationQuery } from '../portal-logins/portal-guest';
@@ -89,7 +89,7 @@ test('a customer\'s Portal form with a file: customer.dispute.created, and the d
 });
 
 test('a guest: verification failed, then succeeded, then guest.dispute.created for the account chosen', async () => {
-  const phone = `214555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('214');
   const { customer, account } = await customerWithAccount(app.sandbox, { ssn_last4: '3081', phone }, { balance: 4_200, external_account_number: unique('AN') });
   const entry = await fetch(`${portal()}/dispute-a-debt?${organizationQuery(app)}`);
   expect(entry.status).toBe(200);

@@ -8,7 +8,7 @@
 import type { Browser, Page, Response } from 'playwright-core';
 import { launchBrowser, seriousViolations } from '../support/browser';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { customerWithAccount, newDebtAccount, newSession, unique } from '../support/fixtures';
+import { customerWithAccount, newDebtAccount, newSession, unique, uniquePhone } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { organizationQuery } from '../portal-logins/portal-guest';
 
@@ -119,7 +119,7 @@ test('a customer\'s dispute form refuses a bad file on the form (413, 415, 422, 
 });
 
 test('a verified guest with two accounts chooses which one to dispute, and files it with a document', async () => {
-  const phone = `737555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('737');
   const { customer, account: oldest } = await customerWithAccount(
     app.sandbox,
     { ssn_last4: '5120', phone, address: { postal_code: '78701', line1: '4 Lamar Blvd', city: 'Austin', state: 'TX' } },

@@ -8,7 +8,7 @@ import type { Page } from 'playwright-core';
 import { seriousViolations } from '../support/browser';
 import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
 import type { TestApp } from '../support/test-app';
-import { customerWithAccount, testCard, unique } from '../support/fixtures';
+import { customerWithAccount, testCard, unique, uniquePhone } from '../support/fixtures';
 import { outboxEvents, payloadErrors } from '../support/webhooks';
 import { organizationQuery } from '../portal-logins/portal-guest';
 
@@ -27,7 +27,7 @@ async function axe(name: string): Promise<void> {
 }
 
 test('a guest passes the verification step, files a dispute, sees its page, and the account is held', async () => {
-  const phone = `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('512');
   const { customer, account } = await customerWithAccount(
     app.sandbox,
     { ssn_last4: '4417', phone, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },

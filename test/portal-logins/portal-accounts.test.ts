@@ -6,7 +6,7 @@
  * the document; e-mails from the communications log.
  */
 import { startTestApp, type TestApp } from '../support/test-app';
-import { customerWithAccount, unique } from '../support/fixtures';
+import { customerWithAccount, unique, uniquePhone } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { latestLink, organizationQuery, portalGuest, textOf } from './portal-guest';
 
@@ -23,7 +23,7 @@ const PASSWORD = 'violet tractor sings';
 const MINUTE = 60_000;
 
 async function debtor() {
-  const phone = `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('512');
   return customerWithAccount(
     app.sandbox,
     { ssn_last4: '4417', date_of_birth: '1984-03-12', phone, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { seriousViolations } from '../support/browser';
 import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
 import type { TestApp } from '../support/test-app';
-import { customerWithAccount, unique } from '../support/fixtures';
+import { customerWithAccount, unique, uniquePhone } from '../support/fixtures';
 import { latestLink, organizationQuery } from './portal-guest';
 
 jest.setTimeout(180_000);
@@ -27,7 +27,7 @@ async function accessible(name: string): Promise<void> {
 }
 
 async function debtor() {
-  const phone = `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('512');
   return customerWithAccount(
     app.sandbox,
     { ssn_last4: '4417', date_of_birth: '1984-03-12', phone, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },

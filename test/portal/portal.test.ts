@@ -11,7 +11,7 @@ import type { Schemas } from '../../client';
 import { launchBrowser, seriousViolations } from '../support/browser';
 import { phonePage } from '../support/portal-chromium';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { balanceOf, customerWithAccount, newSession, unique } from '../support/fixtures';
+import { balanceOf, customerWithAccount, newSession, unique, uniquePhone } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
 import { decodeEventBody } from '../../server/event-body';
@@ -65,7 +65,7 @@ interface Made {
 async function debtor(account: Partial<Schemas['DebtAccountCreate']> = {}, customer: Partial<Schemas['CustomerCreate']> = {}): Promise<Made> {
   return customerWithAccount(
     app.sandbox,
-    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' }, ...customer },
+    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: uniquePhone('512'), address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' }, ...customer },
     { balance: 184250, external_account_number: unique('AN'), ...account },
   );
 }

@@ -9,7 +9,7 @@ import type { Schemas } from '../../client';
 import { seriousViolations } from '../support/browser';
 import { startPortalInChromium, type PortalInChromium } from '../support/portal-chromium';
 import type { TestApp } from '../support/test-app';
-import { accountOf, customerWithAccount, newSession, testCard, unique } from '../support/fixtures';
+import { accountOf, customerWithAccount, newSession, testCard, unique, uniquePhone } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors } from '../support/webhooks';
 import { decodeEventBody } from '../../server/event-body';
@@ -31,7 +31,7 @@ async function axe(): Promise<void> {
 }
 
 async function debtorWithOffer(offer: Record<string, unknown>, balance = 184_250) {
-  const phone = `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`;
+  const phone = uniquePhone('512');
   const made = await customerWithAccount(app.sandbox, { ssn_last4: '4417', phone }, { balance, external_account_number: unique('AN') });
   await app.sandbox.POST('/customers/{id}/payment-methods', { params: { path: { id: made.customer.id } }, body: { card: testCard() } });
   const { data } = await app.sandbox.POST('/debt-accounts/{id}/settlement-offers', { params: { path: { id: made.account.id } }, body: offer as Schemas['SettlementOfferCreate'] });

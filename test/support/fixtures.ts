@@ -10,6 +10,13 @@ export interface ErrorBody {
 let sequence = 0;
 /** A value no other test of this run has used: for external ids. */
 export const unique = (prefix: string) => `${prefix}-${++sequence}-${Date.now()}`;
+/**
+ * A US phone number (area code `area`, exchange 555) that no other customer of this file has:
+ * each file has its own database, and a number drawn at random once in a while matched an
+ * earlier debtor of the same file, whom the Portal's phone + SSN verification then found instead.
+ */
+let phoneSequence = 0;
+export const uniquePhone = (area = '512') => `${area}555${String(++phoneSequence).padStart(4, '0')}`;
 export const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
 
 /** A card's expiry year (two digits) three years ahead, so that test cards never expire. */

@@ -12,7 +12,7 @@ import { loadDocument } from '../../server/http/validator';
 import { launchBrowser } from '../support/browser';
 import { phonePage } from '../support/portal-chromium';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { accountWithCard, customerWithAccount, newCustomer, newDebtAccount, newSession, testAch, testCard, unique } from '../support/fixtures';
+import { accountWithCard, customerWithAccount, newCustomer, newDebtAccount, newSession, testAch, testCard, unique, uniquePhone } from '../support/fixtures';
 import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
 import { latestLink } from '../portal-logins/portal-guest';
 import { eventually, payloadErrors, startReceiver, type Receiver } from '../support/webhooks';
@@ -55,7 +55,7 @@ const ok = async <T extends { response: Response }>(call: Promise<T>, status = 2
 const debtor = (balance = 184250, account: Partial<Schemas['DebtAccountCreate']> = {}) =>
   customerWithAccount(
     api,
-    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: `512555${String(Math.floor(Math.random() * 10000)).padStart(4, '0')}`, address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },
+    { ssn_last4: '4417', date_of_birth: '1984-03-12', phone: uniquePhone('512'), address: { postal_code: '78704', line1: '12 Elm St', city: 'Austin', state: 'TX' } },
     { balance, external_account_number: unique('AN'), ...account },
   );
 
