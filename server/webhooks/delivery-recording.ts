@@ -50,6 +50,10 @@ export interface Recorder {
   flush(): Promise<void>;
 }
 
+/** How many times a batch is written when PostgreSQL aborts it for a deadlock or a serialization failure. */
+const CONFLICT_ROUNDS = 3;
+const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string })?.code ?? '');
+
 export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
@@ -61,10 +65,21 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
     const items = batch;
     batch = [];
     if (items.length === 0) return;
-    try {
-      await writeOutcomes(items.map((item) => item.outcome));
-    } catch (error) {
-      log.error({ err: error }, 'could not record webhook attempts');
+    for (let round = 1; ; round += 1) {
+      try {
+        await writeOutcomes(items.map((item) => item.outcome));
+        break;
+      } catch (error) {
+        // PostgreSQL ended the batch's statement to break a deadlock (seen between two batches'
+        // job deletes under the isolation bench): nothing of it was written, so it is written again.
+        if (isConflict(error) && round < CONFLICT_ROUNDS) {
+          log.warn({ err: error, round }, 'recording webhook attempts met a deadlock; writing the batch again');
+          continue;
+        }
+        // Not recorded: the jobs stay leased, and are sent again (same delivery id) when the lease lapses.
+        log.error({ err: error }, 'could not record webhook attempts');
+        break;
+      }
     }
     for (const item of items) item.done();
   }
