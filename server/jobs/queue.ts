@@ -139,11 +139,3 @@ export async function enqueueIn(
 export async function enqueueManyIn(boss: PgBoss, trx: Knex.Transaction, jobs: PgBoss.JobInsert[]): Promise<void> {
   if (jobs.length > 0) await boss.insert(jobs, { db: transactionDb(trx) });
 }
-
-/** Marks jobs done in the same transaction as the work that finished them. */
-export async function completeIn(boss: PgBoss, trx: Knex.Transaction, name: QueueName, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  // pg-boss 10 takes (name, ids, data, options) at run time; its typings omit `data` for id lists.
-  const complete = boss.complete.bind(boss) as unknown as (n: string, i: string[], d: null, o: PgBoss.ConnectionOptions) => Promise<unknown>;
-  await complete(name, ids, null, { db: transactionDb(trx) });
-}
