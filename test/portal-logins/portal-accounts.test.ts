@@ -137,6 +137,33 @@ describe('the confirmation link and signing in', () => {
     expect(await outboxEvents(app, 'customer.login.success', (data) => data.trackables.customer?.uuid === made.customer.id)).toHaveLength(1);
   });
 
+  test('GET /api/session answers a browser signed in with a password: its customer, verified, no customer session', async () => {
+    const { made, email } = await registered();
+    await portalGuest(app).get(await latestLink(app.sandbox, made.customer.id, email, /Confirm/));
+    const { guest } = await signInAs(email, PASSWORD);
+    const answer = await guest.get('/api/session');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-csrf-token')).toMatch(/.{20,}/);
+    expect(JSON.parse(answer.html)).toEqual({
+      data: {
+        session_id: null,
+        signed_in_with: 'portal_account',
+        destination: 'accounts_list',
+        verification_required: false,
+        customer: { id: made.customer.id, external_id: made.customer.external_id, name: made.customer.name },
+        debt_account: null,
+        debt_account_dispute_id: null,
+        return_url: null,
+        expiration_return_url: null,
+        valid_till: new Date(app.clock.now().getTime() + 30 * MINUTE).toISOString(),
+      },
+    });
+    // The Portal API's reads work for it as for a link's browser.
+    const accounts = await guest.get('/api/accounts');
+    expect(accounts.status).toBe(200);
+    expect(JSON.parse(accounts.html).data.map((account: { id: string }) => account.id)).toContain(made.account.id);
+  });
+
   test('a confirmation link works until its hour is over, not at the hour', async () => {
     const first = await registered();
     app.clock.advance(60 * MINUTE - 1000);
