@@ -2094,7 +2094,8 @@ export interface paths {
          * Download a message's attachment
          * @description The file of a message, with the type it was stored as, `Content-Disposition: attachment`
          *     (a file name of ours), `X-Content-Type-Options: nosniff` and a `Content-Security-Policy`
-         *     that runs nothing. A message without a file is a 404.
+         *     that runs nothing. A message without a file is a 404. The ticket's own customer downloads
+         *     the same file, under the same name, from the ticket's page in the Portal (see the tag).
          */
         get: operations["getTicketMessageAttachment"];
         put?: never;
