@@ -11450,7 +11450,10 @@ export interface components {
          *     - A retry with the same key and the same request (method, path and body; a card's security
          *       code is not compared) within those 24 hours does nothing again and gets the same status
          *       and body, with the response header `Idempotent-Replayed: true`.
-         *     - The same key with another body is a `422` `idempotency_key_reused`.
+         *     - The same key with another body is a `422` `idempotency_key_reused`. A
+         *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+         *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+         *       with another file is that `422`, never the first answer replayed.
          *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
          *       retry a moment later. A first request still marked running after 5 minutes is taken to
          *       have died with its server process, and the key may be used again (a charge is still made
@@ -11625,7 +11628,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12049,7 +12055,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12307,7 +12316,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12424,7 +12436,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12529,7 +12544,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12606,7 +12624,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12853,7 +12874,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13171,7 +13195,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13641,7 +13668,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13996,7 +14026,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14193,7 +14226,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14545,7 +14581,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14624,7 +14663,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14757,7 +14799,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15115,7 +15160,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15195,7 +15243,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15726,7 +15777,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15826,7 +15880,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16013,7 +16070,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16656,7 +16716,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16902,7 +16965,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17249,7 +17315,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17348,7 +17417,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17635,7 +17707,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17762,7 +17837,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18067,7 +18145,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18477,7 +18558,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18587,7 +18671,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18782,7 +18869,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18894,7 +18984,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -19001,7 +19094,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
