@@ -316,6 +316,12 @@ export interface paths {
          *     `debt-account.update`. A charge that has not settled (a `pending` ACH debit: void it), or
          *     that failed, was voided or returned, is a 409 `conflict`. In production without a gateway,
          *     400 `payment_gateway_unavailable`.
+         *
+         *     A refund, whole or partial, of a charge that paid a `completed` settlement offer (its
+         *     charge, an instalment of its plan, or the payment that completed it) means the settled sum
+         *     is no longer paid: the offer's write-off is reversed (one `settlement_write_off_reversal`
+         *     per write-off row, so the forgiven cents are owed again) and the offer is `broken`, in the
+         *     same transaction (see `SettlementOfferStatus`). A later refund of it reverses nothing more.
          */
         post: operations["refundCharge"];
         delete?: never;
@@ -349,6 +355,11 @@ export interface paths {
          *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `scheduled` charge
          *     has not run: cancel it (`POST /charges/{id}/cancel`); a void of it is a 409 too. A `409` is also
          *     `idempotency_key_in_use`.
+         *
+         *     A charge that paid a `completed` settlement offer (its charge, an instalment of its plan,
+         *     or the payment that completed it) is no longer paid once voided: the offer's write-off is
+         *     reversed (one `settlement_write_off_reversal` per write-off row, so the forgiven cents are
+         *     owed again) and the offer is `broken`, in the same transaction (see `SettlementOfferStatus`).
          */
         post: operations["voidCharge"];
         delete?: never;
@@ -10310,7 +10321,9 @@ export interface components {
          *     - `completed`: the settled sum is paid; the rest of the balance was written off
          *       (`settlement_write_off`) and the account is `paid_off`. When the bank returns an ACH debit
          *       that paid it, the write-off is reversed (`settlement_write_off_reversal`) and the offer is
-         *       `broken`, or `accepted` again while its plan retries the returned instalment.
+         *       `broken`, or `accepted` again while its plan retries the returned instalment. When the
+         *       agency refunds (wholly or partly) or voids a charge that paid it, the write-off is reversed
+         *       the same way and the offer is `broken` (nothing retries a refund).
          *     - `expired`: `expires_at` passed on the organization's clock while it was `pending`.
          *     - `revoked`: the agency withdrew it while it was `pending`.
          *     - `superseded`: the balance changed while it was `pending` (a payment, a refund, an update):
