@@ -11,7 +11,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { register, confirmEmail } from '../portal-logins/registration';
 import { signIn } from '../portal-logins/sign-in';
-import { resetRequests, resetPassword } from '../portal-logins/password-reset';
+import { requestReset, resetPassword } from '../portal-logins/password-reset';
 import { linkState, type LinkUse } from '../portal-logins/account-links';
 import { MAX_SIGN_IN_FAILURES } from '../portal-logins/sign-in-lock';
 import { openSignedIn, signOut, visitOf, type PortalScope, type Visit } from './browser-sessions';
@@ -28,7 +28,6 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
   const base = scope.base;
   const finder = guestFinder(deps);
-  const resets = resetRequests(deps);
 
   const page = (res: Response, status: number, view: string, title: string, csrf: string | undefined, data: object) => renderPage(res, status, view, title, { base, csrf }, data);
   const message = (res: Response, status: number, title: string, text: string, link?: { href: string; text: string }) => page(res, status, 'message', title, undefined, { message: text, link });
@@ -151,7 +150,7 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/forgot-password', async (req, res) => {
     const visit = await visitOf(deps, scope, req, res);
-    await resets.request(visit.tenant, { email: String((req.body as Form).email ?? ''), ip: req.ip ?? 'unknown' }, visit.now);
+    await requestReset(deps, visit.tenant, { email: String((req.body as Form).email ?? ''), ip: req.ip ?? 'unknown' }, visit.now);
     message(res, 200, 'Check your e-mail', 'If a Portal account has this e-mail, we sent it a link to choose a new password. It works once, for one hour.', { href: signInLink(visit.tenant), text: 'Back to sign in' });
   });
 

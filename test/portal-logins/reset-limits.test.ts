@@ -1,8 +1,9 @@
 /**
  * "Forgot password" is limited: 3 reset e-mails per address typed in an hour, 20 requests per
- * IP address in an hour, counted in PostgreSQL. Over a limit nothing is sent and the page is
- * the one every address gets. A file of its own: its own database, so this IP's count starts
- * at zero here (every request of a test comes from the loopback address).
+ * IP address in an hour, counted in PostgreSQL (portal_reset_limits). Over a limit nothing is
+ * sent and the page is the one every address gets; an hour on (the tenant's clock) it sends
+ * again. A file of its own: its own database, so this IP's count starts at zero here (every
+ * request of a test comes from the loopback address).
  */
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, unique, uniquePhone } from '../support/fixtures';
@@ -69,8 +70,21 @@ test('three reset e-mails per address an hour, then twenty requests per IP: past
   expect(held.status).toBe(200);
   expect(textOf(held.html)).toBe(neutral);
   expect(await resetMails(second.customerId, second.email)).toBe(1);
-  // The counts are in PostgreSQL, where every server process reads them.
-  const rows = await app.db('rate_limits').where('key', 'like', 'portal-reset-%').select('key');
-  expect(rows.length).toBeGreaterThan(0);
-  expect(rows.some((row: { key: string }) => row.key.includes(first.email))).toBe(false);
+  // The counts are in PostgreSQL, where every server process reads them, under digests only.
+  const rows = (await app.db('portal_reset_limits').select('subject', 'requests')) as { subject: string; requests: number }[];
+  expect(rows.map((row) => row.subject.split(':')[0]).sort()).toContain('ip');
+  expect(rows.some((row) => row.subject.includes(first.email) || row.subject.includes('127.0.0.1'))).toBe(false);
+  expect(rows.find((row) => row.subject.startsWith('ip:'))!.requests).toBe(21);
+
+  // An hour after the first request both counts start again: the address held above gets its link.
+  app.clock.advance(60 * 60_000);
+  // (The guest's visit ended after its quiet half hour: a new one.)
+  const later = portalGuest(app);
+  await later.get(`/forgot-password?${organizationQuery(app)}`);
+  expect(textOf((await later.post('/forgot-password', { email: first.email })).html)).toBe(neutral);
+  expect(await resetMails(first.customerId, first.email)).toBe(4);
+  expect(textOf((await later.post('/forgot-password', { email: second.email })).html)).toBe(neutral);
+  expect(await resetMails(second.customerId, second.email)).toBe(2);
+  // The hour that is over was pruned: one row per subject seen since.
+  expect(Number((await app.db('portal_reset_limits').count('* as n').first())!.n)).toBe(3);
 });
