@@ -197,6 +197,10 @@ export interface paths {
          *
          *     Answers the customer session's context (names and amounts withheld until verified) and,
          *     in `X-CSRF-Token`, the token every POST must carry. A use of the session, like any page.
+         *
+         *     A browser signed in with a Portal account (e-mail and password) is answered too, with
+         *     `signed_in_with: portal_account` and no customer session (see `PortalSession`). A found
+         *     guest's visit ("Find my account") has no session to answer: 404.
          */
         get: operations["getPortalSession"];
         put?: never;
@@ -1338,8 +1342,15 @@ export interface components {
          * @description What the Portal needs to show the page a customer-session link opens (beyond the spec; see
          *     the Portal entry tag). While `verification_required` is true, names and amounts are withheld
          *     (null): the Portal must verify the customer before showing anything.
+         *
+         *     A browser signed in with a Portal account (e-mail and password) has no customer session: it
+         *     is answered with `signed_in_with: portal_account`, `session_id` null, `destination`
+         *     `accounts_list` (where signing in lands), the customer verified (`verification_required`
+         *     false, names shown), no account, dispute or URLs (null), and `valid_till` the end of the
+         *     visit after 30 quiet minutes (this request has just moved it).
          * @example {
          *       "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+         *       "signed_in_with": "link",
          *       "destination": "account_checkout",
          *       "verification_required": false,
          *       "customer": {
@@ -1387,13 +1398,20 @@ export interface components {
             return_url: string | null;
             /**
              * Format: uuid
-             * @description The session's UUID, as answered by Create a customer session.
+             * @description The session's UUID, as answered by Create a customer session; null for a browser signed in with a Portal account.
              * @example 7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73
              */
-            session_id: string;
+            session_id: string | null;
+            /**
+             * @description How this browser signed in: `link`, by opening a customer session's `portal_url` (or
+             *     its short link); `portal_account`, with a Portal account's e-mail and password.
+             * @example link
+             * @enum {string}
+             */
+            signed_in_with: "link" | "portal_account";
             /**
              * Format: date-time
-             * @description When the link expires, after this use (a sliding session has just moved it to 24 hours from now); null when the session is valid forever.
+             * @description When the link expires, after this use (a sliding session has just moved it to 24 hours from now); null when the session is valid forever. Signed in with a Portal account, when the visit ends unless used again (30 minutes from now).
              * @example 2026-11-24T16:04:54.000Z
              */
             valid_till: string | null;
@@ -2258,6 +2276,7 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "signed_in_with": "link",
                      *         "destination": "account_checkout",
                      *         "verification_required": false,
                      *         "customer": {
@@ -2321,6 +2340,7 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "session_id": "7e1d4b2a-9c3f-4a6e-b5d8-2f0a1c9e8b73",
+                     *         "signed_in_with": "link",
                      *         "destination": "accounts_list",
                      *         "verification_required": false,
                      *         "customer": {

@@ -316,6 +316,12 @@ export interface paths {
          *     `debt-account.update`. A charge that has not settled (a `pending` ACH debit: void it), or
          *     that failed, was voided or returned, is a 409 `conflict`. In production without a gateway,
          *     400 `payment_gateway_unavailable`.
+         *
+         *     A refund, whole or partial, of a charge that paid a `completed` settlement offer (its
+         *     charge, an instalment of its plan, or the payment that completed it) means the settled sum
+         *     is no longer paid: the offer's write-off is reversed (one `settlement_write_off_reversal`
+         *     per write-off row, so the forgiven cents are owed again) and the offer is `broken`, in the
+         *     same transaction (see `SettlementOfferStatus`). A later refund of it reverses nothing more.
          */
         post: operations["refundCharge"];
         delete?: never;
@@ -349,6 +355,11 @@ export interface paths {
          *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `scheduled` charge
          *     has not run: cancel it (`POST /charges/{id}/cancel`); a void of it is a 409 too. A `409` is also
          *     `idempotency_key_in_use`.
+         *
+         *     A charge that paid a `completed` settlement offer (its charge, an instalment of its plan,
+         *     or the payment that completed it) is no longer paid once voided: the offer's write-off is
+         *     reversed (one `settlement_write_off_reversal` per write-off row, so the forgiven cents are
+         *     owed again) and the offer is `broken`, in the same transaction (see `SettlementOfferStatus`).
          */
         post: operations["voidCharge"];
         delete?: never;
@@ -2094,7 +2105,8 @@ export interface paths {
          * Download a message's attachment
          * @description The file of a message, with the type it was stored as, `Content-Disposition: attachment`
          *     (a file name of ours), `X-Content-Type-Options: nosniff` and a `Content-Security-Policy`
-         *     that runs nothing. A message without a file is a 404.
+         *     that runs nothing. A message without a file is a 404. The ticket's own customer downloads
+         *     the same file, under the same name, from the ticket's page in the Portal (see the tag).
          */
         get: operations["getTicketMessageAttachment"];
         put?: never;
@@ -10309,7 +10321,9 @@ export interface components {
          *     - `completed`: the settled sum is paid; the rest of the balance was written off
          *       (`settlement_write_off`) and the account is `paid_off`. When the bank returns an ACH debit
          *       that paid it, the write-off is reversed (`settlement_write_off_reversal`) and the offer is
-         *       `broken`, or `accepted` again while its plan retries the returned instalment.
+         *       `broken`, or `accepted` again while its plan retries the returned instalment. When the
+         *       agency refunds (wholly or partly) or voids a charge that paid it, the write-off is reversed
+         *       the same way and the offer is `broken` (nothing retries a refund).
          *     - `expired`: `expires_at` passed on the organization's clock while it was `pending`.
          *     - `revoked`: the agency withdrew it while it was `pending`.
          *     - `superseded`: the balance changed while it was `pending` (a payment, a refund, an update):
@@ -11449,7 +11463,10 @@ export interface components {
          *     - A retry with the same key and the same request (method, path and body; a card's security
          *       code is not compared) within those 24 hours does nothing again and gets the same status
          *       and body, with the response header `Idempotent-Replayed: true`.
-         *     - The same key with another body is a `422` `idempotency_key_reused`.
+         *     - The same key with another body is a `422` `idempotency_key_reused`. A
+         *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+         *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+         *       with another file is that `422`, never the first answer replayed.
          *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
          *       retry a moment later. A first request still marked running after 5 minutes is taken to
          *       have died with its server process, and the key may be used again (a charge is still made
@@ -11624,7 +11641,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12048,7 +12068,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12306,7 +12329,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12423,7 +12449,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12528,7 +12557,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12605,7 +12637,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -12852,7 +12887,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13170,7 +13208,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13640,7 +13681,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -13995,7 +14039,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14192,7 +14239,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14544,7 +14594,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14623,7 +14676,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -14756,7 +14812,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15114,7 +15173,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15194,7 +15256,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15725,7 +15790,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -15825,7 +15893,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16012,7 +16083,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16655,7 +16729,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -16901,7 +16978,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17248,7 +17328,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17347,7 +17430,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17634,7 +17720,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -17761,7 +17850,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18066,7 +18158,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18476,7 +18571,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18586,7 +18684,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18781,7 +18882,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -18893,7 +18997,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made
@@ -19000,7 +19107,10 @@ export interface operations {
                  *     - A retry with the same key and the same request (method, path and body; a card's security
                  *       code is not compared) within those 24 hours does nothing again and gets the same status
                  *       and body, with the response header `Idempotent-Replayed: true`.
-                 *     - The same key with another body is a `422` `idempotency_key_reused`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
                  *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
                  *       retry a moment later. A first request still marked running after 5 minutes is taken to
                  *       have died with its server process, and the key may be used again (a charge is still made

@@ -47,6 +47,7 @@ export function portalSessionToApi(row: CustomerSessionRow, customer: CustomerRo
   const withhold = row.verification;
   return {
     session_id: row.id,
+    signed_in_with: 'link',
     destination: row.destination,
     verification_required: row.verification,
     customer: { id: customer.id, external_id: customer.external_id, name: withhold ? null : customer.name },
@@ -63,5 +64,21 @@ export function portalSessionToApi(row: CustomerSessionRow, customer: CustomerRo
     return_url: row.return_url,
     expiration_return_url: row.expiration_return_url,
     valid_till: row.expires_at ? row.expires_at.toISOString() : null,
+  };
+}
+
+/** A browser signed in with a Portal account has no customer session: its customer, verified, and when its quiet visit ends. */
+export function portalAccountSessionToApi(customer: CustomerRow, visitEnds: Date | null): PortalComponents['schemas']['PortalSession'] {
+  return {
+    session_id: null,
+    signed_in_with: 'portal_account',
+    destination: 'accounts_list',
+    verification_required: false,
+    customer: { id: customer.id, external_id: customer.external_id, name: customer.name },
+    debt_account: null,
+    debt_account_dispute_id: null,
+    return_url: null,
+    expiration_return_url: null,
+    valid_till: visitEnds ? visitEnds.toISOString() : null,
   };
 }

@@ -17,8 +17,8 @@ export interface Happenings {
   'charge.paid-accounts': { accountIds: string[]; now: Date; chargeId?: string };
   /** The gateway declined the charge `charge` (made now, or a scheduled one on its day). */
   'charge.declined': { charge: { id: string; debt_account_id: string }; now: Date };
-  /** A void or refund raised the balances of `accountIds`. */
-  'money.given-back': { accountIds: string[] };
+  /** A void or refund of the charge `chargeId` raised the balances of `accountIds`. */
+  'money.given-back': { accountIds: string[]; chargeId: string | null };
   /** An agency's update of the accounts `accountIds` (their balance may have changed). */
   'account.updated': { accountIds: string[] };
   /** A plan's own instalment, the charge `chargeId`, lowered the balance of `accountIds`. */

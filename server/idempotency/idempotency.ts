@@ -20,7 +20,7 @@ import type { SecretBox } from '../crypto/secrets';
 import { tenantOf } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { idempotencyRepo, pruneExpiredKeys } from './idempotency-repo';
-import { apiCaller, requestFingerprint, type IdempotencyScope } from './request-fingerprint';
+import { apiCaller, requestFingerprint, type IdempotencyScope, type RequestFile } from './request-fingerprint';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -49,7 +49,8 @@ function keyedRequest(db: Knex, secrets: SecretBox) {
         method: req.method,
         path: req.originalUrl,
         key,
-        fingerprint: requestFingerprint(secrets, req.method, req.originalUrl, req.body),
+        // The multipart reader (http/uploads.ts) ran before, inside the validator's chain: its files are the request's too.
+        fingerprint: requestFingerprint(secrets, req.method, req.originalUrl, req.body, (req.files as RequestFile[] | undefined) ?? []),
       };
       const records = idempotencyRepo(db, tenant, secrets, scope);
       const hash = scope.fingerprint;

@@ -16,7 +16,7 @@ export function chargeMade(events: EventRecorder, trx: Knex.Transaction, tenant:
   ]);
 }
 
-/** A void or refund is named by the first transaction it made. */
+/** A void or refund is named by the first transaction it made (whose charge it gives back). */
 export async function moneyGivenBack(
   events: EventRecorder,
   trx: Knex.Transaction,
@@ -25,7 +25,7 @@ export async function moneyGivenBack(
   made: TransactionRow[],
   moved: string[],
 ): Promise<void> {
-  await announce(trx, events, tenant, 'money.given-back', { accountIds: moved });
+  await announce(trx, events, tenant, 'money.given-back', { accountIds: moved, chargeId: made[0]?.charge_id ?? null });
   return events.record(trx, tenant, [
     { name, ids: made.slice(0, 1).map((row) => row.id) },
     { name: 'debt-account.update', ids: moved },

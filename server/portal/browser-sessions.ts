@@ -147,3 +147,17 @@ export async function openSignedIn(trx: Knex, scope: PortalScope, tenant: Tenant
   });
   setBrowserSessionCookie(res, scope, secret);
 }
+
+/**
+ * Signing out: this browser's session row is deleted (its cookie's token is worth nothing
+ * after) and the cookie cleared. A link's customer session is left as it is: the link is the
+ * credential until it expires. Answers the row that was ended, for the page's way back.
+ */
+export async function signOut(deps: AppDeps, scope: PortalScope, req: Request, res: Response): Promise<BrowserSessionRow | undefined> {
+  const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
+  const repo = browserSessionRepo(deps.db);
+  const browser = cookie ? await repo.findByTokenHash(hashToken(cookie)) : undefined;
+  if (browser) await repo.delete(browser.id);
+  clearBrowserSessionCookie(res, scope);
+  return browser;
+}

@@ -9,7 +9,7 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { portalSessionToApi } from '../customer-sessions/customer-session-mapper';
+import { portalAccountSessionToApi, portalSessionToApi } from '../customer-sessions/customer-session-mapper';
 import { todayUtc } from '../dates';
 import { chargeService } from '../payments/charge-service';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
@@ -61,6 +61,11 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
   };
 
   async function sessionAnswer(visit: Visit): Promise<S['PortalSession']> {
+    if (!visit.customerSession && visit.browser.portal_account_id && visit.browser.customer_id) {
+      const customer = await customerRepo(deps.db, visit.tenant).find(visit.browser.customer_id);
+      if (!customer) throw ApiError.notFound('Customer');
+      return portalAccountSessionToApi(customer, visit.browser.expires_at);
+    }
     if (!visit.customerSession) throw ApiError.notFound('Customer session');
     const customer = await customerRepo(deps.db, visit.tenant).find(visit.customerSession.customer_id);
     const account = visit.customerSession.debt_account_id ? await debtAccountRepo(deps.db, visit.tenant).find(visit.customerSession.debt_account_id) : undefined;

@@ -14,7 +14,7 @@ import { signIn } from '../portal-logins/sign-in';
 import { requestReset, resetPassword } from '../portal-logins/password-reset';
 import { linkState, type LinkUse } from '../portal-logins/account-links';
 import { MAX_SIGN_IN_FAILURES } from '../portal-logins/sign-in-lock';
-import { openSignedIn, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { openSignedIn, signOut, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { browserSessionRepo } from './browser-session-repo';
 import { guestBrowser, tenantOfQuery, tenantQuery } from './guest-pages';
 import { guestFinder, NO_MATCH, type GuestStep } from './guest';
@@ -53,6 +53,13 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
     }
     return message(res, 410, what, `${what}. Links to reset a password work once, for one hour. Ask for a new one.`, { href: `${base}/forgot-password${query}`, text: 'Send me a new link' });
   }
+
+  // ---- sign out: the browser session ends here, server-side
+  router.post('/sign-out', async (req, res) => {
+    const ended = await signOut(deps, scope, req, res);
+    const back = ended ? { href: `${base}/?${tenantQuery(ended)}`, text: 'Back to the Portal' } : undefined;
+    message(res, 200, 'You are signed out', 'You are signed out. To come back, open the link from your message again, or sign in with your Portal account.', back);
+  });
 
   // ---- create an account: verify, then e-mail and password
   router.get('/register', async (req, res) => {
@@ -143,7 +150,7 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/forgot-password', async (req, res) => {
     const visit = await visitOf(deps, scope, req, res);
-    await requestReset(deps, visit.tenant, String((req.body as Form).email ?? ''), visit.now);
+    await requestReset(deps, visit.tenant, { email: String((req.body as Form).email ?? ''), ip: req.ip ?? 'unknown' }, visit.now);
     message(res, 200, 'Check your e-mail', 'If a Portal account has this e-mail, we sent it a link to choose a new password. It works once, for one hour.', { href: signInLink(visit.tenant), text: 'Back to sign in' });
   });
 

@@ -10,6 +10,8 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { CONTACT_REQUEST_CATEGORIES } from '../tickets/ticket-categories';
 import { ticketRepo, type TicketRow } from '../tickets/ticket-repo';
+import { attachmentName, ticketService } from '../tickets/ticket-service';
+import { sendStoredFile } from '../http/file-download';
 import { BODY_MAX, EMAIL_MAX, NAME_MAX, openTicket, PHONE_MAX, readByCustomer, SUBJECT_MAX, ticketOfWriter, writeInTicket } from '../tickets/ticket-thread';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { customerPages } from './customer-page';
@@ -103,6 +105,16 @@ export function ticketRouter(deps: AppDeps, scope: PortalScope): Router {
     const ticket = await ticketOf(req, visit);
     await readByCustomer(deps, visit.tenant, ticket, visit.now);
     await renderTicket(res, visit, ticket, 200, {}, {});
+  });
+
+  // An attachment of this visit's own ticket (an agent's, in practice), as the API serves it.
+  router.get('/tickets/:ticketId/messages/:messageId/attachment', async (req, res) => {
+    const visit = await visitHere(req, res);
+    if (!visit) return;
+    const ticket = await ticketOf(req, visit);
+    const messageId = String(req.params.messageId);
+    const file = await ticketService(deps).attachment(visit.tenant, ticket.id, messageId);
+    sendStoredFile(res, file, attachmentName(messageId, file.contentType));
   });
 
   router.post('/tickets/:ticketId/messages', async (req, res) => {

@@ -4,7 +4,7 @@
  * settled sum is paid; any change of the balance supersedes a pending one; a charge made at
  * acceptance that failed, or a scheduled charge canceled, reopens it; a scheduled charge
  * failed on its day, a returned charge, or its plan's default, breaks it (offer-lifecycle.ts);
- * a return after completion reverses the write-off (offer-returns.ts).
+ * a return, refund or void after completion reverses the write-off (offer-returns.ts).
  */
 import type { Knex } from 'knex';
 import { listen, type Listener } from '../events/listeners';
@@ -15,7 +15,7 @@ import { chargeRepo } from '../charge-store/charge-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { offerRepo } from './offer-repo';
 import { breakOffer, completePaid, reopenOffer, supersedeMoved } from './offer-lifecycle';
-import { undoReturnedCompletion } from './offer-returns';
+import { undoGivenBackCompletion, undoReturnedCompletion } from './offer-returns';
 
 const tenantNow = (tenant: Tenant) => nowFor(() => new Date(), tenant);
 
@@ -26,7 +26,15 @@ async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant
 
 const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
 const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
-const givenBack: Listener<'money.given-back'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
+/** A refund or void: a completed offer it paid has its write-off reversed and is broken (offer-returns.ts); a pending one is superseded. */
+const givenBack: Listener<'money.given-back'> = async (trx, events, tenant, { accountIds, chargeId }) => {
+  const now = tenantNow(tenant);
+  const charge = chargeId ? await chargeRepo(trx, tenant).find(chargeId) : undefined;
+  const moved = charge && (await undoGivenBackCompletion(trx, events, tenant, charge, now));
+  const account = moved ? await debtAccountRepo(trx, tenant).find(charge.debt_account_id) : undefined;
+  const family = account ? [account.id, ...(account.parent_id ? [account.parent_id] : [])] : [];
+  await supersedeMoved(trx, events, tenant, [...new Set([...accountIds, ...family])], now);
+};
 const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 
 /** Failures that are ours, not the debtor's: the gateway never received the charge, or none is configured. */

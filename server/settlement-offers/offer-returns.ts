@@ -42,13 +42,40 @@ export async function undoReturnedCompletion(
   charge: { id: string; payment_plan_id: string | null },
   now: Date,
 ): Promise<boolean> {
+  return undoCompletion(trx, events, tenant, charge, now, { planRetries: true });
+}
+
+/**
+ * The agency refunded (wholly or partly) or voided a charge that paid a completed offer: the
+ * settled sum is no longer paid, so the write-off is reversed as for a return, and the offer
+ * is `broken` whatever paid it (nothing retries a refund). A later refund of the same charge
+ * finds the offer broken and reverses nothing more. Runs in the refund's or void's transaction.
+ */
+export async function undoGivenBackCompletion(
+  trx: Knex.Transaction,
+  events: EventRecorder,
+  tenant: Tenant,
+  charge: { id: string; payment_plan_id: string | null },
+  now: Date,
+): Promise<boolean> {
+  return undoCompletion(trx, events, tenant, charge, now, { planRetries: false });
+}
+
+async function undoCompletion(
+  trx: Knex.Transaction,
+  events: EventRecorder,
+  tenant: Tenant,
+  charge: { id: string; payment_plan_id: string | null },
+  now: Date,
+  { planRetries }: { planRetries: boolean },
+): Promise<boolean> {
   const found = await offerRepo(trx, tenant).completedBy(charge);
   if (!found) return false;
   await lockAccount(trx, tenant, found.debt_account_id);
   const offer = (await offerRepo(trx, tenant).find(found.id, { forUpdate: true }))!;
   if (offer.status !== 'completed') return false;
   const moved = await reverseWriteOff(trx, tenant, offer);
-  const plan = offer.payment_plan_id && charge.payment_plan_id === offer.payment_plan_id ? await planRepo(trx, tenant).find(offer.payment_plan_id) : undefined;
+  const plan = planRetries && offer.payment_plan_id && charge.payment_plan_id === offer.payment_plan_id ? await planRepo(trx, tenant).find(offer.payment_plan_id) : undefined;
   if (plan?.status === 'active') {
     // The plan retries the instalment: the settled sum is asked again, and its payment completes the offer again.
     await setSettlementDiscount(trx, tenant, offer.debt_account_id, Number(offer.discount));

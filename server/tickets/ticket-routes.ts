@@ -6,7 +6,7 @@ import type { TypedRoutes } from '../http/typed-routes';
 import { uploadedFile } from '../http/uploads';
 import { sendStoredFile } from '../http/file-download';
 import { CONTACT_REQUEST_CATEGORIES } from './ticket-categories';
-import { ticketService, type TicketFilters } from './ticket-service';
+import { attachmentName, ticketService, type TicketFilters } from './ticket-service';
 
 /** Tratta's default page of tickets. */
 export const TICKETS_PER_PAGE = 15;
@@ -42,7 +42,6 @@ export function ticketRoutes(routes: TypedRoutes, deps: AppDeps): void {
 
   routes.get('/tickets/{id}/messages/{messageId}/attachment', async (req, res) => {
     const file = await tickets.attachment(tenantOf(res), req.params.id, req.params.messageId);
-    const extension = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg' }[file.contentType] ?? 'bin';
-    sendStoredFile(res as unknown as Response, file, `attachment-${req.params.messageId}.${extension}`);
+    sendStoredFile(res as unknown as Response, file, attachmentName(req.params.messageId, file.contentType));
   });
 }

@@ -113,6 +113,12 @@ async function markRead(deps: TicketDeps, tenant: Tenant, id: string): Promise<S
   });
 }
 
+/** The name of ours an attachment is served under, by the API and the Portal alike. */
+export function attachmentName(messageId: string, contentType: string): string {
+  const extension = ({ 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg' } as Record<string, string>)[contentType] ?? 'bin';
+  return `attachment-${messageId}.${extension}`;
+}
+
 async function attachment({ db, files }: TicketDeps, tenant: Tenant, id: string, messageId: string): Promise<{ bytes: Buffer; contentType: string }> {
   const row = await loadTicket(db, tenant, id);
   const message = (await ticketRepo(db, tenant).messagesOf([row.id])).find((item) => item.id === messageId);

@@ -42,7 +42,7 @@ async function axe(name: string): Promise<void> {
 async function signAs(name: string): Promise<void> {
   await page.getByRole('checkbox', { name: 'I agree to sign electronically' }).check();
   await page.getByLabel('Type your full name to sign').fill(name);
-  await page.getByRole('button', { name: 'Sign' }).click();
+  await page.getByRole('button', { name: 'Sign', exact: true }).click();
 }
 
 test('a document read, then one signed on the account\'s documents (the consent box first)', async () => {
@@ -59,14 +59,14 @@ test('a document read, then one signed on the account\'s documents (the consent 
   await page.getByRole('link', { name: 'Open Itemization of the debt' }).click();
   await page.getByRole('heading', { name: 'Itemization of the debt' }).waitFor();
   expect(await page.getByRole('link', { name: 'Read the document (PDF)' }).getAttribute('href')).toMatch(new RegExp(`/documents/${toRead}/file$`));
-  expect(await page.getByRole('button', { name: 'Sign' }).count()).toBe(0);
+  expect(await page.getByRole('button', { name: 'Sign', exact: true }).count()).toBe(0);
   await axe('document-read');
   expect(await documentOf(toRead)).toMatchObject({ status: 'viewed', viewed_at: expect.any(String) });
 
   await page.getByRole('link', { name: 'All documents' }).click();
   await page.getByRole('link', { name: 'Read and sign Settlement agreement' }).click();
   await page.getByLabel('Type your full name to sign').fill('Maria Gonzalez');
-  await page.getByRole('button', { name: 'Sign' }).click();
+  await page.getByRole('button', { name: 'Sign', exact: true }).click();
   expect(await page.getByText('Tick "I agree to sign electronically" to sign.').innerText()).toBeTruthy();
   await axe('document-sign-refused');
   expect((await documentOf(toSign)).signatures).toEqual([]);

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../../client';
-import { maria, unique, type ErrorBody } from '../support/fixtures';
+import { customerWithAccount, maria, unique, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -53,6 +53,30 @@ describe('Idempotency-Key', () => {
     expect(other.response.status).toBe(422);
     expect((other.error as ErrorBody).errorCode).toBe('idempotency_key_reused');
     expect(Object.keys((other.error as ErrorBody).errors ?? {})).toEqual(['headers.idempotency-key']);
+  });
+
+  test('a multipart request: the same key with another file is a 422 idempotency_key_reused; the same file under another name replays', async () => {
+    const { account } = await customerWithAccount(app.api);
+    const key = randomUUID();
+    const send = (text: string, filename: string) => {
+      const form = new FormData();
+      form.append('name', 'Validation notice');
+      form.append('file', new Blob([Buffer.from(`%PDF-1.4\n${text}\n%%EOF\n`)], { type: 'application/pdf' }), filename);
+      return fetch(`${app.baseUrl}/debt-accounts/${account.id}/documents`, { method: 'POST', headers: { authorization: `Bearer ${app.organization.production_token}`, 'Idempotency-Key': key }, body: form });
+    };
+    const first = await send('the first notice', 'notice.pdf');
+    expect(first.status).toBe(201);
+    const id = ((await first.json()) as { data: { id: string } }).data.id;
+    const other = await send('another notice', 'notice.pdf');
+    expect(other.status).toBe(422);
+    const body = (await other.json()) as ErrorBody;
+    expect(body.errorCode).toBe('idempotency_key_reused');
+    expect(Object.keys(body.errors ?? {})).toEqual(['headers.idempotency-key']);
+    const same = await send('the first notice', 'renamed.pdf');
+    expect(same.status).toBe(201);
+    expect(same.headers.get('idempotent-replayed')).toBe('true');
+    expect(((await same.json()) as { data: { id: string } }).data.id).toBe(id);
+    expect(Number((await app.db('documents').where({ debt_account_id: account.id }).count('* as n').first())!.n)).toBe(1);
   });
 
   test('the same key on another path is a key of its own there: the request runs', async () => {

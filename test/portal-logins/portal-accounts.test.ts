@@ -137,6 +137,48 @@ describe('the confirmation link and signing in', () => {
     expect(await outboxEvents(app, 'customer.login.success', (data) => data.trackables.customer?.uuid === made.customer.id)).toHaveLength(1);
   });
 
+  test('GET /api/session answers a browser signed in with a password: its customer, verified, no customer session', async () => {
+    const { made, email } = await registered();
+    await portalGuest(app).get(await latestLink(app.sandbox, made.customer.id, email, /Confirm/));
+    const { guest } = await signInAs(email, PASSWORD);
+    const answer = await guest.get('/api/session');
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-csrf-token')).toMatch(/.{20,}/);
+    expect(JSON.parse(answer.html)).toEqual({
+      data: {
+        session_id: null,
+        signed_in_with: 'portal_account',
+        destination: 'accounts_list',
+        verification_required: false,
+        customer: { id: made.customer.id, external_id: made.customer.external_id, name: made.customer.name },
+        debt_account: null,
+        debt_account_dispute_id: null,
+        return_url: null,
+        expiration_return_url: null,
+        valid_till: new Date(app.clock.now().getTime() + 30 * MINUTE).toISOString(),
+      },
+    });
+    // The Portal API's reads work for it as for a link's browser.
+    const accounts = await guest.get('/api/accounts');
+    expect(accounts.status).toBe(200);
+    expect(JSON.parse(accounts.html).data.map((account: { id: string }) => account.id)).toContain(made.account.id);
+  });
+
+  test('POST /sign-out needs the CSRF token (form field or X-CSRF-Token), then the browser session is gone', async () => {
+    const { made, email } = await registered();
+    await portalGuest(app).get(await latestLink(app.sandbox, made.customer.id, email, /Confirm/));
+    const { guest } = await signInAs(email, PASSWORD);
+    const cookie = [...guest.jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const csrf = (await guest.get('/api/session')).headers.get('x-csrf-token')!;
+    const forged = await fetch(`${app.origin}/portal/sign-out`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect(forged.status).toBe(403);
+    expect((await guest.get('/api/session')).status).toBe(200);
+    const out = await fetch(`${app.origin}/portal/sign-out`, { method: 'POST', redirect: 'manual', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/x-www-form-urlencoded' }, body: '' });
+    expect(out.status).toBe(200);
+    expect(textOf(await out.text())).toContain('You are signed out');
+    expect((await fetch(`${app.origin}/portal/api/session`, { headers: { cookie } })).status).toBe(401);
+  });
+
   test('a confirmation link works until its hour is over, not at the hour', async () => {
     const first = await registered();
     app.clock.advance(60 * MINUTE - 1000);

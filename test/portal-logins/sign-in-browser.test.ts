@@ -125,3 +125,39 @@ test('a reset link sets a new password, then says it was used and offers a new o
   expect(new URL(page.url()).pathname).toBe(`/portal/accounts/${made.account.id}/checkout`);
   await accessible('one-step-checkout');
 });
+
+test('"Sign out" in the header ends the visit on the server: the page says so, and the old cookie opens nothing after', async () => {
+  const made = await debtor();
+  const email = `${unique('out')}@mail.debt-collection.example`;
+  await page.context().clearCookies();
+  await page.goto(`${app.origin}/portal/register?${organizationQuery(app)}`);
+  await page.getByLabel('Phone').fill(made.customer.phone!);
+  await page.getByLabel('Date of birth').fill('1984-03-12');
+  await page.getByRole('button', { name: 'Continue' }).click();
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill('violet tractor sings');
+  await page.getByRole('button', { name: 'Create my account' }).click();
+  await page.goto(await latestLink(app.sandbox, made.customer.id, email, /Confirm/));
+  await page.context().clearCookies();
+  await signIn(email, 'violet tractor sings');
+  expect(new URL(page.url()).pathname).toBe('/portal/accounts');
+  const signOut = page.getByRole('navigation', { name: 'Portal' }).getByRole('button', { name: 'Sign out' });
+  expect(await signOut.isVisible()).toBe(true);
+  await page.screenshot({ path: '/tmp/portal27-signed-in-375.png' });
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'portal_session')!;
+  expect(cookie).toBeDefined();
+
+  await signOut.click();
+  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('You are signed out');
+  await accessible('signed-out');
+  await page.screenshot({ path: '/tmp/portal27-signed-out-375.png' });
+  expect((await page.context().cookies()).find((c) => c.name === 'portal_session')).toBeUndefined();
+  // No sign-out in the header once signed out.
+  expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+
+  // The cookie a thief kept from before is worth nothing: the server ended the session.
+  const replayed = await fetch(`${app.origin}/portal/accounts`, { headers: { cookie: `portal_session=${cookie.value}` }, redirect: 'manual' });
+  expect(replayed.status).toBe(401);
+  await page.goto(`${app.origin}/portal/accounts`);
+  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Please open your link again');
+});

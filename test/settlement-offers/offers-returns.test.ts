@@ -4,10 +4,12 @@
  * reversed by a transaction of its own (`settlement_write_off_reversal`, type_id 9), never
  * deleted; a full-amount offer is `broken` and the whole rest owed again; a plan's instalment
  * returned makes the offer `accepted` again while the plan retries it, and `broken` when the
- * plan gives it up. Every payload is checked against the document.
+ * plan gives it up. A refund (whole or partial) or a void by the agency of a charge that paid a
+ * completed offer reverses the write-off the same way and breaks the offer. Every payload is
+ * checked against the document.
  */
 import type { ApiClient, Schemas } from '../../client';
-import { accountOf, newCustomer, newDebtAccount, testAch, unique } from '../support/fixtures';
+import { accountOf, newCustomer, newDebtAccount, testAch, testCard, unique } from '../support/fixtures';
 import { RUN_HOUR_UTC } from '../../server/dates';
 import { advanceSandbox, DAY, sandboxNow, sandboxToday } from '../support/sandbox-clock';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -118,4 +120,60 @@ test("a plan's ACH instalment returned after it completed: accepted again while 
   expect(reversals).toEqual(writeOffs.map(([, status, amount]) => ['settlement_write_off_reversal', status, -Number(amount)]));
   expect(writeOffs).toHaveLength(3);
   expect(await statuses(offer.id)).toEqual(['accepted', 'completed', 'accepted', 'completed', 'accepted', 'completed', 'broken']);
+});
+
+describe('refunded or voided after it completed', () => {
+  async function completedByCard() {
+    const { account } = await debtOf(40_000);
+    const offer = await offerOn(account.id, { discount_percentage: 25, months_period: 0 });
+    const accepted = await accept(offer.id, { option: 'full_amount', card: testCard() });
+    expect(accepted.data!.data).toMatchObject({ status: 'completed' });
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 0, status: 'paid_off' });
+    return { account, offer, chargeId: accepted.data!.data.charge_id! };
+  }
+
+  test('a partial refund: the write-off reversed once, the offer broken, the forgiven cents and the refund owed; a second refund reverses nothing more', async () => {
+    const { account, offer, chargeId } = await completedByCard();
+    const refund = (amount: number) => api.POST('/charges/{id}/refund', { params: { path: { id: chargeId } }, body: { amount } });
+    expect((await refund(5_000)).response.status).toBe(200);
+    const broken = await read(offer.id);
+    expect(broken).toMatchObject({ status: 'broken', completed_at: null, charge_id: chargeId });
+    expect(broken.ended_at).not.toBeNull();
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 15_000, status: 'active' });
+    expect(await moved(account.id)).toEqual([
+      ['charge', 'succeeded', 30_000],
+      ['refund', 'succeeded', -5_000],
+      ['settlement_write_off', 'succeeded', 10_000],
+      ['settlement_write_off_reversal', 'succeeded', -10_000],
+    ]);
+    expect((await refund(25_000)).response.status).toBe(200);
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 40_000, status: 'active' });
+    expect((await moved(account.id)).filter(([type]) => type === 'settlement_write_off_reversal')).toHaveLength(1);
+    expect(await statuses(offer.id)).toEqual(['accepted', 'completed', 'broken']);
+    const updates = await outboxEvents(app, 'debt-account.update', account.id);
+    const reversal = updates.flatMap((data) => data.transactions).find((row: { type_id: number }) => row.type_id === 9);
+    expect(reversal).toMatchObject({ amount_cents: -10_000, source: 'settlement_offer', debt_account_settlement_offer: { id: offer.id } });
+  });
+
+  test('a void of a pending ACH debit: the write-off reversed, the offer broken, the whole balance owed again', async () => {
+    // An ACH debit is voided while pending (a card only on its own day, which the clock moved past in the tests above).
+    const { account } = await debtOf(40_000);
+    const offer = await offerOn(account.id, { discount_percentage: 25, months_period: 0 });
+    const accepted = await accept(offer.id, { option: 'full_amount', ach: testAch('000123456789') });
+    expect(accepted.data!.data).toMatchObject({ status: 'completed' });
+    const chargeId = accepted.data!.data.charge_id!;
+    const voided = await api.POST('/charges/{id}/void', { params: { path: { id: chargeId } } });
+    expect(voided.data!.data.status).toBe('voided');
+    expect(await read(offer.id)).toMatchObject({ status: 'broken', completed_at: null });
+    expect(await accountOf(api, account.id)).toMatchObject({ current_balance: 40_000, status: 'active' });
+    const rows = await moved(account.id);
+    expect(rows.filter(([type]) => type !== 'charge')).toEqual([
+      ['settlement_write_off', 'succeeded', 10_000],
+      ['settlement_write_off_reversal', 'succeeded', -10_000],
+      ['void', 'succeeded', -30_000],
+    ]);
+    expect(await statuses(offer.id)).toEqual(['accepted', 'completed', 'broken']);
+    // The whole balance may be paid again.
+    expect((await api.POST('/charges', { body: { amount: 40_000, debt_account_id: account.id, card: testCard() } })).response.status).toBe(201);
+  });
 });

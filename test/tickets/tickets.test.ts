@@ -220,5 +220,35 @@ describe('attachments', () => {
     const first = (await ticket(id)).messages[0]!;
     expect((await fetch(`${app.baseUrl}/tickets/${id}/messages/${first.id}/attachment`, { headers: { authorization: `Bearer ${app.organization.sandbox_token}` } })).status).toBe(404);
   });
+
+  test("the ticket's own customer downloads an agent's attachment from the Portal, as an attachment of ours; nobody else does", async () => {
+    const { browser } = await signedIn();
+    const id = await contact(browser);
+    const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+    const form = new FormData();
+    form.append('body', 'Your statement is attached.');
+    form.append('file', new Blob([pdf], { type: 'application/pdf' }), '../../etc/statement<script>.pdf');
+    const sent = await fetch(`${app.baseUrl}/tickets/${id}/messages`, { method: 'POST', headers: { authorization: `Bearer ${app.organization.sandbox_token}` }, body: form });
+    expect(sent.status).toBe(201);
+    const [first, agents] = ((await sent.json()) as { data: { messages: { id: string }[] } }).data.messages;
+
+    const page = await open(browser, `/tickets/${id}`);
+    const path = `/tickets/${id}/messages/${agents!.id}/attachment`;
+    expect(page.html).toContain(`href="/portal${path}"`);
+    expect(page.html).toContain('Download the attachment');
+    const file = await fetch(`${portal()}${path}`, { headers: { cookie: browser.cookie } });
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('application/pdf');
+    expect(file.headers.get('content-disposition')).toBe(`attachment; filename="attachment-${agents!.id}.pdf"`);
+    expect(file.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(Buffer.from(await file.arrayBuffer()).equals(pdf)).toBe(true);
+
+    // Nobody else: another customer signed in, a guest, no browser session; a message without a file.
+    const other = (await signedIn()).browser;
+    expect((await fetch(`${portal()}${path}`, { headers: { cookie: other.cookie } })).status).toBe(404);
+    expect((await fetch(`${portal()}${path}`, { headers: { cookie: (await guest()).cookie } })).status).toBe(404);
+    expect((await fetch(`${portal()}${path}`)).status).toBe(401);
+    expect((await fetch(`${portal()}/tickets/${id}/messages/${first!.id}/attachment`, { headers: { cookie: browser.cookie } })).status).toBe(404);
+  });
 });
 

@@ -387,7 +387,7 @@ async function documentsAndTickets(): Promise<void> {
   await page.getByRole('link', { name: 'Read and sign Settlement agreement' }).click();
   await page.getByRole('checkbox', { name: 'I agree to sign electronically' }).check();
   await page.getByLabel('Type your full name to sign').fill('Maria Gonzalez');
-  await page.getByRole('button', { name: 'Sign' }).click();
+  await page.getByRole('button', { name: 'Sign', exact: true }).click();
   await page.getByRole('status').first().waitFor();
 
   await page.getByRole('link', { name: 'Contact us' }).first().click();
