@@ -10,7 +10,8 @@ import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { flowDue } from './due-flow';
-import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
+import { dueInstalments, dueInstalmentsOf, runInstalment, startInstalments, type DueInstalment, type DueRef, type InstalmentCharger, type RunnerDeps, type Started } from './plan-runner';
+import { batcher } from './batches';
 
 /** One due item other than an instalment, carried out at `now` (its tenant's time); answers whether it did anything. */
 export type DueRunner = (tenant: Tenant, id: string, now: Date) => Promise<boolean>;
@@ -52,6 +53,9 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
  */
 export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight = DUE_WORK_CHARGES_IN_FLIGHT): Promise<number> {
   const others = ports.others ?? [];
+  // Instalments started together in one short transaction each (group commit, batches.ts): the
+  // flow's items that start while a batch is being started go together in the next.
+  const starts = batcher<DueInstalment, Started>((items) => startInstalments(deps, ports.charge, ports.lockAccount, items));
   return flowDue<DueItem>({
     width: inFlight,
     keyOf: (item) => `${item.kind}:${item.ref.id}`,
@@ -73,7 +77,12 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight 
       const tenant = tenantOfRef(() => offset)(ref);
       const other = others.find((source) => source.kind === kind);
       if (other) return other.run(tenant, ref.id, now);
-      if (kind === 'instalment') return runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now);
+      if (kind === 'instalment') {
+        const started = await starts.add({ ref, tenant, now });
+        if (typeof started === 'boolean') return started;
+        await started.finish();
+        return true;
+      }
       return ports.scheduledCharge(tenant, ref.id, now);
     },
   });
