@@ -147,8 +147,25 @@ async function main(): Promise<void> {
     listenToPayments();
     // Statements sent, to compare what each path asks of the database per instalment.
     let statements = 0;
-    db.on('query', () => {
+    const startedAt = new Map<string, number>();
+    const spent = new Map<string, { n: number; ms: number }>();
+    db.on('query', (q: { __knexQueryUid: string; sql: string }) => {
       statements += 1;
+      if (process.env.TRACE_SQL) startedAt.set(q.__knexQueryUid, performance.now());
+    });
+    db.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => {
+      const t = startedAt.get(q.__knexQueryUid);
+      if (t === undefined) return;
+      startedAt.delete(q.__knexQueryUid);
+      const key = q.sql.replace(/\s+/g, ' ').slice(0, 110);
+      const e = spent.get(key) ?? { n: 0, ms: 0 };
+      e.n += 1;
+      e.ms += performance.now() - t;
+      spent.set(key, e);
+    });
+    process.on('exit', () => {
+      if (!process.env.TRACE_SQL) return;
+      for (const [k, e] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, 40)) console.error(`${e.ms.toFixed(0).padStart(8)} ms ${String(e.n).padStart(7)}x ${k}`);
     });
     const seeded = async (name: string) => {
       const organization = await createOrganization(db, name);

@@ -10,7 +10,8 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { gatewayFor } from '../gateway/gateways';
 import type { Knex } from 'knex';
-import { lockAccount, type LockedFamily } from '../payments/balances';
+import type { LockedFamily } from '../payments/balances';
+import { lockFamilies } from '../payments/family-locks';
 import { reserveOn } from '../payments/create-charge';
 import { askAndRecord, recordAnswers, type Answer, type AnswerOf } from '../payments/charge-steps';
 import type { ChargeOutcome } from '../payments/charge-outcome';
@@ -39,10 +40,10 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
     dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
     others: messageDueSources(deps),
-    lockAccount: async (trx, tenant, accountId) => {
-      const family = await lockAccount(trx, tenant, accountId);
-      if (family) (lockedOn.get(trx) ?? lockedOn.set(trx, new Map()).get(trx)!).set(family.account.id, family);
-      return family?.account;
+    lockAccounts: async (trx, wanted) => {
+      const families = await lockFamilies(trx, wanted);
+      lockedOn.set(trx, families);
+      return new Map([...families].map(([id, family]) => [id, family.account]));
     },
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
       const gateway = gatewayFor(deps, tenant);

@@ -101,7 +101,8 @@ export interface DueInstalment {
 /** What starting an instalment answered: whether it did anything, or its charge to finish (ask the gateway, record the answer) after the commit. */
 export type Started = boolean | { finish: () => Promise<unknown> };
 
-type LockAccount = (trx: Knex.Transaction, tenant: Tenant, accountId: string) => Promise<DebtAccountRow | undefined>;
+/** Locks the families of many accounts at once, the way every writer of balances does (payments/family-locks.ts); answers the accounts found, by id. */
+export type LockAccounts = (trx: Knex.Transaction, wanted: { tenant: Tenant; accountId: string }[]) => Promise<Map<string, DebtAccountRow>>;
 
 /**
  * Carries out the instalment `ref` at `now` (its tenant's time) when it is still due; answers
@@ -110,12 +111,12 @@ type LockAccount = (trx: Knex.Transaction, tenant: Tenant, accountId: string) =>
 export async function runInstalment(
   deps: RunnerDeps,
   charge: InstalmentCharger,
-  lockAccount: LockAccount,
+  lockAccounts: LockAccounts,
   ref: DueRef,
   tenantOf: (ref: DueRef) => Tenant,
   now: Date,
 ): Promise<boolean> {
-  const [started] = await startInstalments(deps, charge, lockAccount, [{ ref, tenant: tenantOf(ref), now }]);
+  const [started] = await startInstalments(deps, charge, lockAccounts, [{ ref, tenant: tenantOf(ref), now }]);
   if (typeof started === 'boolean') return started;
   await started!.finish();
   return true;
@@ -123,31 +124,28 @@ export async function runInstalment(
 
 /**
  * Starts the instalments `items` (of any plans and tenants, one per plan) in ONE short
- * transaction: their account families locked in one fixed order (by the family's head, then the
- * account: two batches, or a batch and the API, queue instead of deadlocking), then their plans,
+ * transaction: their account families locked in one fixed order (family-locks.ts: two batches,
+ * or a batch and the API, queue instead of deadlocking), then their plans,
  * then the instalments (each by id), as the API's plan changes lock (account, plan, instalment);
  * each checked again and started; the attempts of those charged inserted in one statement and
  * their instalments put in flight in another. Answers each item's outcome, in order; the charges
  * are finished by the caller after the commit.
  */
-export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharger, lockAccount: LockAccount, items: DueInstalment[]): Promise<Started[]> {
+export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharger, lockAccounts: LockAccounts, items: DueInstalment[]): Promise<Started[]> {
   return moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx): Promise<Started[]> => {
       const ids = items.map((item) => item.ref.id);
-      const { rows: peeks } = await trx.raw<{ rows: { id: string; payment_plan_id: string; debt_account_id: string; head: string }[] }>(
-        `SELECT i.id, i.payment_plan_id, p.debt_account_id, coalesce(a.parent_id, a.id) AS head
-           FROM ${PLAN_CHARGES} i JOIN ${PAYMENT_PLANS} p ON p.id = i.payment_plan_id JOIN debt_accounts a ON a.id = p.debt_account_id
-          WHERE i.id = ANY(?::uuid[])`,
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; payment_plan_id: string; debt_account_id: string }[] }>(
+        `SELECT i.id, i.payment_plan_id, p.debt_account_id FROM ${PLAN_CHARGES} i JOIN ${PAYMENT_PLANS} p ON p.id = i.payment_plan_id WHERE i.id = ANY(?::uuid[])`,
         [ids],
       );
       const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
       const tenantOfItem = new Map(items.map((item) => [item.ref.id, item.tenant]));
       // Account families first, in one order.
-      const accounts = new Map<string, DebtAccountRow | undefined>();
-      const families = [...new Map(peeks.map((peek) => [peek.debt_account_id, peek])).values()].sort(
-        (a, b) => compare(a.head, b.head) || compare(a.debt_account_id, b.debt_account_id),
+      const accounts = await lockAccounts(
+        trx,
+        peeks.map((peek) => ({ tenant: tenantOfItem.get(peek.id)!, accountId: peek.debt_account_id })),
       );
-      for (const peek of families) accounts.set(peek.debt_account_id, await lockAccount(trx, tenantOfItem.get(peek.id)!, peek.debt_account_id));
       // Then the plans, then the instalments, each by id.
       const planIds = [...new Set(peeks.map((peek) => peek.payment_plan_id))].sort(compare);
       const plans = new Map<string, PlanRow & TenantOf>(

@@ -17,6 +17,7 @@ import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer,
 import { CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
 import { lockAccount, type LockedFamily } from './balances';
+import { lockFamilies } from './family-locks';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -141,8 +142,8 @@ export interface AnswerOf {
 
 /**
  * Step 3 for many charges at once (the due work's answers that arrive close together), in ONE
- * short transaction: their account families locked in one fixed order (by the family's head,
- * then the account, as the due work's starts lock), then each charge, and each answer recorded
+ * short transaction: their account families locked at once in one fixed order (family-locks.ts,
+ * as the due work's starts lock), then each charge, and each answer recorded
  * as `recordAnswer` records it. The events of the batch are recorded together at its end, one
  * record per tenant (one read of the payloads for all), in the order they were said. Answers each
  * charge's outcome in order (undefined: no such charge).
@@ -150,15 +151,15 @@ export interface AnswerOf {
 export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Promise<(ChargeOutcome | undefined)[]> {
   return moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx) => {
-      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string; head: string }[] }>(
-        `SELECT c.id, c.debt_account_id, coalesce(a.parent_id, a.id) AS head FROM ${CHARGES} c JOIN debt_accounts a ON a.id = c.debt_account_id WHERE c.id = ANY(?::uuid[])`,
-        [entries.map((entry) => entry.chargeId)],
-      );
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string }[] }>(`SELECT id, debt_account_id FROM ${CHARGES} WHERE id = ANY(?::uuid[])`, [
+        entries.map((entry) => entry.chargeId),
+      ]);
       const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
       const tenantOf = new Map(entries.map((entry) => [entry.chargeId, entry.tenant]));
-      const families = new Map<string, LockedFamily | undefined>();
-      const inOrder = [...new Map(peeks.map((peek) => [peek.debt_account_id, peek])).values()].sort((a, b) => compare(a.head, b.head) || compare(a.debt_account_id, b.debt_account_id));
-      for (const peek of inOrder) families.set(peek.debt_account_id, await lockAccount(trx, tenantOf.get(peek.id)!, peek.debt_account_id));
+      const families = await lockFamilies(
+        trx,
+        peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
+      );
       const batchEvents = deferredEvents(deps.events);
       const batchDeps = { ...deps, events: batchEvents.recorder };
       const outcomes: (ChargeOutcome | undefined)[] = [];
@@ -173,8 +174,6 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
     }),
   );
 }
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * An events recorder that keeps what is said and records it at `flush`, one record per tenant,
