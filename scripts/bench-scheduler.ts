@@ -147,10 +147,12 @@ async function main(): Promise<void> {
     listenToPayments();
     // Statements sent, to compare what each path asks of the database per instalment.
     let statements = 0;
+    let transactions = 0;
     const startedAt = new Map<string, number>();
     const spent = new Map<string, { n: number; ms: number }>();
     db.on('query', (q: { __knexQueryUid: string; sql: string }) => {
       statements += 1;
+      if (q.sql.startsWith('BEGIN')) transactions += 1;
       if (process.env.TRACE_SQL) startedAt.set(q.__knexQueryUid, performance.now());
     });
     db.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => {
@@ -188,12 +190,15 @@ async function main(): Promise<void> {
     let bareRate: number | undefined;
     let bareRows: Record<string, number> = {};
     let bareStatements = 0;
+    let bareTransactions = 0;
     if (bare) {
       const before = await rowsOf(db, bare.organizationId);
       started = Date.now();
       statements = 0;
+      transactions = 0;
       const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT);
       bareStatements = statements / made;
+      bareTransactions = transactions / made;
       const bareMs = Date.now() - started;
       bareRows = minus(await rowsOf(db, bare.organizationId), before);
       bareRate = (made / bareMs) * 1000;
@@ -204,6 +209,7 @@ async function main(): Promise<void> {
     const rowsBefore = await rowsOf(db, ours.organizationId);
     const before = memory();
     statements = 0;
+    transactions = 0;
     started = Date.now();
     await startPlanScheduler(deps, planPorts(deps));
     const pending = () => count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending'`, [ours.organizationId]);
@@ -215,6 +221,7 @@ async function main(): Promise<void> {
     }
     const schedulerMs = Date.now() - started;
     const ourStatements = statements / due;
+    const ourTransactions = transactions / due;
     const after = memory();
     const charged = await count(db, `SELECT count(*) FROM charges WHERE organization_id = ? AND source = 'payment_plan' AND status = 'succeeded'`, [ours.organizationId]);
     const attempts = await count(db, 'SELECT count(*) FROM payment_plan_charge_attempts WHERE organization_id = ?', [ours.organizationId]);
@@ -234,6 +241,7 @@ async function main(): Promise<void> {
       console.log(`rows made, table by table: ours ${JSON.stringify(ourRows)}; bare ${JSON.stringify(bareRows)}`);
       if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
+      console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);
     }

@@ -14,7 +14,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError, type ErrorCode } from '../kernel/errors';
 import { announce } from '../events/listeners';
 import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
-import { CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
+import { CHARGE_COLUMNS, CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
 import { lockAccount, type LockedFamily } from './balances';
 import { lockFamilies } from './family-locks';
@@ -160,14 +160,22 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
         trx,
         peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
       );
+      // Then the charges, by id, in one statement (each checked to be its entry's tenant's).
+      const locked = (await trx(CHARGES)
+        .whereIn(`${CHARGES}.id`, [...peekOf.keys()])
+        .orderBy(`${CHARGES}.id`)
+        .forUpdate()
+        .select([...CHARGE_COLUMNS, `${CHARGES}.organization_id`, `${CHARGES}.environment`])) as (ChargeRow & { organization_id: string; environment: string })[];
+      const chargeOf = new Map(locked.map(({ organization_id, environment, ...charge }) => [charge.id, { charge: charge as ChargeRow, organization_id, environment }]));
       const batchEvents = deferredEvents(deps.events);
       const batchDeps = { ...deps, events: batchEvents.recorder };
       const outcomes: (ChargeOutcome | undefined)[] = [];
       for (const entry of entries) {
         const peek = peekOf.get(entry.chargeId);
         const family = peek && families.get(peek.debt_account_id);
-        const charge = family && (await chargeRepo(trx, entry.tenant).find(entry.chargeId, { forUpdate: true }));
-        outcomes.push(charge ? await recordOn(batchDeps, trx, entry.tenant, family, charge, entry.answer, entry.now) : undefined);
+        const found = chargeOf.get(entry.chargeId);
+        const ours = found && found.organization_id === entry.tenant.organizationId && found.environment === entry.tenant.environment;
+        outcomes.push(family && ours ? await recordOn(batchDeps, trx, entry.tenant, family, found.charge, entry.answer, entry.now) : undefined);
       }
       await batchEvents.flush(trx);
       return outcomes;
