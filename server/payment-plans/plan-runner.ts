@@ -106,7 +106,7 @@ export type LockAccounts = (trx: Knex.Transaction, wanted: { tenant: Tenant; acc
 
 /**
  * Carries out the instalment `ref` at `now` (its tenant's time) when it is still due; answers
- * whether it did anything. `lockAccount` locks the account the way every writer of balances does.
+ * whether it did anything (a batch of one: `startInstalments`).
  */
 export async function runInstalment(
   deps: RunnerDeps,
