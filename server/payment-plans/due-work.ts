@@ -8,16 +8,16 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
-import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { flowDue } from './due-flow';
-import { dueInstalments, dueInstalmentsOf, runInstalment, type DueRef, type InstalmentCharger, type RunnerDeps } from './plan-runner';
+import { dueInstalments, dueInstalmentsOf, runInstalment, startInstalments, type DueInstalment, type DueRef, type InstalmentCharger, type LockAccounts, type RunnerDeps, type Started } from './plan-runner';
+import { batcher } from './batches';
 
 /** One due item other than an instalment, carried out at `now` (its tenant's time); answers whether it did anything. */
 export type DueRunner = (tenant: Tenant, id: string, now: Date) => Promise<boolean>;
 
 export interface DueWorkPorts {
   charge: InstalmentCharger;
-  lockAccount: (trx: Knex.Transaction, tenant: Tenant, accountId: string) => Promise<DebtAccountRow | undefined>;
+  lockAccounts: LockAccounts;
   scheduledCharge: DueRunner;
   /** The outcome of a pending ACH debit (only the sandbox clock's advance asks early). */
   settlement: DueRunner;
@@ -52,6 +52,9 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
  */
 export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight = DUE_WORK_CHARGES_IN_FLIGHT): Promise<number> {
   const others = ports.others ?? [];
+  // Instalments started together in one short transaction each (group commit, batches.ts): the
+  // flow's items that start while a batch is being started go together in the next.
+  const starts = batcher<DueInstalment, Started>((items) => startInstalments(deps, ports.charge, ports.lockAccounts, items));
   return flowDue<DueItem>({
     width: inFlight,
     keyOf: (item) => `${item.kind}:${item.ref.id}`,
@@ -73,7 +76,12 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight 
       const tenant = tenantOfRef(() => offset)(ref);
       const other = others.find((source) => source.kind === kind);
       if (other) return other.run(tenant, ref.id, now);
-      if (kind === 'instalment') return runInstalment(deps, ports.charge, ports.lockAccount, ref, () => tenant, now);
+      if (kind === 'instalment') {
+        const started = await starts.add({ ref, tenant, now });
+        if (typeof started === 'boolean') return started;
+        await started.finish();
+        return true;
+      }
       return ports.scheduledCharge(tenant, ref.id, now);
     },
   });
@@ -120,7 +128,7 @@ export async function runDueUpTo(deps: RunnerDeps, ports: DueWorkPorts, tenant: 
     const ran = other
       ? await other.run(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now)
       : next.kind === 'instalment'
-        ? await runInstalment(itemDeps, ports.charge, ports.lockAccount, next.ref!, self, now)
+        ? await runInstalment(itemDeps, ports.charge, ports.lockAccounts, next.ref!, self, now)
         : next.kind === 'scheduled-charge'
           ? await ports.scheduledCharge(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now)
           : await ports.settlement(self({ id: next.id, organization_id: tenant.organizationId, environment: tenant.environment, due_at: now }), next.id, now);

@@ -8,19 +8,26 @@ import type { Knex } from 'knex';
 import type { EventRecorder } from '../events/events';
 import { announce, type Happenings } from '../events/listeners';
 import type { Tenant } from '../kernel/tenant';
-import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow } from './plan-repo';
+import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, planRepo, type InstalmentRow, type PlanRow } from './plan-repo';
 import { afterDecline, afterPayment } from './plan-runner';
 
 export async function finishInstalment(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, { charge, declined, now }: Happenings['charge.finished']): Promise<void> {
   if (!charge.payment_plan_charge_id) return;
-  const unlocked = (await trx(PLAN_CHARGES).where({ id: charge.payment_plan_charge_id }).first('payment_plan_id')) as { payment_plan_id: string } | undefined;
-  if (!unlocked) return;
   const plans = planRepo(trx, tenant);
-  const plan = await plans.find(unlocked.payment_plan_id, { forUpdate: true });
-  const instalment = (await trx(PLAN_CHARGES).where({ id: charge.payment_plan_charge_id }).forUpdate().first()) as InstalmentRow | undefined;
-  const started = (await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: charge.payment_plan_charge_id, charge_id: charge.id, outcome: 'started' }).first('attempt')) as
-    | { attempt: number }
-    | undefined;
+  // The plan, then the instalment with the attempt this charge started (the family is locked already).
+  const plan = (await trx(PAYMENT_PLANS)
+    .join(`${PLAN_CHARGES} as i`, 'i.payment_plan_id', `${PAYMENT_PLANS}.id`)
+    .where('i.id', charge.payment_plan_charge_id)
+    .where({ [`${PAYMENT_PLANS}.organization_id`]: tenant.organizationId, [`${PAYMENT_PLANS}.environment`]: tenant.environment })
+    .forUpdate(PAYMENT_PLANS)
+    .first(PLAN_COLUMNS)) as PlanRow | undefined;
+  const row = (await trx(`${PLAN_CHARGES} as i`)
+    .leftJoin(`${PLAN_CHARGE_ATTEMPTS} as att`, (join) => join.on('att.payment_plan_charge_id', 'i.id').andOnVal('att.charge_id', charge.id).andOnVal('att.outcome', 'started'))
+    .where('i.id', charge.payment_plan_charge_id)
+    .forUpdate('i')
+    .first('i.*', 'att.attempt as started_attempt')) as (InstalmentRow & { started_attempt: number | null }) | undefined;
+  const started = row?.started_attempt != null ? { attempt: row.started_attempt } : undefined;
+  const instalment = row && (({ started_attempt: _started, ...rest }) => rest as InstalmentRow)(row);
   if (!plan || !instalment || !started) return;
   const paid = charge.status !== 'failed';
   await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: instalment.id, attempt: started.attempt }).update({ outcome: paid ? 'paid' : 'failed' });

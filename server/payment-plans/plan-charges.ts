@@ -10,9 +10,12 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { gatewayFor } from '../gateway/gateways';
 import type { Knex } from 'knex';
-import { lockAccount, type LockedFamily } from '../payments/balances';
+import type { LockedFamily } from '../payments/balances';
+import { lockFamilies } from '../payments/family-locks';
 import { reserveOn } from '../payments/create-charge';
-import { askAndRecord } from '../payments/charge-steps';
+import { askAndRecord, recordAnswers, type Answer, type AnswerOf } from '../payments/charge-steps';
+import type { ChargeOutcome } from '../payments/charge-outcome';
+import { batcher } from './batches';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../kernel/tenant';
@@ -24,9 +27,12 @@ import type { DueRef } from './plan-runner';
 const atTenantTime = (deps: AppDeps, tenant: Tenant, now: Date): AppDeps => ({ ...deps, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) });
 
 export function planPorts(deps: AppDeps): DueWorkPorts {
-  // The family the runner locked on a transaction, handed to the reservation on that same
-  // transaction (locked once, not twice).
-  const lockedOn = new WeakMap<Knex.Transaction, LockedFamily>();
+  // The families the runner locked on a transaction (a batch locks many), handed to the
+  // reservation on that same transaction (locked once, not twice).
+  const lockedOn = new WeakMap<Knex.Transaction, Map<string, LockedFamily>>();
+  // The answers of this process's instalments, recorded in batches (group commit: those that
+  // arrive while a batch is being recorded go together in the next).
+  const answers = batcher<AnswerOf, ChargeOutcome | undefined>((entries) => recordAnswers(deps, entries));
   return {
     scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
     settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),
@@ -34,10 +40,10 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
     dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
     others: messageDueSources(deps),
-    lockAccount: async (trx, tenant, accountId) => {
-      const family = await lockAccount(trx, tenant, accountId);
-      if (family) lockedOn.set(trx, family);
-      return family?.account;
+    lockAccounts: async (trx, wanted) => {
+      const families = await lockFamilies(trx, wanted);
+      lockedOn.set(trx, families);
+      return new Map([...families].map(([id, family]) => [id, family.account]));
     },
     charge: async (trx, tenant, { plan, instalment, amount, now }) => {
       const gateway = gatewayFor(deps, tenant);
@@ -54,10 +60,11 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
           gateway,
           { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id },
           { source: 'payment_plan', payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
-          lockedOn.get(trx),
+          lockedOn.get(trx)?.get(plan.debt_account_id),
         );
         // The instalment's attempt is finished by the answer's `charge.finished` (instalment-outcome.ts).
-        return { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now }) };
+        const record = (answer: Answer) => answers.add({ tenant, chargeId: charge.id, answer, now });
+        return { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now, record }) };
       } catch (error) {
         // A rule of the charge refused it (an expired card, a method without a token): a failed attempt.
         if (error instanceof ApiError) return { chargeId: null, paid: false, error: error.message, errorCode: error.errorCode };

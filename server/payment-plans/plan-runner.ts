@@ -12,7 +12,7 @@ import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Environment, Tenant } from '../kernel/tenant';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import { PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
+import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';
 import { amountDue, termsOf } from '../payment-terms/payment-terms';
 import { announce } from '../events/listeners';
@@ -91,74 +91,167 @@ async function endPlan(trx: Knex, tenant: Tenant, plan: PlanRow, status: 'comple
   return { status, ended_at: now, ...(status === 'canceled' ? { canceled_at: now } : {}) };
 }
 
+/** An instalment the flow found due, with its tenant and the time (its tenant's) it is carried out at. */
+export interface DueInstalment {
+  ref: DueRef;
+  tenant: Tenant;
+  now: Date;
+}
+
+/** What starting an instalment answered: whether it did anything, or its charge to finish (ask the gateway, record the answer) after the commit. */
+export type Started = boolean | { finish: () => Promise<unknown> };
+
+/** Locks the families of many accounts at once, the way every writer of balances does (payments/family-locks.ts); answers the accounts found, by id. */
+export type LockAccounts = (trx: Knex.Transaction, wanted: { tenant: Tenant; accountId: string }[]) => Promise<Map<string, DebtAccountRow>>;
+
 /**
  * Carries out the instalment `ref` at `now` (its tenant's time) when it is still due; answers
- * whether it did anything. `lockAccount` locks the account the way every writer of balances does.
+ * whether it did anything (a batch of one: `startInstalments`).
  */
 export async function runInstalment(
   deps: RunnerDeps,
   charge: InstalmentCharger,
-  lockAccount: (trx: Knex.Transaction, tenant: Tenant, accountId: string) => Promise<DebtAccountRow | undefined>,
+  lockAccounts: LockAccounts,
   ref: DueRef,
   tenantOf: (ref: DueRef) => Tenant,
   now: Date,
 ): Promise<boolean> {
-  const tenant = tenantOf(ref);
-  const started = await moneyWrites(deps.db, () => deps.db.transaction(async (trx): Promise<boolean | { finish: () => Promise<unknown> }> => {
-    const plans = planRepo(trx, tenant);
-    const peek = (await trx(PLAN_CHARGES).where({ id: ref.id }).first('payment_plan_id')) as { payment_plan_id: string } | undefined;
-    if (!peek) return false;
-    const unlockedPlan = await plans.find(peek.payment_plan_id);
-    if (!unlockedPlan) return false;
-    // Account, plan, instalment: the order the API's plan changes lock in.
-    const account = await lockAccount(trx, tenant, unlockedPlan.debt_account_id);
-    const plan = await plans.find(unlockedPlan.id, { forUpdate: true });
-    const instalment = (await trx(PLAN_CHARGES).where({ id: ref.id }).forUpdate().first()) as InstalmentRow | undefined;
-    if (!account || !plan || !instalment) return false;
-    if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
-
-    let changes: PlanValues = {};
-    const { refusal, maximum } = termsOf(account);
-    // Other payments being made take the whole balance: due again once they are done.
-    if (refusal?.reason === 'reserved') return false;
-    if (refusal?.reason === 'disputed') {
-      // Held by an open dispute: this instalment is not collected; the plan goes on after it.
-      changes = await skipInstalment(trx, tenant, plan, account, instalment, now);
-    } else if (refusal) {
-      // Paid off in the meantime (a one-time charge): the plan is done; closed or otherwise
-      // out of collection: the plan is canceled, nothing is charged.
-      changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
-    } else {
-      const attempt = instalment.attempts + 1;
-      // The key of exactly once: a second process recording this attempt fails here.
-      await trx(PLAN_CHARGE_ATTEMPTS).insert({
-        payment_plan_charge_id: instalment.id,
-        attempt,
-        organization_id: tenant.organizationId,
-        environment: tenant.environment,
-        outcome: 'started',
-      });
-      const amount = Math.min(Number(instalment.amount), maximum);
-      const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
-      if ('finish' in outcome) {
-        await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: instalment.id, attempt }).update({ charge_id: outcome.chargeId });
-        // In flight: not due again while its charge is being made.
-        await trx(PLAN_CHARGES).where({ id: instalment.id }).update({ due_at: null, charge_id: outcome.chargeId, updated_at: trx.fn.now() });
-        return { finish: outcome.finish };
-      }
-      await trx(PLAN_CHARGE_ATTEMPTS)
-        .where({ payment_plan_charge_id: instalment.id, attempt })
-        .update({ charge_id: outcome.chargeId, outcome: outcome.paid ? 'paid' : 'failed' });
-      if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
-      changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
-      if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
-    }
-    await plans.update(plan.id, changes);
-    await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
-    return true;
-  }));
+  const [started] = await startInstalments(deps, charge, lockAccounts, [{ ref, tenant: tenantOf(ref), now }]);
   if (typeof started === 'boolean') return started;
-  await started.finish();
+  await started!.finish();
+  return true;
+}
+
+/**
+ * Starts the instalments `items` (of any plans and tenants, one per plan) in ONE short
+ * transaction: their account families locked in one fixed order (family-locks.ts: two batches,
+ * or a batch and the API, queue instead of deadlocking), then their plans,
+ * then the instalments (each by id), as the API's plan changes lock (account, plan, instalment);
+ * each checked again and started; the attempts of those charged inserted in one statement and
+ * their instalments put in flight in another. Answers each item's outcome, in order; the charges
+ * are finished by the caller after the commit.
+ */
+export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharger, lockAccounts: LockAccounts, items: DueInstalment[]): Promise<Started[]> {
+  return moneyWrites(deps.db, () =>
+    deps.db.transaction(async (trx): Promise<Started[]> => {
+      const ids = items.map((item) => item.ref.id);
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; payment_plan_id: string; debt_account_id: string }[] }>(
+        `SELECT i.id, i.payment_plan_id, p.debt_account_id FROM ${PLAN_CHARGES} i JOIN ${PAYMENT_PLANS} p ON p.id = i.payment_plan_id WHERE i.id = ANY(?::uuid[])`,
+        [ids],
+      );
+      const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
+      const tenantOfItem = new Map(items.map((item) => [item.ref.id, item.tenant]));
+      // Account families first, in one order.
+      const accounts = await lockAccounts(
+        trx,
+        peeks.map((peek) => ({ tenant: tenantOfItem.get(peek.id)!, accountId: peek.debt_account_id })),
+      );
+      // Then the plans, then the instalments, each by id.
+      const planIds = [...new Set(peeks.map((peek) => peek.payment_plan_id))].sort(compare);
+      const plans = new Map<string, PlanRow & TenantOf>(
+        ((await trx(PAYMENT_PLANS).whereIn('id', planIds).orderBy('id').forUpdate().select([...PLAN_COLUMNS, `${PAYMENT_PLANS}.organization_id`, `${PAYMENT_PLANS}.environment`])) as (PlanRow & TenantOf)[]).map(
+          (plan) => [plan.id, plan],
+        ),
+      );
+      const instalments = new Map<string, InstalmentRow & TenantOf>(
+        ((await trx(PLAN_CHARGES).whereIn('id', [...ids].sort(compare)).orderBy('id').forUpdate().select('*')) as (InstalmentRow & TenantOf)[]).map((row) => [row.id, row]),
+      );
+
+      const inFlight: { item: DueInstalment; instalment: InstalmentRow; attempt: number; chargeId: string }[] = [];
+      const started: Started[] = [];
+      for (const item of items) {
+        const peek = peekOf.get(item.ref.id);
+        const plan = peek && plans.get(peek.payment_plan_id);
+        const instalment = instalments.get(item.ref.id);
+        const account = peek && accounts.get(peek.debt_account_id);
+        if (!account || !plan || !instalment || !ofTenant(plan, item.tenant) || !ofTenant(instalment, item.tenant)) {
+          started.push(false);
+          continue;
+        }
+        const outcome = await startOne(deps, trx, charge, item, account, plan, instalment);
+        if (typeof outcome === 'object') inFlight.push({ item, instalment, attempt: outcome.attempt, chargeId: outcome.chargeId });
+        started.push(typeof outcome === 'object' ? { finish: outcome.finish } : outcome);
+      }
+      if (inFlight.length > 0) {
+        // The key of exactly once: a second process recording one of these attempts fails here (and rolls the batch back).
+        await trx(PLAN_CHARGE_ATTEMPTS).insert(
+          inFlight.map(({ item, instalment, attempt, chargeId }) => ({
+            payment_plan_charge_id: instalment.id,
+            attempt,
+            organization_id: item.tenant.organizationId,
+            environment: item.tenant.environment,
+            outcome: 'started',
+            charge_id: chargeId,
+          })),
+        );
+        // In flight: not due again while their charges are being made.
+        await trx.raw(
+          `UPDATE ${PLAN_CHARGES} i SET due_at = NULL, charge_id = v.charge_id, updated_at = now()
+             FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS charge_id) v WHERE i.id = v.id`,
+          [inFlight.map((each) => each.instalment.id), inFlight.map((each) => each.chargeId)],
+        );
+      }
+      return started;
+    }),
+  );
+}
+
+interface TenantOf {
+  organization_id: string;
+  environment: Environment;
+}
+
+const ofTenant = (row: TenantOf, tenant: Tenant) => row.organization_id === tenant.organizationId && row.environment === tenant.environment;
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * One locked instalment, checked again and started: its charge reserved (its attempt is
+ * inserted by the caller, with the batch's), or what happens instead (skipped for a dispute, the
+ * plan ended, a charge that could not be made recorded as a failed attempt).
+ */
+async function startOne(
+  deps: RunnerDeps,
+  trx: Knex.Transaction,
+  charge: InstalmentCharger,
+  { tenant, now }: DueInstalment,
+  account: DebtAccountRow,
+  plan: PlanRow,
+  instalment: InstalmentRow,
+): Promise<boolean | { chargeId: string; attempt: number; finish: () => Promise<unknown> }> {
+  if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
+  const plans = planRepo(trx, tenant);
+  let changes: PlanValues = {};
+  const { refusal, maximum } = termsOf(account);
+  // Other payments being made take the whole balance: due again once they are done.
+  if (refusal?.reason === 'reserved') return false;
+  if (refusal?.reason === 'disputed') {
+    // Held by an open dispute: this instalment is not collected; the plan goes on after it.
+    changes = await skipInstalment(trx, tenant, plan, account, instalment, now);
+  } else if (refusal) {
+    // Paid off in the meantime (a one-time charge): the plan is done; closed or otherwise
+    // out of collection: the plan is canceled, nothing is charged.
+    changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
+  } else {
+    const attempt = instalment.attempts + 1;
+    const amount = Math.min(Number(instalment.amount), maximum);
+    const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
+    if ('finish' in outcome) return { chargeId: outcome.chargeId, attempt, finish: outcome.finish };
+    // No charge could be made: the attempt is recorded failed at once (its key, as a charged one's).
+    await trx(PLAN_CHARGE_ATTEMPTS).insert({
+      payment_plan_charge_id: instalment.id,
+      attempt,
+      organization_id: tenant.organizationId,
+      environment: tenant.environment,
+      outcome: outcome.paid ? 'paid' : 'failed',
+      charge_id: outcome.chargeId,
+    });
+    if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
+    changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
+    if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
+  }
+  await plans.update(plan.id, changes);
+  await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
   return true;
 }
 

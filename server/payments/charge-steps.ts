@@ -14,8 +14,10 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError, type ErrorCode } from '../kernel/errors';
 import { announce } from '../events/listeners';
 import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
-import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
-import { lockAccount } from './balances';
+import { CHARGE_COLUMNS, CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
+import type { EventRecorder, RecordedEvent } from '../events/events';
+import { lockAccount, type LockedFamily } from './balances';
+import { lockFamilies } from './family-locks';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -58,13 +60,19 @@ export async function askAndRecord(
   tenant: Tenant,
   charge: ChargeRow,
   token: string,
-  at: { now: Date; within?: Within; waitMs?: number },
+  at: {
+    now: Date;
+    within?: Within;
+    waitMs?: number;
+    /** Step 3 in a batch of answers (the due work's group commit, `recordAnswers`); by default `recordAnswer` alone. */
+    record?: (answer: Answer) => Promise<ChargeOutcome | undefined>;
+  },
 ): Promise<ChargeOutcome> {
   await atStep(deps.config, 'reserved', charge);
   const asked = ask(gateway, token, charge).then(async (answer) => {
     if (!answer) return undefined;
     await atStep(deps.config, 'answered', charge);
-    const outcome = await recordAnswer(deps, tenant, charge.id, answer, at.now, at.within);
+    const outcome = at.record ? await at.record(answer) : await recordAnswer(deps, tenant, charge.id, answer, at.now, at.within);
     await atStep(deps.config, 'recorded', charge);
     return outcome;
   });
@@ -84,6 +92,9 @@ export async function askAndRecord(
     clearTimeout(timer);
   }
 }
+
+/** What step 3 records: the gateway's answer, its refusal of the request, or that it never received it. */
+export type Answer = GatewayAnswer | 'refused' | 'never_received';
 
 /** The gateway's answer; undefined when none came (the charge stays `processing` for recovery). */
 async function ask(gateway: PaymentGateway, token: string, charge: ChargeRow): Promise<GatewayAnswer | 'refused' | undefined> {
@@ -107,7 +118,7 @@ export async function recordAnswer(
   deps: PaymentDeps,
   tenant: Tenant,
   chargeId: string,
-  answer: GatewayAnswer | 'refused' | 'never_received',
+  answer: Answer,
   now: Date,
   within?: Within,
 ): Promise<ChargeOutcome | undefined> {
@@ -117,23 +128,109 @@ export async function recordAnswer(
     if (!unlocked) return undefined;
     const family = (await lockAccount(trx, tenant, unlocked.debt_account_id))!;
     const charge = (await charges.find(chargeId, { forUpdate: true }))!;
-    if (charge.status !== 'processing') return outcomeOf(charge);
-    const outcome =
-      typeof answer === 'string'
-        ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
-        : await recordCharge(deps, trx, tenant, {
-            family,
-            amount: Number(charge.amount),
-            answer,
-            now,
-            ofPlan: charge.source === 'payment_plan',
-            write: (answered) => charges.update(charge.id, answered),
-          });
-    if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
-    await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
-    await within?.(trx, outcome);
-    return outcome;
+    return recordOn(deps, trx, tenant, family, charge, answer, now, within);
   }));
+}
+
+/** One answer to record in a batch (`recordAnswers`). */
+export interface AnswerOf {
+  tenant: Tenant;
+  chargeId: string;
+  answer: Answer;
+  now: Date;
+}
+
+/**
+ * Step 3 for many charges at once (the due work's answers that arrive close together), in ONE
+ * short transaction: their account families locked at once in one fixed order (family-locks.ts,
+ * as the due work's starts lock), then each charge, and each answer recorded
+ * as `recordAnswer` records it. The events of the batch are recorded together at its end, one
+ * record per tenant (one read of the payloads for all), in the order they were said. Answers each
+ * charge's outcome in order (undefined: no such charge).
+ */
+export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Promise<(ChargeOutcome | undefined)[]> {
+  return moneyWrites(deps.db, () =>
+    deps.db.transaction(async (trx) => {
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string }[] }>(`SELECT id, debt_account_id FROM ${CHARGES} WHERE id = ANY(?::uuid[])`, [
+        entries.map((entry) => entry.chargeId),
+      ]);
+      const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
+      const tenantOf = new Map(entries.map((entry) => [entry.chargeId, entry.tenant]));
+      const families = await lockFamilies(
+        trx,
+        peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
+      );
+      // Then the charges, by id, in one statement (each checked to be its entry's tenant's).
+      const locked = (await trx(CHARGES)
+        .whereIn(`${CHARGES}.id`, [...peekOf.keys()])
+        .orderBy(`${CHARGES}.id`)
+        .forUpdate()
+        .select([...CHARGE_COLUMNS, `${CHARGES}.organization_id`, `${CHARGES}.environment`])) as (ChargeRow & { organization_id: string; environment: string })[];
+      const chargeOf = new Map(locked.map(({ organization_id, environment, ...charge }) => [charge.id, { charge: charge as ChargeRow, organization_id, environment }]));
+      const batchEvents = deferredEvents(deps.events);
+      const batchDeps = { ...deps, events: batchEvents.recorder };
+      const outcomes: (ChargeOutcome | undefined)[] = [];
+      for (const entry of entries) {
+        const peek = peekOf.get(entry.chargeId);
+        const family = peek && families.get(peek.debt_account_id);
+        const found = chargeOf.get(entry.chargeId);
+        const ours = found && found.organization_id === entry.tenant.organizationId && found.environment === entry.tenant.environment;
+        outcomes.push(family && ours ? await recordOn(batchDeps, trx, entry.tenant, family, found.charge, entry.answer, entry.now) : undefined);
+      }
+      await batchEvents.flush(trx);
+      return outcomes;
+    }),
+  );
+}
+
+/**
+ * An events recorder that keeps what is said and records it at `flush`, one record per tenant,
+ * in the order said: a batch's payloads read once, as the batch commits.
+ */
+function deferredEvents(events: EventRecorder): { recorder: EventRecorder; flush: (trx: Knex.Transaction) => Promise<void> } {
+  const said = new Map<string, { tenant: Tenant; events: RecordedEvent[] }>();
+  return {
+    recorder: {
+      async record(_trx, tenant, recorded) {
+        const key = `${tenant.organizationId}:${tenant.environment}`;
+        const entry = said.get(key) ?? said.set(key, { tenant, events: [] }).get(key)!;
+        entry.events.push(...recorded);
+      },
+    },
+    async flush(trx) {
+      for (const { tenant, events: recorded } of said.values()) await events.record(trx, tenant, recorded);
+    },
+  };
+}
+
+/** Records `answer` for `charge`, locked with its `family` on `trx`: what `recordAnswer` and `recordAnswers` do for each charge. */
+async function recordOn(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  family: LockedFamily,
+  charge: ChargeRow,
+  answer: Answer,
+  now: Date,
+  within?: Within,
+): Promise<ChargeOutcome> {
+  if (charge.status !== 'processing') return outcomeOf(charge);
+  const charges = chargeRepo(trx, tenant);
+  const outcome =
+    typeof answer === 'string'
+      ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
+      : await recordCharge(deps, trx, tenant, {
+          family,
+          amount: Number(charge.amount),
+          answer,
+          now,
+          ofPlan: charge.source === 'payment_plan',
+          write: (answered) => charges.update(charge.id, answered),
+        });
+  if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
+  await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
+  await within?.(trx, outcome);
+  return outcome;
 }
 
 /** No money moved: the charge fails as a decline would, and what it reserved is free again. */
