@@ -37,7 +37,7 @@ export interface Lanes {
   /** Frees the slot (to the first attempt waiting for one), noting how long the attempt took (undefined: nothing was sent). */
   release(webhookId: string, slow: boolean, ms: number | undefined): void;
   /** Seconds to park an attempt that found no slot. */
-  parkSeconds(webhookId: string): number;
+  parkSeconds(webhookId: string, slow: boolean): number;
   /** Whether this process has seen the webhook slow lately. */
   seenSlow(webhookId: string): boolean;
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
@@ -170,12 +170,13 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       if (state.meanMs > SLOW_ANSWER_MS) note(webhookId);
     },
 
-    parkSeconds(webhookId) {
+    parkSeconds(webhookId, slow) {
       const state = paceOf(webhookId);
       state.parked += 1;
-      // Before its first answer, a webhook's answers take at least as long as its slots have been full.
+      // Before its first answer, a webhook's answers take at least as long as its slots have
+      // been full, and one in the slow lane at least SLOW_ANSWER_MS.
       const full = fullSince.get(webhookId);
-      const meanMs = Math.max(state.meanMs, full === undefined ? 0 : Date.now() - full);
+      const meanMs = Math.max(state.meanMs, full === undefined ? 0 : Date.now() - full, slow ? SLOW_ANSWER_MS : 0);
       return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * meanMs) / perWebhook / 1000)));
     },
 

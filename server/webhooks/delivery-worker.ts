@@ -150,7 +150,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         attempt = attemptOf(prepared.target);
       } else attempt = prepared;
       const slow = laned();
-      if (!(await lanes.take(webhookId, slow, deadline - Date.now()))) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: laned() });
+      if (!(await lanes.take(webhookId, slow, deadline - Date.now()))) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId, slow), slow: laned() });
       let result: AttemptResult;
       const sending = Date.now();
       try {
