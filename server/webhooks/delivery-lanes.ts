@@ -45,7 +45,7 @@ export interface Lanes {
 }
 
 /** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
-export const TURN_MS = 200;
+export const TURN_MS = 500;
 
 interface Waiter {
   /** Settles the wait: true with a slot, false without. */

@@ -98,10 +98,11 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   // And those recorded final in the last FINAL_MS: a job loaded while its predecessor's outcome
   // was being written sees the predecessor unfinished, and goes rather than coming back in a second.
   let finals = new Map<string, number>();
-  const settleOf = (deliveryId: string, state: 'final' | 'pending') => {
+  const settleOf = (deliveryId: string, state: 'final' | 'pending', sent: boolean) => {
     inHand.get(deliveryId)?.settle(state);
     inHand.delete(deliveryId);
-    if (state !== 'final') return;
+    // Only an answer this process recorded (not a job skipped as stale) tells that it is finished.
+    if (state !== 'final' || !sent) return;
     if (finals.size >= MAX_FINALS) finals = new Map();
     finals.set(deliveryId, Date.now());
   };
@@ -116,6 +117,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
 
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
+    let sent = false;
     let freed = false;
     const finish = async (outcome: Outcome) => {
       freed = true;
@@ -161,8 +163,9 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       await finish({ job, kind: 'attempt', result, webhookId, slow: laned() });
       const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
       state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
+      sent = true;
     } finally {
-      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state);
+      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state, sent);
       if (!freed) inFlight -= 1;
       settleIdle();
       poke();
