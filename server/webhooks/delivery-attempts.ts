@@ -63,7 +63,7 @@ export function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: M
   if (target.blockerId && inHand(target.blockerId)) return { waitFor: target.blockerId, target };
   if (target.blockedUntil) {
     const wait = Math.ceil((new Date(target.blockedUntil).getTime() - Date.now()) / 1000);
-    return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)), slow: target.slow };
+    return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)), slow: target.slow, webhookId: target.webhookId };
   }
   return attemptOf(target);
 }

@@ -48,6 +48,12 @@ interface RecorderDeps {
   clock: () => Date;
   /** The webhooks to put in the slow lane with this batch. */
   seenSlow: () => string[];
+  /**
+   * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
+   * put back after its webhook was seen slow goes to the slow lane even when it was decided
+   * before (the webhook's backlog is moved once, after this batch, and would miss it).
+   */
+  isSlow: (webhookId: string) => boolean;
 }
 
 export interface Recorder {
@@ -69,7 +75,7 @@ const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { c
 /** The most outcomes one batch writes: those handed over while the last batch was written go together. */
 const MAX_BATCH = 500;
 
-export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let unmarked: string[] = [];
@@ -167,7 +173,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       const repo = deliveryRepo(trx);
       const changed = await repo.record(stored, doneJobs, noted);
       const next: PgBoss.JobInsert[] = [];
-      for (const { job, kind, result, deferSeconds, slow: laned } of outcomes) {
+      for (const { job, kind, result, deferSeconds, slow, webhookId } of outcomes) {
+        const laned = slow || (webhookId !== undefined && isSlow(webhookId));
         const data = carried(job);
         if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
         if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;

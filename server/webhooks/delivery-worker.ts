@@ -76,7 +76,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const maxWaitMs = options.maxWaitMs ?? Math.min(2000, config.webhookLeaseMarginSeconds * 100);
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
-  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow });
+  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -148,11 +148,11 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         // for good), rather than coming back in a second; still pending (a retry later), or
         // not done within the wait: defer. It waits without a slot: slots are for sending.
         const before = inHand.get(prepared.waitFor);
-        if (before && (await within(before.settled, deadline)) !== 'final') return await finish({ job, kind: 'defer', slow: laned() });
+        if (before && (await within(before.settled, deadline)) !== 'final') return await finish({ job, kind: 'defer', slow: laned(), webhookId });
         attempt = attemptOf(prepared.target);
       } else attempt = prepared;
       const slow = laned();
-      if (!(await lanes.take(webhookId, slow, deadline - Date.now()))) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId, slow), slow: laned() });
+      if (!(await lanes.take(webhookId, slow, deadline - Date.now()))) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId, slow), slow: laned(), webhookId });
       let result: AttemptResult;
       const sending = Date.now();
       try {
