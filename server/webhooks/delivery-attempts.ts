@@ -46,7 +46,7 @@ export const attemptOf = (target: DeliveryTarget): Attempt => ({
  * What to send for a job, or what else to do with it: skip it (webhook deleted, delivery done
  * already), cancel it (webhook disabled), or defer it (an earlier delivery of the same object
  * to the same webhook is still under way: deliveries of one object keep their order). A job
- * whose predecessor is in hand here (`inHand`) waits for it instead.
+ * whose predecessor is in hand here, or was just recorded final here (`inHand`), waits for it instead.
  */
 export function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>, inHand: (deliveryId: string) => boolean): Attempt | Outcome | Waiting {
   const data = job.data;
@@ -63,7 +63,7 @@ export function prepare(job: Job, targets: Map<string, DeliveryTarget>, hooks: M
   if (target.blockerId && inHand(target.blockerId)) return { waitFor: target.blockerId, target };
   if (target.blockedUntil) {
     const wait = Math.ceil((new Date(target.blockedUntil).getTime() - Date.now()) / 1000);
-    return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)), slow: target.slow };
+    return { job, kind: 'defer', deferSeconds: Math.min(3600, Math.max(DEFER_SECONDS, wait)), slow: target.slow, webhookId: target.webhookId };
   }
   return attemptOf(target);
 }

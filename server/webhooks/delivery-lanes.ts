@@ -10,7 +10,14 @@
  *   attempts, and every attempt enqueued for it while it is there, have pg-boss priority
  *   SLOW_PRIORITY, so every process fetches them only when no other webhook's attempt is due.
  *   A fast endpoint's attempts are never fetched after, or put back because of, a slow one's.
- * - An attempt that finds no slot is put back, spread over the time the slots take to free:
+ * - An attempt that finds no slot waits in this process for one of its webhook's, first come
+ *   first served, when its webhook is not in the slow lane and its slots are turning over (one
+ *   was freed within TURN_MS): a fast webhook's burst goes at the pace its slots free, rather
+ *   than being put back for a second and coming back out of order. The wait is bounded (the
+ *   caller's `waitMs`, within the lease), and a webhook that frees no slot for TURN_MS sends
+ *   all its waiting attempts back at once: a slow webhook holds the process's attempts in hand
+ *   for TURN_MS at most, once, before it is seen slow.
+ * - An attempt that gets no slot is put back, spread over the time the slots take to free:
  *   the n-th one parked waits about n × (its webhook's mean answer time) / perWebhook.
  *
  * Nothing here decides what is delivered, only when: the lane lives in the database, and the
@@ -22,16 +29,28 @@ import { DEFER_SECONDS } from './delivery-jobs';
 export const SLOW_ANSWER_MS = 1000;
 
 export interface Lanes {
-  /** Takes a slot for an attempt to `webhookId`; false when it has none (park the attempt). */
-  take(webhookId: string, slow: boolean): boolean;
-  /** Frees the slot, noting how long the attempt took (undefined: nothing was sent). */
+  /**
+   * A slot for an attempt to `webhookId`: at once when one is free, else (see above) the first
+   * one freed within `waitMs`; false when it gets none (park the attempt).
+   */
+  take(webhookId: string, slow: boolean, waitMs: number): boolean | Promise<boolean>;
+  /** Frees the slot (to the first attempt waiting for one), noting how long the attempt took (undefined: nothing was sent). */
   release(webhookId: string, slow: boolean, ms: number | undefined): void;
   /** Seconds to park an attempt that found no slot. */
-  parkSeconds(webhookId: string): number;
+  parkSeconds(webhookId: string, slow: boolean): number;
   /** Whether this process has seen the webhook slow lately. */
   seenSlow(webhookId: string): boolean;
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
   takeSeenSlow(): string[];
+}
+
+/** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
+export const TURN_MS = 500;
+
+interface Waiter {
+  /** Settles the wait: true with a slot, false without. */
+  grant(slot: boolean): void;
+  timer: NodeJS.Timeout;
 }
 
 const MAX_TRACKED = 10_000;
@@ -63,19 +82,78 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   };
   const lately = (webhookId: string) => Date.now() - (slowAt.get(webhookId) ?? 0) < REMEMBER_MS;
 
+  /** Attempts waiting for a slot, by webhook (none for a webhook in the slow lane), first come first served. */
+  const waiting = new Map<string, Waiter[]>();
+  /** Per webhook with waiters: parks them all when no slot is freed for TURN_MS. */
+  const watchdogs = new Map<string, NodeJS.Timeout>();
+
+  const tryTake = (webhookId: string, slow: boolean): boolean => {
+    const taken = busy.get(webhookId) ?? 0;
+    if (taken >= perWebhook) {
+      const since = fullSince.get(webhookId) ?? Date.now();
+      fullSince.set(webhookId, since);
+      if (Date.now() - since > SLOW_ANSWER_MS) note(webhookId);
+      return false;
+    }
+    if (slow && slowInFlight >= slowSlots) return false;
+    busy.set(webhookId, taken + 1);
+    if (slow) slowInFlight += 1;
+    return true;
+  };
+  const watch = (webhookId: string) => {
+    clearTimeout(watchdogs.get(webhookId));
+    // Checked again after the answers already in (a busy event loop runs timers first): a slot
+    // freed meanwhile has armed another watchdog.
+    const timer: NodeJS.Timeout = setTimeout(() => setImmediate(() => watchdogs.get(webhookId) === timer && dismiss(webhookId)), TURN_MS);
+    watchdogs.set(webhookId, timer);
+  };
+  /** Parks every attempt waiting for a slot of `webhookId`. */
+  const dismiss = (webhookId: string) => {
+    clearTimeout(watchdogs.get(webhookId));
+    watchdogs.delete(webhookId);
+    const queue = waiting.get(webhookId) ?? [];
+    waiting.delete(webhookId);
+    for (const waiter of queue) waiter.grant(false);
+  };
+  /** Hands freed slots of `webhookId` to its waiting attempts, first come first served. */
+  const serve = (webhookId: string) => {
+    const queue = waiting.get(webhookId);
+    if (!queue) return;
+    while (queue.length > 0 && tryTake(webhookId, false)) queue.shift()!.grant(true);
+    if (queue.length > 0) return watch(webhookId);
+    waiting.delete(webhookId);
+    clearTimeout(watchdogs.get(webhookId));
+    watchdogs.delete(webhookId);
+  };
+
   return {
-    take(webhookId, slow) {
-      const taken = busy.get(webhookId) ?? 0;
-      if (taken >= perWebhook) {
-        const since = fullSince.get(webhookId) ?? Date.now();
-        fullSince.set(webhookId, since);
-        if (Date.now() - since > SLOW_ANSWER_MS) note(webhookId);
-        return false;
-      }
-      if (slow && slowInFlight >= slowSlots) return false;
-      busy.set(webhookId, taken + 1);
-      if (slow) slowInFlight += 1;
-      return true;
+    take(webhookId, slow, waitMs) {
+      if (tryTake(webhookId, slow)) return true;
+      // In the slow lane, or its slots have not turned over lately: park it.
+      const since = fullSince.get(webhookId);
+      const turning = waiting.has(webhookId) || (since !== undefined && Date.now() - since < TURN_MS);
+      if (slow || waitMs <= 0 || !turning) return false;
+      return new Promise<boolean>((done) => {
+        let queue = waiting.get(webhookId);
+        if (!queue) {
+          waiting.set(webhookId, (queue = []));
+          watch(webhookId);
+        }
+        const waiter: Waiter = {
+          grant(slot) {
+            clearTimeout(waiter.timer);
+            done(slot);
+          },
+          timer: setTimeout(() => {
+            const list = waiting.get(webhookId);
+            const at = list?.indexOf(waiter) ?? -1;
+            if (at >= 0) list!.splice(at, 1);
+            if (list?.length === 0) dismiss(webhookId);
+            done(false);
+          }, waitMs),
+        };
+        queue.push(waiter);
+      });
     },
 
     release(webhookId, slow, ms) {
@@ -84,6 +162,7 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       else busy.delete(webhookId);
       fullSince.delete(webhookId);
       if (slow) slowInFlight -= 1;
+      serve(webhookId);
       if (ms === undefined) return;
       const state = paceOf(webhookId);
       state.meanMs = state.meanMs === 0 ? ms : state.meanMs * 0.9 + ms * 0.1;
@@ -91,12 +170,13 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       if (state.meanMs > SLOW_ANSWER_MS) note(webhookId);
     },
 
-    parkSeconds(webhookId) {
+    parkSeconds(webhookId, slow) {
       const state = paceOf(webhookId);
       state.parked += 1;
-      // Before its first answer, a webhook's answers take at least as long as its slots have been full.
+      // Before its first answer, a webhook's answers take at least as long as its slots have
+      // been full, and one in the slow lane at least SLOW_ANSWER_MS.
       const full = fullSince.get(webhookId);
-      const meanMs = Math.max(state.meanMs, full === undefined ? 0 : Date.now() - full);
+      const meanMs = Math.max(state.meanMs, full === undefined ? 0 : Date.now() - full, slow ? SLOW_ANSWER_MS : 0);
       return Math.min(3600, Math.max(DEFER_SECONDS, Math.ceil((state.parked * meanMs) / perWebhook / 1000)));
     },
 

@@ -1,11 +1,17 @@
 /**
  * How the delivery worker records what became of its jobs, in small batches: one transaction
  * updates the delivery rows, enqueues the retries and the attempts put back, removes the jobs
- * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts), disables those that answered
- * 410, all together, so a crash cannot lose a retry. Then, on its own (it waits on no one's
- * locks and no one waits on its), it puts the webhooks seen slow in the slow lane
- * (delivery-lanes.ts); one that could not be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and
- * run again, and the attempt numbers make that harmless.
+ * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts),
+ * disables those that answered 410, all together, so a crash cannot lose a retry. Then, on its
+ * own (it waits on no one's locks and no one waits on its), it puts the webhooks seen slow in
+ * the slow lane (delivery-lanes.ts); one that could not be put there is tried again with the
+ * next batch. A batch that cannot be written leaves its jobs active: they expire and run
+ * again, and the attempt numbers make that harmless.
+ *
+ * One batch is written at a time per process, its rows taken in id order: two batches written
+ * at once, each locking its job, delivery and webhook rows in its own order, once deadlocked
+ * (the isolation bench). Outcomes handed over while a batch is written go in the next one, so
+ * a slower database gets larger batches rather than more of them.
  */
 import type PgBoss from 'pg-boss';
 import type { Knex } from 'knex';
@@ -31,6 +37,7 @@ export interface Outcome {
 }
 
 const RECORD_BATCH = 100;
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 const RECORD_WAIT_MS = 5;
 
 interface RecorderDeps {
@@ -41,6 +48,12 @@ interface RecorderDeps {
   clock: () => Date;
   /** The webhooks to put in the slow lane with this batch. */
   seenSlow: () => string[];
+  /**
+   * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
+   * put back after its webhook was seen slow goes to the slow lane even when it was decided
+   * before (the webhook's backlog is moved once, after this batch, and would miss it).
+   */
+  isSlow: (webhookId: string) => boolean;
 }
 
 export interface Recorder {
@@ -50,28 +63,77 @@ export interface Recorder {
   flush(): Promise<void>;
 }
 
-/** How many times a batch is written when PostgreSQL aborts it for a deadlock or a serialization failure. */
+/**
+ * How many times a batch is written when PostgreSQL aborts it for a deadlock or a serialization
+ * failure. This process writes one batch at a time, every statement takes its rows in id order,
+ * and two processes never hold the same job; what is left is a batch holding jobs whose lease
+ * lapsed while pg-boss's maintenance expires them (one statement over every lapsed job, in its
+ * own order, which is not ours to choose): rare, and nothing of an aborted batch is written.
+ */
 const CONFLICT_ROUNDS = 3;
 const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { code?: string })?.code ?? '');
+/** The most outcomes one batch writes: those handed over while the last batch was written go together. */
+const MAX_BATCH = 500;
 
-export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: RecorderDeps): Recorder {
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let unmarked: string[] = [];
+  /** The batches being written, one after the other: one at a time per process. */
+  let writing: Promise<void> | undefined;
 
-  async function flush(): Promise<void> {
+  const schedule = () => {
+    if (batch.length >= RECORD_BATCH) void flushing();
+    else flushTimer ??= setTimeout(() => void flushing(), RECORD_WAIT_MS);
+  };
+
+  /** Writes what is waiting, and what comes meanwhile, one batch at a time; settles when nothing is left. */
+  function flushing(): Promise<void> {
     clearTimeout(flushTimer);
     flushTimer = undefined;
-    const items = batch;
-    batch = [];
-    if (items.length === 0) return;
+    if (!writing && batch.length > 0) {
+      writing = (async () => {
+        while (batch.length > 0) await writeBatch(batch.splice(0, MAX_BATCH));
+      })().finally(() => {
+        writing = undefined;
+        if (batch.length > 0) schedule();
+      });
+    }
+    return writing ?? Promise.resolve();
+  }
+
+  async function flush(): Promise<void> {
+    while (batch.length > 0 || writing) await flushing();
+    await marking;
+  }
+
+  /**
+   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way
+   * (a webhook entering it has its backlog moved), one pass at a time.
+   */
+  let marking: Promise<void> | undefined;
+  function markSlow(): void {
+    unmarked = [...new Set([...unmarked, ...seenSlow()])];
+    if (marking || unmarked.length === 0) return;
+    const slow = unmarked;
+    unmarked = [];
+    marking = deliveryRepo(db)
+      .markSlow(slow)
+      .catch((error) => {
+        unmarked.push(...slow);
+        log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
+      })
+      .finally(() => (marking = undefined));
+  }
+
+  async function writeBatch(items: { outcome: Outcome; done: () => void }[]): Promise<void> {
     for (let round = 1; ; round += 1) {
       try {
         await writeOutcomes(items.map((item) => item.outcome));
         break;
       } catch (error) {
-        // PostgreSQL ended the batch's statement to break a deadlock (seen between two batches'
-        // job deletes under the isolation bench): nothing of it was written, so it is written again.
+        // PostgreSQL ended the batch's statement to break a deadlock: nothing of it was
+        // written, so it is written again.
         if (isConflict(error) && round < CONFLICT_ROUNDS) {
           log.warn({ err: error, round }, 'recording webhook attempts met a deadlock; writing the batch again');
           continue;
@@ -82,6 +144,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       }
     }
     for (const item of items) item.done();
+    markSlow();
   }
 
   async function writeOutcomes(outcomes: Outcome[]): Promise<void> {
@@ -95,9 +158,11 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       const outcome = outcomeOf(job.data, result!);
       stored.push({ id, attempt, status: result!.status, error: result!.error, outcome, delaySeconds: outcome === 'postponed' ? result!.retryAfterSeconds! : delay });
     }
+    // Every row in id order: two writers that lock rows in one order cannot deadlock.
+    stored.sort(byId);
     const attempted = outcomes.filter((outcome) => outcome.kind === 'attempt');
-    const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))];
-    const doneJobs = outcomes.map((outcome) => outcome.job.id);
+    const gone = [...new Set(attempted.filter((outcome) => outcome.result!.status === 410).map((outcome) => outcome.webhookId!))].sort();
+    const doneJobs = outcomes.map((outcome) => outcome.job.id).sort();
     const noted = noteAttemptsStatement(clock(), attempted.map((outcome) => ({ webhookId: outcome.webhookId!, ok: outcome.result!.ok })));
     // The usual batch, every attempt answered 2xx: one statement, no transaction.
     if (gone.length === 0 && outcomes.every((outcome) => outcome.kind === 'skip' || (outcome.kind === 'attempt' && outcome.result!.ok))) {
@@ -108,7 +173,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       const repo = deliveryRepo(trx);
       const changed = await repo.record(stored, doneJobs, noted);
       const next: PgBoss.JobInsert[] = [];
-      for (const { job, kind, result, deferSeconds, slow: laned } of outcomes) {
+      for (const { job, kind, result, deferSeconds, slow, webhookId } of outcomes) {
+        const laned = slow || (webhookId !== undefined && isSlow(webhookId));
         const data = carried(job);
         if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
         if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
@@ -119,14 +185,6 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
       await enqueueManyIn(boss, trx, next);
       await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
     });
-    const slow = [...new Set([...unmarked, ...seenSlow()])];
-    unmarked = [];
-    try {
-      await deliveryRepo(db).markSlow(slow);
-    } catch (error) {
-      unmarked = slow;
-      log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
-    }
     for (const { job, kind, result } of outcomes) {
       if (kind !== 'attempt' || result!.ok) continue;
       const final = outcomeOf(job.data, result!) === 'failed';
@@ -141,8 +199,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow }: Reco
     record: (outcome) =>
       new Promise<void>((done) => {
         batch.push({ outcome, done });
-        if (batch.length >= RECORD_BATCH) void flush();
-        else flushTimer ??= setTimeout(() => void flush(), RECORD_WAIT_MS);
+        if (!writing) schedule();
       }),
     flush,
   };

@@ -126,12 +126,16 @@ export function deliveryRepo(db: Knex) {
       await db.raw(
         // A job locked by a worker fetching or completing it is skipped: whatever that worker
         // enqueues for it again goes to the slow lane anyway.
-        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key.
-        `UPDATE ${JOB_TABLE} SET priority = ? WHERE name = ? AND id IN (
+        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key,
+        // once (MATERIALIZED): as `id IN (subquery … FOR UPDATE)` PostgreSQL may run the
+        // subquery again for every job, which over a backlog of thousands took minutes and held
+        // the jobs it had locked (pg-boss's maintenance waited on them).
+        `WITH moved AS MATERIALIZED (
            SELECT j.id FROM ${JOB_TABLE} j JOIN ${DELIVERIES} d ON d.id = (j.data->>'deliveryId')::uuid
             WHERE j.name = ? AND j.state < 'active' AND j.priority > ? AND d.webhook_id = ANY (?::uuid[])
-              FOR UPDATE OF j SKIP LOCKED)`,
-        [SLOW_PRIORITY, QUEUES.webhookDelivery, QUEUES.webhookDelivery, SLOW_PRIORITY, entered],
+              FOR UPDATE OF j SKIP LOCKED)
+         UPDATE ${JOB_TABLE} AS job SET priority = ? FROM moved WHERE job.name = ? AND job.id = moved.id`,
+        [QUEUES.webhookDelivery, SLOW_PRIORITY, entered, SLOW_PRIORITY, QUEUES.webhookDelivery],
       );
     },
 

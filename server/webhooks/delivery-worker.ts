@@ -22,7 +22,7 @@
  */
 import type { AppDeps } from '../deps';
 import { QUEUES } from '../jobs/queue';
-import { attemptOf, attemptSender, prepare } from './delivery-attempts';
+import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-attempts';
 import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
 import { outcomeRecorder, type Job, type Outcome } from './delivery-recording';
@@ -39,6 +39,8 @@ export interface WebhookWorkerOptions {
   perWebhook?: number;
   /** How often an idle worker looks for due attempts. */
   pollIntervalMs?: number;
+  /** The longest an attempt waits in hand for its predecessor and a slot before it is put back. */
+  maxWaitMs?: number;
 }
 
 export interface WebhookWorker {
@@ -49,8 +51,19 @@ export interface WebhookWorker {
 }
 
 const FETCH_MAX = 100;
+
+/** The settled state of `settled`, or 'late' when it has not settled by `deadline`. */
+function within<T>(settled: Promise<T>, deadline: number): Promise<T | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((done) => (timer = setTimeout(() => done('late'), Math.max(0, deadline - Date.now()))));
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}
+
 /** Outcomes handed to the recorder and not yet written, beyond which the pump fetches no more. */
 const MAX_RECORDING = 1024;
+/** How many deliveries recorded final this process remembers (a predecessor just finished). */
+const MAX_FINALS = 20_000;
+const FINAL_MS = 10_000;
 
 export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptions = {}): WebhookWorker {
   const { config, db, logger, secrets, boss } = deps;
@@ -58,9 +71,12 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const concurrency = options.concurrency ?? 256;
   const perWebhook = options.perWebhook ?? 64;
   const pollMs = options.pollIntervalMs ?? 500;
+  // The longest an attempt waits in hand before sending (for its predecessor, for a slot): a
+  // tenth of the lease's margin beyond the timeout, at most 2 s (delivery-lanes.ts).
+  const maxWaitMs = options.maxWaitMs ?? Math.min(2000, config.webhookLeaseMarginSeconds * 100);
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
-  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow });
+  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -79,9 +95,16 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   // Deliveries in hand in this process (this batch or an earlier one), by id: settles 'final'
   // once recorded as delivered or failed for good (or found finished), 'pending' otherwise.
   const inHand = new Map<string, { settled: Promise<'final' | 'pending'>; settle: (state: 'final' | 'pending') => void }>();
-  const settleOf = (deliveryId: string, state: 'final' | 'pending') => {
+  // And those recorded final in the last FINAL_MS: a job loaded while its predecessor's outcome
+  // was being written sees the predecessor unfinished, and goes rather than coming back in a second.
+  let finals = new Map<string, number>();
+  const settleOf = (deliveryId: string, state: 'final' | 'pending', sent: boolean) => {
     inHand.get(deliveryId)?.settle(state);
     inHand.delete(deliveryId);
+    // Only an answer this process recorded (not a job skipped as stale) tells that it is finished.
+    if (state !== 'final' || !sent) return;
+    if (finals.size >= MAX_FINALS) finals = new Map();
+    finals.set(deliveryId, Date.now());
   };
 
   // A job's slot is freed as soon as its outcome is handed to the recorder: the slots bound
@@ -94,6 +117,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
 
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
+    let sent = false;
     let freed = false;
     const finish = async (outcome: Outcome) => {
       freed = true;
@@ -108,36 +132,40 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       }
     };
     try {
-      const prepared = prepare(job, targets, hooks, (deliveryId) => inHand.has(deliveryId));
+      const prepared = prepare(job, targets, hooks, (deliveryId) => inHand.has(deliveryId) || Date.now() - (finals.get(deliveryId) ?? 0) < FINAL_MS);
       if ('kind' in prepared) {
         if (prepared.kind === 'skip' || prepared.kind === 'cancel') state = 'final';
         return await finish(prepared);
       }
       const webhookId = 'waitFor' in prepared ? prepared.target.webhookId : prepared.webhookId;
       const laned = () => ('waitFor' in prepared ? prepared.target.slow : prepared.slow) || lanes.seenSlow(webhookId);
-      // A slot of its webhook's, also to wait for its predecessor: a webhook holds no more.
-      const slow = laned();
-      if (!lanes.take(webhookId, slow)) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId), slow: laned() });
-      let result: AttemptResult;
-      let attempt = prepared;
-      let sending: number | undefined;
-      try {
+      // What it waits for before sending (its predecessor, a slot) it waits for within maxWaitMs
+      // of now, well inside its lease; beyond that it is put back.
+      const deadline = Date.now() + maxWaitMs;
+      let attempt: Attempt;
+      if ('waitFor' in prepared) {
         // The predecessor is in hand here: go right after it once it is delivered (or failed
-        // for good), rather than coming back in a second; still pending (a retry later): defer.
-        if ('waitFor' in attempt) {
-          if ((await inHand.get(attempt.waitFor)!.settled) === 'pending') return await finish({ job, kind: 'defer', slow: laned() });
-          attempt = attemptOf(attempt.target);
-        }
-        sending = Date.now();
+        // for good), rather than coming back in a second; still pending (a retry later), or
+        // not done within the wait: defer. It waits without a slot: slots are for sending.
+        const before = inHand.get(prepared.waitFor);
+        if (before && (await within(before.settled, deadline)) !== 'final') return await finish({ job, kind: 'defer', slow: laned(), webhookId });
+        attempt = attemptOf(prepared.target);
+      } else attempt = prepared;
+      const slow = laned();
+      if (!(await lanes.take(webhookId, slow, deadline - Date.now()))) return await finish({ job, kind: 'defer', deferSeconds: lanes.parkSeconds(webhookId, slow), slow: laned(), webhookId });
+      let result: AttemptResult;
+      const sending = Date.now();
+      try {
         result = await send(attempt);
       } finally {
-        lanes.release(webhookId, slow, sending === undefined ? undefined : Date.now() - sending);
+        lanes.release(webhookId, slow, Date.now() - sending);
       }
       await finish({ job, kind: 'attempt', result, webhookId, slow: laned() });
       const outcome = isTestJob(job.data) ? 'delivered' : outcomeOf(job.data, result);
       state = outcome === 'delivered' || outcome === 'failed' ? 'final' : 'pending';
+      sent = true;
     } finally {
-      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state);
+      if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state, sent);
       if (!freed) inFlight -= 1;
       settleIdle();
       poke();

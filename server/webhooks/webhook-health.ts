@@ -39,7 +39,7 @@ export function noteAttemptsStatement(now: Date, noted: Noted[]): { sql: string;
                  warned_at = CASE WHEN v.ok THEN NULL ELSE w.warned_at END
             FROM jsonb_to_recordset(?::jsonb) AS v(id uuid, ok boolean)
            WHERE w.id = v.id AND w.status = 'enabled' AND (w.failing_since IS NULL) <> v.ok`,
-    bindings: [now.toISOString(), JSON.stringify([...byHook].map(([id, ok]) => ({ id, ok })))],
+    bindings: [now.toISOString(), JSON.stringify([...byHook].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, ok]) => ({ id, ok })))],
   };
 }
 

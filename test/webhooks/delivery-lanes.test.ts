@@ -1,0 +1,61 @@
+/**
+ * The slots of one webhook (delivery-lanes.ts): an attempt that finds them all taken waits for
+ * one, first come first served, while its webhook answers; a webhook that frees none for
+ * TURN_MS has its waiting attempts sent back (parked), and so has one in the slow lane at once.
+ */
+import { deliveryLanes, TURN_MS } from '../../server/webhooks/delivery-lanes';
+
+const A = 'a0000000-0000-4000-8000-000000000001';
+const B = 'b0000000-0000-4000-8000-000000000002';
+
+test('an attempt beyond the cap waits for a slot and gets the first one freed, in the order they came', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
+  expect(lanes.take(A, false, 5000)).toBe(true);
+  expect(lanes.take(A, false, 5000)).toBe(true);
+  const order: string[] = [];
+  const third = Promise.resolve(lanes.take(A, false, 5000)).then((slot) => (order.push('third'), slot));
+  const fourth = Promise.resolve(lanes.take(A, false, 5000)).then((slot) => (order.push('fourth'), slot));
+  // Another webhook's attempt is not behind them.
+  expect(lanes.take(B, false, 5000)).toBe(true);
+
+  lanes.release(A, false, 5);
+  expect(await third).toBe(true);
+  lanes.release(A, false, 5);
+  expect(await fourth).toBe(true);
+  expect(order).toEqual(['third', 'fourth']);
+  // Each waiter holds the slot it was given: the cap still holds.
+  const fifth = Promise.resolve(lanes.take(A, false, 5000));
+  lanes.release(A, false, 5);
+  expect(await fifth).toBe(true);
+});
+
+test('a webhook that frees no slot for TURN_MS has its waiting attempts parked, and parks the next at once', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 1 });
+  expect(lanes.take(A, false, 60_000)).toBe(true);
+  const waiting = [lanes.take(A, false, 60_000), lanes.take(A, false, 60_000)];
+  expect(await Promise.all(waiting)).toEqual([false, false]);
+  await new Promise((done) => setTimeout(done, TURN_MS));
+  expect(lanes.take(A, false, 60_000)).toBe(false);
+  // Once it answers, its attempts wait for its slots again.
+  lanes.release(A, false, TURN_MS * 3);
+  expect(lanes.take(A, false, 60_000)).toBe(true);
+  const next = lanes.take(A, false, 60_000);
+  lanes.release(A, false, 5);
+  expect(await next).toBe(true);
+});
+
+test('an attempt in the slow lane never waits in the process: it is parked', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 1 });
+  expect(lanes.take(A, true, 5000)).toBe(true);
+  expect(lanes.take(A, true, 5000)).toBe(false);
+});
+
+test('an attempt waits no longer than it is given, and a slot freed after is not lost', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 1 });
+  expect(lanes.take(A, false, 5000)).toBe(true);
+  // Slots turning over: a waiter that runs out of its own time goes back.
+  const late = lanes.take(A, false, 1);
+  expect(await late).toBe(false);
+  lanes.release(A, false, 5);
+  expect(lanes.take(A, false, 5000)).toBe(true);
+});
