@@ -40,7 +40,6 @@ import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain } from './http/chain';
 import { requestLog } from './http/request-log';
-import { inWriteLane } from './db/write-lane';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
@@ -85,9 +84,6 @@ export function createApp(deps: AppDeps): Express {
   api.use(
     chain([
       (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
-      // Every request but a GET is in the write lane: it leaves some of the pool's connections
-      // to the reads (db/write-lane.ts), so a hundred charges in flight never starve a GET.
-      (req, _res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : inWriteLane(next)),
       // One round trip: the token and its count (http/access.ts).
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
     ]),

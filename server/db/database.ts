@@ -5,7 +5,6 @@ import { startEmbedded } from './embedded';
 import { migrationSource } from './migrations';
 import { within } from '../within';
 import { installPreparedStatements } from './prepared-statements';
-import { limitWriteLane, READ_RESERVE } from './write-lane';
 
 export interface Database {
   knex: Knex;
@@ -20,15 +19,10 @@ export interface Database {
 // DATE columns stay 'YYYY-MM-DD' strings: a JS Date would shift them by the time zone.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value: string) => value);
 
-/**
- * A pool on `url`; its statements named (prepared-statements.ts) unless `preparedStatements` is
- * false; the write lane (write-lane.ts) leaves READ_RESERVE of its connections to reads.
- */
+/** A pool on `url`; its statements named (prepared-statements.ts) unless `preparedStatements` is false. */
 export function connect(url: string, poolMax = 10, { preparedStatements = true }: { preparedStatements?: boolean } = {}): Knex {
   if (preparedStatements) installPreparedStatements();
-  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax }, preparedStatements } as Knex.Config);
-  if (poolMax > READ_RESERVE) limitWriteLane(db, poolMax - READ_RESERVE);
-  return db;
+  return knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax }, preparedStatements } as Knex.Config);
 }
 
 export async function openDatabase(config: Config, log: (line: string) => void = () => {}): Promise<Database> {
