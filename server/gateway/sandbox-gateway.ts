@@ -136,15 +136,18 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
     return row.answer ?? { status: 'never_received' };
   }
 
-  /** What a token's number makes a charge do: read once from the vault, then kept (a token's number never changes). */
+  /** What a token's number makes a charge do: known from its tokenization or read once from the vault, then kept (a token's number never changes). */
   async function behaviour(token: string): Promise<Behaviour> {
-    const cacheKey = `${tenant.organizationId}:${tenant.environment}:${token}`;
-    const known = behaviours.get(cacheKey);
+    const known = behaviours.get(behaviourKey(token));
     if (known) return known;
     const source = await vaulted(db, token);
-    const found: Behaviour = source.kind === 'ach' ? { kind: 'ach' } : { kind: 'card', decline: SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)] };
+    return remember(token, source.kind === 'ach' ? { kind: 'ach' } : { kind: 'card', decline: SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)] });
+  }
+
+  const behaviourKey = (token: string) => `${tenant.organizationId}:${tenant.environment}:${token}`;
+  function remember(token: string, found: Behaviour): Behaviour {
     if (behaviours.size >= BEHAVIOURS_KEPT) behaviours.delete(behaviours.keys().next().value!);
-    behaviours.set(cacheKey, found);
+    behaviours.set(behaviourKey(token), found);
     return found;
   }
 
@@ -201,6 +204,7 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
         exp_year: card.expYear,
         ...tenantColumns(tenant),
       });
+      remember(token, { kind: 'card', decline: SANDBOX_DECLINES[card.number] });
       return token;
     },
 
@@ -213,6 +217,7 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
         routing_number_sealed: secrets.encrypt(account.routingNumber),
         ...tenantColumns(tenant),
       });
+      remember(token, { kind: 'ach' });
       return token;
     },
 
