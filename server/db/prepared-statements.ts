@@ -46,7 +46,6 @@ let installed = false;
 export function installPreparedStatements(): void {
   if (installed) return;
   installed = true;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const PgClient = require('knex/lib/dialects/postgres/index.js') as { prototype: { _query(connection: unknown, obj: Compiled): Promise<unknown>; config: { preparedStatements?: boolean } } };
   const query = PgClient.prototype._query;
   PgClient.prototype._query = function (this: { config: { preparedStatements?: boolean } }, connection: unknown, obj: Compiled) {
