@@ -6,20 +6,24 @@
  * `GET /debt-accounts/{id}` measured while the charges run, against its p99 with no charges
  * running, in the same run (reads alone before and after the charges; their mean is the baseline).
  *
- * The server runs in this process on a pool of the server's size (10); autocannon loads it from
- * child processes (the charges and the reads at once). Seeding is set-based SQL: customers, one
- * account each ($1,000,000.00, so none is paid off), a card each, tokenized by the sandbox.
+ * The server runs in this process on a pool of the server's size (10); with `--processes N`
+ * (N > 1) it runs instead as `npm start` runs it with WEB_CONCURRENCY=N: N server processes on
+ * one port, each with its own pool of 10 and its own job workers, over the same database (as
+ * operators run several), and the reads go to the same port, measured the same way. autocannon
+ * loads it from child processes (the charges and the reads at once). Seeding is set-based SQL:
+ * customers, one account each ($1,000,000.00, so none is paid off), a card each, tokenized by
+ * the sandbox.
  *
- *   npm run bench:charges [-- --accounts 1000 --gateway-latency-ms 300 --connections 100 --seconds 10 --read-connections 10]
+ *   npm run bench:charges [-- --accounts 1000 --gateway-latency-ms 300 --connections 100 --seconds 10 --read-connections 10 --processes 1]
  *
  * The last line is one JSON object of the figures:
- * {"bench":"charges","gateway_latency_ms","per_second","read_p99_ratio"}.
+ * {"bench":"charges","gateway_latency_ms","per_second","read_p99_ratio","processes"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
  */
 import { diskFileStore } from '../server/files/disk-file-store';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +41,8 @@ import type { AppDeps } from '../server/deps';
 import type { Tenant } from '../server/kernel/tenant';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
+import { API_BASE } from '../server/app';
+import { freePort } from '../server/net';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -47,11 +53,13 @@ const { values: options } = parseArgs({
     connections: { type: 'string', default: '100' },
     seconds: { type: 'string', default: '10' },
     'read-connections': { type: 'string', default: '10' },
+    processes: { type: 'string', default: '1' },
   },
 });
 const ACCOUNTS = Number(options.accounts);
 const LATENCY_MS = Number(options['gateway-latency-ms']);
 const SECONDS = Number(options.seconds);
+const PROCESSES = Number(options.processes);
 /** The server's pool (connect()'s default). */
 const POOL = 10;
 
@@ -133,10 +141,57 @@ async function seed(deps: AppDeps, tenant: Tenant): Promise<{ account_id: string
   return rows;
 }
 
+/** The service under load: where it answers, when every request so far is answered, and how it stops. */
+interface Served {
+  base: string;
+  settled(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * `npm start` with WEB_CONCURRENCY=PROCESSES on the scratch database (its logs to /dev/null, as
+ * the in-process service's); ready once /health answers. Settled once no charge is `processing`.
+ */
+async function startServers(databaseUrl: string, db: AppDeps['db'], dataKey: Buffer): Promise<Served> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    WEB_CONCURRENCY: String(PROCESSES),
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    DATA_ENCRYPTION_KEY: dataKey.toString('base64'),
+    SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS),
+    LOG_LEVEL: 'info',
+  };
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`the server with WEB_CONCURRENCY=${PROCESSES} exited with ${child.exitCode}`);
+    if (i === 1200) throw new Error(`the server with WEB_CONCURRENCY=${PROCESSES} did not start`);
+    if (await fetch(`http://127.0.0.1:${port}/health`).then((answer) => answer.ok, () => false)) break;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  return {
+    base: `http://127.0.0.1:${port}${API_BASE}`,
+    settled: async () => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 100))) {
+        const [row] = await db('charges').where({ status: 'processing' }).count<{ n: string }[]>('* as n');
+        if (Number(row?.n) === 0) return;
+      }
+      throw new Error('charges still processing 60 s after the load ended');
+    },
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench-charges', POOL);
   const { db } = scratch;
-  let served: BenchServer | undefined;
+  let served: Served | undefined;
   let stopQueue = async () => {};
   try {
     const organization = await createOrganization(db, 'Bench Charges Agency');
@@ -146,13 +201,23 @@ async function main(): Promise<void> {
     const boss = await startQueue(scratch.url, logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = { ...loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS) }), rateLimitPerMinute: 1_000_000_000 };
-    const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) };
+    const dataKey = randomBytes(32);
+    const deps: AppDeps = { config, db, logger, secrets: new SecretBox(dataKey), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) };
     const started = Date.now();
     const accounts = await seed(deps, tenant);
-    served = await serveForBench(createApp(deps));
+    if (PROCESSES > 1) {
+      // The servers' own queue: this process's stops before they start theirs.
+      await stopQueue();
+      stopQueue = async () => {};
+      served = await startServers(scratch.url, db, dataKey);
+    } else {
+      const bench: BenchServer = await serveForBench(createApp(deps));
+      served = bench;
+    }
     const origin = new URL(served.base).origin;
     const path = new URL(served.base).pathname;
-    console.log(`database: ${scratch.source}, pool ${POOL}; ${accounts.length} accounts, each with its own card, seeded in ${Date.now() - started} ms; gateway ${LATENCY_MS} ms`);
+    const server = PROCESSES > 1 ? `${PROCESSES} server processes (npm start, WEB_CONCURRENCY=${PROCESSES}), each with a pool of ${POOL}` : `the server in this process, pool ${POOL}`;
+    console.log(`database: ${scratch.source}; ${server}; ${accounts.length} accounts, each with its own card, seeded in ${Date.now() - started} ms; gateway ${LATENCY_MS} ms`);
 
     const reads = accounts.map((each) => ({ path: `${path}/debt-accounts/${each.account_id}` }));
     const charges = accounts.map((each) => ({ path: `${path}/charges`, body: { amount: 100, debt_account_id: each.account_id, payment_method_id: each.method_id } }));
@@ -172,7 +237,7 @@ async function main(): Promise<void> {
     const made = await db('charges').where({ organization_id: tenant.organizationId }).groupBy('status').select('status').count('* as n');
     console.log(`charges made: ${made.map((row) => `${row.n} ${row.status}`).join(', ')}`);
     const ratio = Math.round((readsLoaded.p99 / aloneP99) * 100) / 100;
-    console.log(JSON.stringify({ bench: 'charges', gateway_latency_ms: LATENCY_MS, per_second: Math.round(charged.perSecond), read_p99_ratio: ratio }));
+    console.log(JSON.stringify({ bench: 'charges', gateway_latency_ms: LATENCY_MS, per_second: Math.round(charged.perSecond), read_p99_ratio: ratio, processes: PROCESSES }));
   } finally {
     await served?.stop();
     await stopQueue();

@@ -12,6 +12,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** How long `npm start` waits for a database that does not answer yet. */
   databaseWaitSeconds: number;
+  /** Whether the statements run again and again are named prepared statements (db/prepared-statements.ts). */
+  databasePreparedStatements: boolean;
   dataDir: string;
   rateLimitPerMinute: number;
   /** POST /bulk/customer-sessions, per token, besides rateLimitPerMinute. */
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webConcurrency: integer(env, 'WEB_CONCURRENCY', 1, 1, 64),
     databaseUrl: databaseUrl(env),
     databaseWaitSeconds: integer(env, 'DATABASE_WAIT_SECONDS', 30, 0, 3600),
+    databasePreparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
     dataDir: resolve(env.DATA_DIR || '.data'),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 300, 1, 1_000_000),
     bulkSessionRateLimitPerMinute: integer(env, 'BULK_SESSION_RATE_LIMIT_PER_MINUTE', 30, 1, 1_000_000),

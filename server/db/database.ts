@@ -4,6 +4,7 @@ import type { Config } from '../config';
 import { startEmbedded } from './embedded';
 import { migrationSource } from './migrations';
 import { within } from '../within';
+import { installPreparedStatements } from './prepared-statements';
 
 export interface Database {
   knex: Knex;
@@ -18,14 +19,16 @@ export interface Database {
 // DATE columns stay 'YYYY-MM-DD' strings: a JS Date would shift them by the time zone.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value: string) => value);
 
-export function connect(url: string, poolMax = 10): Knex {
-  return knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax } });
+/** A pool on `url`; its statements named (prepared-statements.ts) unless `preparedStatements` is false. */
+export function connect(url: string, poolMax = 10, { preparedStatements = true }: { preparedStatements?: boolean } = {}): Knex {
+  if (preparedStatements) installPreparedStatements();
+  return knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax }, preparedStatements } as Knex.Config);
 }
 
 export async function openDatabase(config: Config, log: (line: string) => void = () => {}): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbedded(config.dataDir, log);
   const url = config.databaseUrl ?? embedded!.url;
-  const db = connect(url);
+  const db = connect(url, 10, { preparedStatements: config.databasePreparedStatements });
   return {
     knex: db,
     url,

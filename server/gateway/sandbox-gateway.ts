@@ -6,8 +6,9 @@
  *
  * It behaves like a processor outside our database even though its tables live in it: it is
  * never handed a transaction of ours (it refuses one), each request runs in a short
- * transaction of its own on a pooled connection, and its ledger of requests
- * (`sandbox_requests`, by our idempotency key) answers a repeat as the first time. It answers
+ * transaction of its own on a pooled connection (a charge, the busiest, in one statement: it
+ * holds a connection only for that statement, never across its simulated wait), and its ledger
+ * of requests (`sandbox_requests`, by our idempotency key) answers a repeat as the first time. It answers
  * as slowly as it is told (SANDBOX_GATEWAY_LATENCY_MS: a median, each answer drawn around it),
  * half on the way in and half on the way out, so a process can die on either side.
  */
@@ -65,6 +66,13 @@ interface PaymentRow {
 
 /** What the ledger keeps per key: an answer, or that the key was given up on before it arrived. */
 type Stored = ChargeOutcome | { status: 'done' } | { status: 'never_received' };
+
+/** What a vaulted token's number makes a charge do. */
+type Behaviour = { kind: 'ach' } | { kind: 'card'; decline?: { code: DeclineCode; message: string } };
+
+/** Tokens' behaviours known to this process, at most this many (the oldest forgotten first). */
+const BEHAVIOURS_KEPT = 10_000;
+const behaviours = new Map<string, Behaviour>();
 
 const newId = (prefix: string) => `${prefix}_${randomBytes(18).toString('base64url')}`;
 
@@ -128,6 +136,59 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
     return row.answer ?? { status: 'never_received' };
   }
 
+  /** What a token's number makes a charge do: known from its tokenization or read once from the vault, then kept (a token's number never changes). */
+  async function behaviour(token: string): Promise<Behaviour> {
+    const known = behaviours.get(behaviourKey(token));
+    if (known) return known;
+    const source = await vaulted(db, token);
+    return remember(token, source.kind === 'ach' ? { kind: 'ach' } : { kind: 'card', decline: SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)] });
+  }
+
+  const behaviourKey = (token: string) => `${tenant.organizationId}:${tenant.environment}:${token}`;
+  function remember(token: string, found: Behaviour): Behaviour {
+    if (behaviours.size >= BEHAVIOURS_KEPT) behaviours.delete(behaviours.keys().next().value!);
+    behaviours.set(behaviourKey(token), found);
+    return found;
+  }
+
+  /**
+   * A charge carried out once per key, in one statement (its own transaction, as short as can
+   * be): the key claimed with its answer, and the payment made only when the claim is new. A
+   * key already taken answers what it holds; a request racing with the first waits on the
+   * key's row until the first commits.
+   */
+  async function chargeOnce(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome> {
+    const source = await behaviour(token);
+    const reference = newId('pay');
+    const outcome: ChargeOutcome =
+      source.kind === 'ach'
+        ? { status: 'pending', reference, checkAfterSeconds: options.achSettlementSeconds }
+        : source.decline
+          ? { status: 'failed', reference, ...source.decline }
+          : { status: 'succeeded', reference };
+    const { rows } = await db.raw(
+      `WITH claimed AS (
+         INSERT INTO ${REQUESTS} (organization_id, environment, idempotency_key, kind, answer) VALUES (?, ?, ?, 'charge', ?::jsonb)
+         ON CONFLICT (organization_id, environment, idempotency_key) DO NOTHING
+         RETURNING 1
+       ), paid AS (
+         INSERT INTO ${PAYMENTS} (organization_id, environment, reference, token, amount, status)
+         SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM claimed)
+       )
+       SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`,
+      [tenant.organizationId, tenant.environment, idempotencyKey, JSON.stringify(outcome), tenant.organizationId, tenant.environment, reference, token, amount, outcome.status],
+    );
+    if (rows[0].claimed) return outcome;
+    const row = (await db(REQUESTS).where(key(idempotencyKey)).first('kind', 'answer')) as { kind: string; answer: Stored | null };
+    if (row.kind !== 'charge') throw new GatewayRefusal(`The idempotency key was used for a ${row.kind}.`);
+    const earlier = row.answer ?? { status: 'never_received' };
+    if (earlier.status === 'never_received') {
+      // Given up on (find() answered "never received"): refused, no money moves.
+      return { status: 'failed', reference: newId('pay'), code: 'processing_error', message: 'The payment gateway gave up on this charge before it arrived; no money was moved.' };
+    }
+    return earlier as ChargeOutcome;
+  }
+
   const store = (trx: Knex, idempotencyKey: string, answer: Stored) => trx(REQUESTS).where(key(idempotencyKey)).update({ answer: JSON.stringify(answer) });
 
   return {
@@ -143,6 +204,7 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
         exp_year: card.expYear,
         ...tenantColumns(tenant),
       });
+      remember(token, { kind: 'card', decline: SANDBOX_DECLINES[card.number] });
       return token;
     },
 
@@ -155,30 +217,15 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
         routing_number_sealed: secrets.encrypt(account.routingNumber),
         ...tenantColumns(tenant),
       });
+      remember(token, { kind: 'ach' });
       return token;
     },
 
     async charge(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome> {
-      const answer = await request(async (trx) => {
-        const earlier = await claim(trx, idempotencyKey, 'charge');
-        if (earlier?.status === 'never_received') {
-          // Given up on (find() answered "never received"): refused, no money moves.
-          return { status: 'failed', reference: newId('pay'), code: 'processing_error', message: 'The payment gateway gave up on this charge before it arrived; no money was moved.' } as ChargeOutcome;
-        }
-        if (earlier) return earlier as ChargeOutcome;
-        const source = await vaulted(trx, token);
-        const reference = newId('pay');
-        const decline = source.kind === 'card' ? SANDBOX_DECLINES[secrets.decrypt(source.number_sealed)] : undefined;
-        const outcome: ChargeOutcome =
-          source.kind === 'ach'
-            ? { status: 'pending', reference, checkAfterSeconds: options.achSettlementSeconds }
-            : decline
-              ? { status: 'failed', reference, ...decline }
-              : { status: 'succeeded', reference };
-        await trx(PAYMENTS).insert({ reference, token, amount, status: outcome.status, ...tenantColumns(tenant) });
-        await store(trx, idempotencyKey, outcome);
-        return outcome;
-      });
+      const total = jittered(options.latencyMs ?? 0);
+      await sleep(total / 2);
+      const answer = await chargeOnce(token, amount, idempotencyKey);
+      await sleep(total - total / 2);
       if (options.loseAnswerOfCents === amount) throw new GatewayUnanswered('Test fault: the answer of the sandbox gateway was lost.');
       return answer;
     },

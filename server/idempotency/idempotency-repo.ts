@@ -19,7 +19,7 @@ export const KEEP_HOURS = 24;
  * key may be claimed again (a charge is still made at most once per key: a unique index).
  */
 const ABANDONED_AFTER_MINUTES = 5;
-/** Expired records deleted by each new claim: pruning rides on writes, a bounded amount each time. */
+/** Expired records deleted by each claim: pruning rides on writes, a bounded amount each time. */
 const PRUNE_BATCH = 20;
 
 export interface IdempotencyRecord {
@@ -37,8 +37,19 @@ export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, sc
      * while running), false when a live record holds it. Such a record is taken over in place.
      */
     async claim(fingerprint: string): Promise<boolean> {
+      // Pruning rides on the claim's own statement (no round trip of its own): up to
+      // PRUNE_BATCH expired records of any tenant, never this key's own (the claim takes an
+      // expired one over in place).
       const { rows } = await db.raw(
-        `INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, caller, key, method, path, request_hash, status, locked_at, created_at, expires_at)
+        `WITH pruned AS (
+           DELETE FROM ${IDEMPOTENCY_KEYS}
+            WHERE (organization_id, environment, caller, method, path, key) IN (
+              SELECT organization_id, environment, caller, method, path, key FROM ${IDEMPOTENCY_KEYS}
+               WHERE expires_at <= now()
+                 AND (organization_id, environment, caller, method, path, key) <> (?::uuid, ?::environment, ?, ?, ?, ?)
+               LIMIT ${PRUNE_BATCH})
+         )
+         INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, caller, key, method, path, request_hash, status, locked_at, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', now(), now(), now() + interval '${KEEP_HOURS} hours')
          ON CONFLICT (organization_id, environment, caller, method, path, key) DO UPDATE
            SET request_hash = EXCLUDED.request_hash, status = 'running',
@@ -46,7 +57,10 @@ export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, sc
            WHERE ${IDEMPOTENCY_KEYS}.expires_at <= now()
               OR (${IDEMPOTENCY_KEYS}.status = 'running' AND ${IDEMPOTENCY_KEYS}.locked_at < now() - interval '${ABANDONED_AFTER_MINUTES} minutes')
          RETURNING key`,
-        [tenant.organizationId, tenant.environment, scope.caller, scope.key, scope.method, scope.path, fingerprint],
+        [
+          ...[tenant.organizationId, tenant.environment, scope.caller, scope.method, scope.path, scope.key],
+          ...[tenant.organizationId, tenant.environment, scope.caller, scope.key, scope.method, scope.path, fingerprint],
+        ],
       );
       return rows.length === 1;
     },
@@ -69,14 +83,4 @@ export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, sc
       await db(IDEMPOTENCY_KEYS).where(where).andWhere({ status: 'running' }).delete();
     },
   };
-}
-
-/** Deletes up to `limit` expired records, of any tenant. */
-export async function pruneExpiredKeys(db: Knex, limit = PRUNE_BATCH): Promise<number> {
-  return db(IDEMPOTENCY_KEYS)
-    .whereIn(
-      ['organization_id', 'environment', 'caller', 'method', 'path', 'key'],
-      db(IDEMPOTENCY_KEYS).select('organization_id', 'environment', 'caller', 'method', 'path', 'key').where('expires_at', '<=', db.fn.now()).limit(limit),
-    )
-    .delete();
 }

@@ -19,7 +19,7 @@ import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
 import { tenantOf } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { idempotencyRepo, pruneExpiredKeys } from './idempotency-repo';
+import { idempotencyRepo } from './idempotency-repo';
 import { apiCaller, requestFingerprint, type IdempotencyScope, type RequestFile } from './request-fingerprint';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -54,7 +54,6 @@ function keyedRequest(db: Knex, secrets: SecretBox) {
       };
       const records = idempotencyRepo(db, tenant, secrets, scope);
       const hash = scope.fingerprint;
-      await pruneExpiredKeys(db);
       if (!(await records.claim(hash))) {
         const record = await records.find();
         // Gone between the two statements (released, or pruned): this request is a new one.
