@@ -7,60 +7,94 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
-import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import { scoped } from '../db/tenant';
+import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { scoped, UUID } from '../db/tenant';
+import { DISPUTES, OPEN_STATUSES } from '../dispute-store/dispute-repo';
 import { disputeHoldOf } from '../disputes/dispute-hold-fact';
 import { CHARGES } from '../charge-store/charge-repo';
 
-export interface LockedFamily {
-  /** With the dispute hold's fact and `reserved_amount` (what the family's `processing` charges hold), for the payment terms. */
-  account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number; reserved_amount: number };
+/** An account and its children, locked: what recording a charge's answer needs (spread). */
+export interface Family {
+  account: DebtAccountRow;
   /** The account's children, oldest first (empty for a child or a stand-alone account); `held` by an open dispute. */
   children: (DebtAccountRow & { held?: boolean })[];
 }
 
-/** The account by `{id|external_id}` and its children, all locked; undefined when it does not exist. */
-export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<LockedFamily | undefined> {
-  const accounts = debtAccountRepo(trx, tenant);
-  const found = await accounts.find(key);
-  if (!found) return undefined;
-  const top = found.parent_id ?? found.id;
-  // A child's parent is locked first; an account without a parent is locked by the read below.
-  if (found.parent_id !== null) await accounts.lockParents([top]);
-  const account = (await accounts.find(found.id, { forUpdate: true }))!;
-  // A charge on a parent takes from its children; one on a child takes from that child only.
-  const children =
-    account.parent_id === null
-      ? ((await accounts
-          .query()
-          .where(`${DEBT_ACCOUNTS}.parent_id`, account.id)
-          .orderBy([
-            { column: `${DEBT_ACCOUNTS}.created_at`, order: 'asc' },
-            { column: `${DEBT_ACCOUNTS}.id`, order: 'asc' },
-          ])
-          .forUpdate(DEBT_ACCOUNTS)
-          .select(['debt_accounts.id', 'debt_accounts.current_balance'])) as DebtAccountRow[])
-      : [];
-  const { heldChildren, ...fact } = await disputeHoldOf(trx, tenant, account, children);
-  return { account: { ...account, ...fact, reserved_amount: await reservedOnFamily(trx, tenant, top) }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+export interface LockedFamily extends Family {
+  /** With the dispute hold's fact and `reserved_amount` (what the family's `processing` charges hold), for the payment terms. */
+  account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number; reserved_amount: number };
 }
 
 /**
- * Cents held by the `processing` charges of the family under `top` (on it or any child): a
- * reservation on a parent may land on any child, so every account of the family counts them
- * all. The caller holds the family's lock, so none is added meanwhile.
+ * The account by `{id|external_id}` and its family, locked in one statement, in the family's
+ * order: the parent first (the account itself when it has none), then the account, or the
+ * account's children oldest first. A UUID key is an id first, then an external_id (as
+ * debtAccountRepo.find). Answers the rows in that order; none when the account does not exist.
  */
-async function reservedOnFamily(trx: Knex.Transaction, tenant: Tenant, top: string): Promise<number> {
-  const row = await scoped(trx, CHARGES, tenant)
-    .where({ status: 'processing' })
-    .whereIn('debt_account_id', scoped(trx, DEBT_ACCOUNTS, tenant).where({ parent_id: top }).select('id').union(trx.raw('SELECT ?::uuid', [top])))
-    .sum<{ sum: string | null }>('amount as sum')
-    .first();
-  return Number(row?.sum ?? 0);
+async function lockRows(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<DebtAccountRow[]> {
+  const byId = UUID.test(key);
+  const found = scoped(trx, DEBT_ACCOUNTS, tenant)
+    .where((where) => (byId ? where.where({ id: key }).orWhere({ external_id: key }) : where.where({ external_id: key })))
+    .orderByRaw(byId ? '(id = ?) DESC' : '1', byId ? [key] : [])
+    .limit(1)
+    .select('id', 'parent_id');
+  return (await debtAccountRepo(trx, tenant)
+    .query()
+    .with('found', found)
+    .where((where) =>
+      where
+        .whereRaw(`${DEBT_ACCOUNTS}.id IN (SELECT coalesce(parent_id, id) FROM found UNION ALL SELECT id FROM found)`)
+        .orWhereRaw(`${DEBT_ACCOUNTS}.parent_id = (SELECT id FROM found)`),
+    )
+    .orderByRaw(`${DEBT_ACCOUNTS}.parent_id IS NOT NULL, ${DEBT_ACCOUNTS}.created_at, ${DEBT_ACCOUNTS}.id`)
+    .forUpdate(DEBT_ACCOUNTS)
+    .select(DEBT_ACCOUNT_COLUMNS)) as DebtAccountRow[];
+}
+
+/**
+ * The account by `{id|external_id}` and its children, all locked, without the terms' facts:
+ * enough to record a charge's answer (children held by a dispute are read only when there are
+ * children). Undefined when it does not exist.
+ */
+export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<Family | undefined> {
+  const rows = await lockRows(trx, tenant, key);
+  const account = rows.find((row) => row.id === key) ?? rows.find((row) => row.external_id === key);
+  if (!account) return undefined;
+  // A charge on a parent takes from its children; one on a child takes from that child only.
+  const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
+  if (children.length === 0) return { account, children };
+  const { heldChildren } = await disputeHoldOf(trx, tenant, account, children);
+  return { account, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+}
+
+/** The account by `{id|external_id}` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
+export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<LockedFamily | undefined> {
+  const rows = await lockRows(trx, tenant, key);
+  const account = rows.find((row) => row.id === key) ?? rows.find((row) => row.external_id === key);
+  if (!account) return undefined;
+  const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
+  const { reserved, disputed } = await familyFacts(trx, tenant, account.parent_id ?? account.id, rows.map((row) => row.id));
+  const { heldChildren, ...fact } = disputed ? await disputeHoldOf(trx, tenant, account, children) : { in_dispute: false, disputed_share: 0, heldChildren: new Set<string>() };
+  return { account: { ...account, ...fact, reserved_amount: reserved }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+}
+
+/**
+ * Read once the family is locked (so none is added meanwhile), in one statement: the cents
+ * held by the `processing` charges of the family under `top` (on it or any child: a
+ * reservation on a parent may land on any child, so every account of the family counts them
+ * all), and whether an open dispute names one of `locked` (then dispute-hold-fact.ts decides
+ * what it holds).
+ */
+async function familyFacts(trx: Knex.Transaction, tenant: Tenant, top: string, locked: string[]): Promise<{ reserved: number; disputed: boolean }> {
+  const family = scoped(trx, DEBT_ACCOUNTS, tenant).where({ parent_id: top }).select('id').union(trx.raw('SELECT ?::uuid', [top]));
+  const reserved = scoped(trx, CHARGES, tenant).where({ status: 'processing' }).whereIn('debt_account_id', family).sum('amount');
+  const disputed = scoped(trx, DISPUTES, tenant).whereIn('debt_account_id', locked).whereIn('status', OPEN_STATUSES).select(trx.raw('1'));
+  const { rows } = await trx.raw<{ rows: { reserved: string | null; disputed: boolean }[] }>('SELECT (?) AS reserved, EXISTS (?) AS disputed', [reserved, disputed]);
+  return { reserved: Number(rows[0]?.reserved ?? 0), disputed: rows[0]?.disputed ?? false };
 }
 
 /** Oldest child first, each up to its own current balance; an account without children takes it all. */
-export function spread({ account, children }: LockedFamily, amount: number): { debt_account_id: string; amount: number }[] {
+export function spread({ account, children }: Family, amount: number): { debt_account_id: string; amount: number }[] {
   if (children.length === 0) return [{ debt_account_id: account.id, amount }];
   const parts = [];
   let left = amount;

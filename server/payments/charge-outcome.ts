@@ -11,7 +11,7 @@ import { ApiError } from '../kernel/errors';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
 import { announce } from '../events/listeners';
-import { moveBalances, spread, type LockedFamily } from './balances';
+import { moveBalances, spread, type Family } from './balances';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -32,7 +32,7 @@ export async function recordCharge(
   trx: Knex.Transaction,
   tenant: Tenant,
   request: {
-    family: LockedFamily;
+    family: Family;
     amount: number;
     answer: GatewayAnswer;
     /** The tenant's time (the sandbox clock in a sandbox). */

@@ -15,7 +15,7 @@ import { ApiError, type ErrorCode } from '../kernel/errors';
 import { announce } from '../events/listeners';
 import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
-import { lockAccount } from './balances';
+import { lockFamily } from './balances';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -115,7 +115,7 @@ export async function recordAnswer(
     const charges = chargeRepo(trx, tenant);
     const unlocked = await charges.find(chargeId);
     if (!unlocked) return undefined;
-    const family = (await lockAccount(trx, tenant, unlocked.debt_account_id))!;
+    const family = (await lockFamily(trx, tenant, unlocked.debt_account_id))!;
     const charge = (await charges.find(chargeId, { forUpdate: true }))!;
     if (charge.status !== 'processing') return outcomeOf(charge);
     const outcome =
