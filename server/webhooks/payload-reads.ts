@@ -15,7 +15,7 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
-import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-reads';
+import { loadOffers, loadOffersOf, offerChargeIds, type OfferRow } from './settlement-reads';
 import { loadDisputeRows, type DisputeRows } from './dispute-reads';
 
 type S = components['schemas'];
@@ -285,11 +285,12 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   const whole = [...new Set([...needs.customers, ...[...needs.accountsWithCustomer].flatMap((id) => accountById.get(id)?.customer_id ?? [])])];
   const locationIds = [...new Set([...needs.locations, ...accounts.map((account) => account.location_id)])];
 
-  const customers: CustomerRow[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select(CUSTOMER_COLUMNS) : [];
+  // The payments' customers too: transaction payloads show their sequence numbers.
+  const customerRows = [...new Set([...customerIds, ...payments.customerIds])];
+  const customers: (CustomerRow & { number: string })[] =
+    customerRows.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerRows).select([...CUSTOMER_COLUMNS, 'number']) : [];
   const addresses: AddressRow[] =
     whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
-  const methods: PaymentMethodRow[] =
-    whole.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('payment_methods')).select(PAYMENT_METHOD_COLUMNS) : [];
   const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
   const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
   const plans: PaymentPlanRow[] =
@@ -306,8 +307,22 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
           .orderBy([{ column: 'charge_date' }, { column: 'seq' }])
           .select(PLAN_CHARGE_COLUMNS)
       : [];
-  const planMethodIds = latestPlans.flatMap((plan) => plan.payment_method_id ?? []);
-  const planMethods: PaymentMethodRow[] = planMethodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', planMethodIds).select(PAYMENT_METHOD_COLUMNS) : [];
+  // One read of payment methods: the whole customers', and those the plans and charges shown use.
+  const methodIds = [...new Set([...latestPlans.flatMap((plan) => plan.payment_method_id ?? []), ...payments.methodIds])];
+  const methodRows: PaymentMethodRow[] =
+    whole.length + methodIds.length > 0
+      ? await scoped(db, 'payment_methods', tenant)
+          .where((wanted) => {
+            if (whole.length > 0) wanted.whereIn('customer_id', whole);
+            if (methodIds.length > 0) wanted.orWhereIn('id', methodIds);
+          })
+          .orderBy(OLDEST_FIRST('payment_methods'))
+          .select(PAYMENT_METHOD_COLUMNS)
+      : [];
+  const wholeSet = new Set(whole);
+  const methods = methodRows.filter((row) => wholeSet.has(row.customer_id));
+  const methodById = byId(methodRows);
+  const { accountOffers, offersOfCharges } = await loadOffersOf(db, tenant, accounts.map((account) => account.id), payments.chargeList);
   const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
 
   return {
@@ -321,13 +336,18 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     locationUsage,
     plans: new Map(latestPlans.map((row) => [row.debt_account_id, row])),
     planCharges: groupBy(planCharges, (row) => row.payment_plan_id),
-    planMethods: byId(planMethods),
+    planMethods: methodById,
     imports: byId(imported),
     activity: await loadActivity(db, tenant, [...needs.activity]),
-    payments,
+    payments: {
+      ...payments,
+      methods: methodById,
+      offersOfCharges,
+      customerNumbers: new Map(customers.map((row) => [row.id, Number(row.number)])),
+    },
     docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
     offers: byId(offers),
-    accountOffers: await loadAccountOffers(db, tenant, accounts.map((account) => account.id)),
+    accountOffers,
     disputes,
     accountDisputes: ofAccount,
   };
