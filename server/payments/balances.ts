@@ -25,20 +25,31 @@ export interface LockedFamily extends Family {
   account: DebtAccountRow & { in_dispute?: boolean; disputed_share?: number; reserved_amount: number };
 }
 
+/** Which account: by `{id|external_id}`, or the one the charge `chargeId` is made on. */
+export type AccountKey = string | { chargeId: string };
+
 /**
- * The account by `{id|external_id}` and its family, locked in one statement, in the family's
- * order: the parent first (the account itself when it has none), then the account, or the
- * account's children oldest first. A UUID key is an id first, then an external_id (as
- * debtAccountRepo.find). Answers the rows in that order; none when the account does not exist.
+ * The account `key` and its family, locked in one statement, in the family's order: the parent
+ * first (the account itself when it has none), then the account, or the account's children
+ * oldest first. A UUID key is an id first, then an external_id (as debtAccountRepo.find).
+ * Answers the rows in that order and the account asked for; nothing when it does not exist.
  */
-async function lockRows(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<DebtAccountRow[]> {
-  const byId = UUID.test(key);
-  const found = scoped(trx, DEBT_ACCOUNTS, tenant)
-    .where((where) => (byId ? where.where({ id: key }).orWhere({ external_id: key }) : where.where({ external_id: key })))
-    .orderByRaw(byId ? '(id = ?) DESC' : '1', byId ? [key] : [])
-    .limit(1)
-    .select('id', 'parent_id');
-  return (await debtAccountRepo(trx, tenant)
+async function lockRows(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<{ account: DebtAccountRow | undefined; rows: DebtAccountRow[] }> {
+  let found: Knex.QueryBuilder;
+  if (typeof key === 'string') {
+    const byId = UUID.test(key);
+    found = scoped(trx, DEBT_ACCOUNTS, tenant)
+      .where((where) => (byId ? where.where({ id: key }).orWhere({ external_id: key }) : where.where({ external_id: key })))
+      .orderByRaw(byId ? '(id = ?) DESC' : '1', byId ? [key] : [])
+      .limit(1)
+      .select('id', 'parent_id');
+  } else {
+    found = scoped(trx, DEBT_ACCOUNTS, tenant)
+      .join(CHARGES, `${CHARGES}.debt_account_id`, `${DEBT_ACCOUNTS}.id`)
+      .where(`${CHARGES}.id`, key.chargeId)
+      .select(`${DEBT_ACCOUNTS}.id`, `${DEBT_ACCOUNTS}.parent_id`);
+  }
+  const locked = (await debtAccountRepo(trx, tenant)
     .query()
     .with('found', found)
     .where((where) =>
@@ -48,17 +59,18 @@ async function lockRows(trx: Knex.Transaction, tenant: Tenant, key: string): Pro
     )
     .orderByRaw(`${DEBT_ACCOUNTS}.parent_id IS NOT NULL, ${DEBT_ACCOUNTS}.created_at, ${DEBT_ACCOUNTS}.id`)
     .forUpdate(DEBT_ACCOUNTS)
-    .select(DEBT_ACCOUNT_COLUMNS)) as DebtAccountRow[];
+    .select([...DEBT_ACCOUNT_COLUMNS, trx.raw(`${DEBT_ACCOUNTS}.id = (SELECT id FROM found) AS asked`)])) as (DebtAccountRow & { asked: boolean })[];
+  const rows = locked.map(({ asked: _asked, ...row }) => row);
+  return { account: rows[locked.findIndex((row) => row.asked)], rows };
 }
 
 /**
- * The account by `{id|external_id}` and its children, all locked, without the terms' facts:
- * enough to record a charge's answer (children held by a dispute are read only when there are
- * children). Undefined when it does not exist.
+ * The account `key` and its children, all locked, without the terms' facts: enough to record a
+ * charge's answer (children held by a dispute are read only when there are children).
+ * Undefined when it does not exist.
  */
-export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<Family | undefined> {
-  const rows = await lockRows(trx, tenant, key);
-  const account = rows.find((row) => row.id === key) ?? rows.find((row) => row.external_id === key);
+export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<Family | undefined> {
+  const { account, rows } = await lockRows(trx, tenant, key);
   if (!account) return undefined;
   // A charge on a parent takes from its children; one on a child takes from that child only.
   const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
@@ -67,10 +79,9 @@ export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: str
   return { account, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
 }
 
-/** The account by `{id|external_id}` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
-export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<LockedFamily | undefined> {
-  const rows = await lockRows(trx, tenant, key);
-  const account = rows.find((row) => row.id === key) ?? rows.find((row) => row.external_id === key);
+/** The account `key` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
+export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<LockedFamily | undefined> {
+  const { account, rows } = await lockRows(trx, tenant, key);
   if (!account) return undefined;
   const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
   const { reserved, disputed } = await familyFacts(trx, tenant, account.parent_id ?? account.id, rows.map((row) => row.id));
@@ -108,9 +119,9 @@ export function spread({ account, children }: Family, amount: number): { debt_ac
 }
 
 /**
- * Moves each account's current_balance by `delta` (negative: paid), flips paid_off/active at
- * 0, then re-sums and re-flags the parents. The caller holds the locks. Answers the accounts whose
- * balance moved, parents included.
+ * Moves each account's current_balance by `delta` (negative: paid), flipping paid_off/active
+ * at 0 in the same statement, then re-sums and re-flags the parents. The caller holds the
+ * locks. Answers the accounts whose balance moved, parents included.
  */
 export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<string[]> {
   const ids = deltas.map((d) => d.debt_account_id);
@@ -118,14 +129,22 @@ export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas
   for (const { debt_account_id, delta } of deltas) {
     const moved: { parent_id: string | null }[] = await scoped(trx, DEBT_ACCOUNTS, tenant)
       .where({ id: debt_account_id })
-      .update({ current_balance: trx.raw('current_balance + ?', [delta]), updated_at: trx.fn.now() })
+      .update({
+        current_balance: trx.raw('current_balance + ?', [delta]),
+        // Active at 0 becomes paid_off, paid_off above 0 becomes active again (as flagPaidOff).
+        status: trx.raw(
+          `(CASE WHEN status = 'active' AND current_balance + ? = 0 THEN 'paid_off' WHEN status = 'paid_off' AND current_balance + ? > 0 THEN 'active' ELSE status::text END)::debt_account_status`,
+          [delta, delta],
+        ),
+        updated_at: trx.fn.now(),
+      })
       .returning('parent_id');
     for (const { parent_id } of moved) if (parent_id) parentIds.add(parent_id);
   }
   const parents = [...parentIds];
   const accounts = debtAccountRepo(trx, tenant);
   for (const parentId of parents) await accounts.recalculate(parentId);
-  await flagPaidOff(trx, tenant, [...ids, ...parents]);
+  if (parents.length > 0) await flagPaidOff(trx, tenant, parents);
   return [...new Set([...ids, ...parents])];
 }
 

@@ -113,9 +113,8 @@ export async function recordAnswer(
 ): Promise<ChargeOutcome | undefined> {
   return moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
-    const unlocked = await charges.find(chargeId);
-    if (!unlocked) return undefined;
-    const family = (await lockFamily(trx, tenant, unlocked.debt_account_id))!;
+    const family = await lockFamily(trx, tenant, { chargeId });
+    if (!family) return undefined;
     const charge = (await charges.find(chargeId, { forUpdate: true }))!;
     if (charge.status !== 'processing') return outcomeOf(charge);
     // The charge's, the accounts' and what listeners record: read and written once, as this commits.
