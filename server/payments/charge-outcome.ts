@@ -64,11 +64,7 @@ export async function recordCharge(
   }
 
   const parts = spread(family, amount);
-  await charges.insertAllocations(charge.id, parts);
-  await charges.insertTransactions(
-    charge.id,
-    parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: answer.reference })),
-  );
+  await charges.insertPaid(charge.id, parts, { kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: answer.reference });
   const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
   await chargeMade(deps.events, trx, tenant, charge, moved);
   if (!request.ofPlan) await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now, chargeId: charge.id });
