@@ -267,6 +267,32 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
     );
 }
 
+/**
+ * Each account's latest plan (the open one, if any, is the one told) with its instalments (by
+ * charge date): one query, a row per instalment (or one for a plan without any).
+ */
+async function latestPlansOf(db: Knex, tenant: Tenant, accountIds: string[]): Promise<{ latestPlans: PaymentPlanRow[]; planCharges: PlanChargeRow[] }> {
+  if (accountIds.length === 0) return { latestPlans: [], planCharges: [] };
+  const latest = scoped(db, 'payment_plans', tenant)
+    .whereIn('debt_account_id', accountIds)
+    .distinctOn('debt_account_id')
+    .orderBy([{ column: 'debt_account_id' }, { column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .select(PLAN_COLUMNS)
+    .as('plan');
+  const rows: Record<string, unknown>[] = await db
+    .from(latest)
+    .leftJoin('payment_plan_charges as instalment', 'instalment.payment_plan_id', 'plan.id')
+    .orderBy([{ column: 'plan.created_at' }, { column: 'plan.id' }, { column: 'instalment.charge_date' }, { column: 'instalment.seq' }])
+    .select([...PLAN_COLUMNS.map((column) => `plan.${column}`), ...PLAN_CHARGE_COLUMNS.map((column) => `instalment.${column} as instalment_${column}`)]);
+  const plans = new Map<string, PaymentPlanRow>();
+  const planCharges: PlanChargeRow[] = [];
+  for (const row of rows) {
+    if (!plans.has(row.id as string)) plans.set(row.id as string, Object.fromEntries(PLAN_COLUMNS.map((column) => [column, row[column]])) as unknown as PaymentPlanRow);
+    if (row.instalment_id !== null) planCharges.push(Object.fromEntries(PLAN_CHARGE_COLUMNS.map((column) => [column, row[`instalment_${column}`]])) as unknown as PlanChargeRow);
+  }
+  return { latestPlans: [...plans.values()], planCharges };
+}
+
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
   // Offers first: their charges are loaded with the payments, and their accounts (a plan's payload embeds the customer).
@@ -293,20 +319,7 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
   const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
   const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
-  const plans: PaymentPlanRow[] =
-    accounts.length > 0 ? await scoped(db, 'payment_plans', tenant)
-          .whereIn('debt_account_id', accounts.map((account) => account.id))
-          // Oldest first: keyed by account, the latest plan (the open one, if any) is the one told.
-          .orderBy(OLDEST_FIRST('payment_plans'))
-          .select(PLAN_COLUMNS) : [];
-  const latestPlans = [...new Map(plans.map((row) => [row.debt_account_id, row])).values()];
-  const planCharges: PlanChargeRow[] =
-    latestPlans.length > 0
-      ? await scoped(db, 'payment_plan_charges', tenant)
-          .whereIn('payment_plan_id', latestPlans.map((plan) => plan.id))
-          .orderBy([{ column: 'charge_date' }, { column: 'seq' }])
-          .select(PLAN_CHARGE_COLUMNS)
-      : [];
+  const { latestPlans, planCharges } = await latestPlansOf(db, tenant, accounts.map((account) => account.id));
   // One read of payment methods: the whole customers', and those the plans and charges shown use.
   const methodIds = [...new Set([...latestPlans.flatMap((plan) => plan.payment_method_id ?? []), ...payments.methodIds])];
   const methodRows: PaymentMethodRow[] =
