@@ -52,6 +52,8 @@ export interface PaymentMethodRow extends ShownPaymentMethod {
   id: string;
   customer_id: string;
   is_primary: boolean;
+  /** Whether a charge still `scheduled` is made with it. */
+  has_scheduled_charge: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -330,7 +332,12 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
             if (methodIds.length > 0) wanted.orWhereIn('id', methodIds);
           })
           .orderBy(OLDEST_FIRST('payment_methods'))
-          .select(PAYMENT_METHOD_COLUMNS)
+          .select([
+            ...PAYMENT_METHOD_COLUMNS.map((column) => `payment_methods.${column}`),
+            db.raw(
+              `EXISTS (SELECT 1 FROM charges WHERE charges.payment_method_id = payment_methods.id AND charges.status = 'scheduled' AND charges.organization_id = payment_methods.organization_id AND charges.environment = payment_methods.environment) AS has_scheduled_charge`,
+            ),
+          ])
       : [];
   const wholeSet = new Set(whole);
   const methods = methodRows.filter((row) => wholeSet.has(row.customer_id));

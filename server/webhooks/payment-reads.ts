@@ -64,6 +64,8 @@ export interface ChargeMethodRow extends ShownPaymentMethod {
   id: string;
   customer_id: string;
   is_primary: boolean;
+  /** Whether a charge still `scheduled` is made with it. */
+  has_scheduled_charge: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -87,6 +89,8 @@ export interface PaymentRows {
   /** By account id, newest first, at most LATEST_PAYMENTS each. */
   latestCharges: Map<string, ChargeRow[]>;
   latestTransactions: Map<string, TransactionRow[]>;
+  /** By account id, the charges still `scheduled`, soonest first (accounts of `latestOf`). */
+  scheduledOf: Map<string, ChargeRow[]>;
   externalCharges: Map<string, ExternalChargeRow>;
   /** Every transaction of the external charges loaded, by external charge id, in the order they were made. */
   transactionsOfExternal: Map<string, TransactionRow[]>;
@@ -124,10 +128,20 @@ const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'external_charge_id', 
 
 const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
 
-/** The newest `LATEST_PAYMENTS` rows of `table` per account, newest first: one query. */
-function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[], accountIds: string[]): Promise<Row[]> {
-  return db
-    .select(columns.map((column) => `ranked.${column}`))
+/**
+ * The newest `LATEST_PAYMENTS` rows of `table` per account, newest first, and with `alsoWhere`
+ * any other row of those accounts it matches (`recent` false): one query.
+ */
+async function latest<Row>(
+  db: Knex,
+  tenant: Tenant,
+  table: string,
+  columns: string[],
+  accountIds: string[],
+  alsoWhere?: Record<string, string>,
+): Promise<(Row & { recent: boolean })[]> {
+  const rows: (Row & { recency: string })[] = await db
+    .select([...columns.map((column) => `ranked.${column}`), 'ranked.recency'])
     .from(
       scoped(db, table, tenant)
         .whereIn(`${table}.debt_account_id`, accountIds)
@@ -137,24 +151,37 @@ function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[],
         ])
         .as('ranked'),
     )
-    .where('ranked.recency', '<=', LATEST_PAYMENTS)
+    .where((wanted) => {
+      wanted.where('ranked.recency', '<=', LATEST_PAYMENTS);
+      if (alsoWhere) wanted.orWhere(Object.fromEntries(Object.entries(alsoWhere).map(([column, value]) => [`ranked.${column}`, value])));
+    })
     .orderBy([
       { column: 'ranked.created_at', order: 'desc' },
       { column: 'ranked.id', order: 'desc' },
-    ]) as unknown as Promise<Row[]>;
+    ]);
+  return rows.map(({ recency, ...row }) => ({ ...(row as unknown as Row), recent: Number(recency) <= LATEST_PAYMENTS }));
 }
+
+/** Scheduled charges soonest first: by due time, then as they were made. */
+const soonestFirst = (a: ChargeRow, b: ChargeRow) =>
+  (a.due_at?.getTime() ?? 0) - (b.due_at?.getTime() ?? 0) || a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id);
 
 const inOrder = (rows: TransactionRow[]) => [...rows].sort((a, b) => Number(a.number) - Number(b.number));
 
 export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNeeds): Promise<LoadedPayments> {
   const accountsOfLatest = [...needs.latestOf];
-  const latestCharges: ChargeRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'charges', CHARGE_COLUMNS, accountsOfLatest) : [];
-  const latestTransactions: TransactionRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'transactions', TRANSACTION_COLUMNS, accountsOfLatest) : [];
+  // With the accounts' latest charges, every one still scheduled (an account's payload lists them).
+  const ofAccounts = accountsOfLatest.length > 0 ? await latest<ChargeRow>(db, tenant, 'charges', CHARGE_COLUMNS, accountsOfLatest, { status: 'scheduled' }) : [];
+  const accountCharges: ChargeRow[] = ofAccounts.map(({ recent: _recent, ...row }) => row);
+  const latestCharges = accountCharges.filter((_row, index) => ofAccounts[index]!.recent);
+  const scheduledCharges = accountCharges.filter((row) => row.status === 'scheduled').sort(soonestFirst);
+  const latestTransactions: TransactionRow[] =
+    accountsOfLatest.length > 0 ? (await latest<TransactionRow>(db, tenant, 'transactions', TRANSACTION_COLUMNS, accountsOfLatest)).map(({ recent: _recent, ...row }) => row) : [];
   const named: TransactionRow[] =
     needs.transactions.size > 0 ? await scoped(db, 'transactions', tenant).whereIn('id', [...needs.transactions]).select(TRANSACTION_COLUMNS) : [];
 
   const chargeIds = [
-    ...new Set([...needs.charges, ...named.flatMap((row) => row.charge_id ?? []), ...latestCharges.map((row) => row.id), ...latestTransactions.flatMap((row) => row.charge_id ?? [])]),
+    ...new Set([...needs.charges, ...named.flatMap((row) => row.charge_id ?? []), ...accountCharges.map((row) => row.id), ...latestTransactions.flatMap((row) => row.charge_id ?? [])]),
   ];
   const externalIds = [
     ...new Set([...needs.externalCharges, ...named.flatMap((row) => row.external_charge_id ?? []), ...latestTransactions.flatMap((row) => row.external_charge_id ?? [])]),
@@ -164,7 +191,7 @@ export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNe
   const ofExternal: TransactionRow[] =
     externalIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('external_charge_id', externalIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
   // The accounts' latest charges are loaded already (same columns): only the others are read.
-  const known = byId(latestCharges);
+  const known = byId(accountCharges);
   const others = chargeIds.filter((id) => !known.has(id));
   const charges: ChargeRow[] = [
     ...chargeIds.flatMap((id) => known.get(id) ?? []),
@@ -183,6 +210,7 @@ export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNe
     externalCharges: byId(externalCharges),
     transactionsOfExternal: groupBy(inOrder(ofExternal), (row) => row.external_charge_id!),
     latestCharges: groupBy(latestCharges, (row) => row.debt_account_id),
+    scheduledOf: groupBy(scheduledCharges, (row) => row.debt_account_id),
     latestTransactions: groupBy(latestTransactions, (row) => row.debt_account_id),
     accountIds: [
       ...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id), ...externalCharges.map((row) => row.debt_account_id), ...ofExternal.map((row) => row.debt_account_id)]),
