@@ -241,7 +241,7 @@ const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => 
  * parent and its children always share the customer, so one customer's accounts are a
  * family's). One query, the accounts' customers found by a subquery.
  */
-function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<DebtAccountRow[]> {
+function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<(DebtAccountRow & AccountHas)[]> {
   const ofAccounts = scoped(db, 'debt_accounts', tenant).whereIn('debt_accounts.id', accountIds).select('debt_accounts.customer_id');
   return db('debt_accounts as account')
     .leftJoin('debt_accounts as parent', 'parent.id', 'account.parent_id')
@@ -249,7 +249,24 @@ function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds:
     .andWhere('account.environment', tenant.environment)
     .andWhere((where) => where.whereIn('account.customer_id', customerIds).orWhereIn('account.customer_id', ofAccounts))
     .orderBy(OLDEST_FIRST('account'))
-    .select(ACCOUNT_COLUMNS);
+    .select([
+      ...ACCOUNT_COLUMNS,
+      db.raw(`EXISTS (SELECT 1 FROM payment_plans WHERE payment_plans.debt_account_id = account.id) AS has_plans`),
+      db.raw(`EXISTS (SELECT 1 FROM settlement_offers WHERE settlement_offers.debt_account_id = account.id) AS has_offers`),
+      db.raw(`EXISTS (SELECT 1 FROM debt_account_disputes WHERE debt_account_disputes.debt_account_id = account.id) AS has_disputes`),
+      db.raw(`EXISTS (SELECT 1 FROM documents WHERE documents.debt_account_id = account.id AND documents.status <> 'voided') AS has_documents`),
+    ]);
+}
+
+/**
+ * Whether an account has rows in the tables its payloads list (read with the account, so that
+ * the lists of the accounts that have none are not read at all).
+ */
+interface AccountHas {
+  has_plans: boolean;
+  has_offers: boolean;
+  has_disputes: boolean;
+  has_documents: boolean;
 }
 
 /** The location's counter (migration 008), as the API shows it. */
@@ -302,13 +319,16 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   for (const id of offerChargeIds(offers)) needs.payments.charges.add(id);
   // Payments next: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  // Disputes too: each embeds its account (an account's own disputes embed that account, already wanted).
-  const { disputes, ofAccount } = await loadDisputeRows(db, tenant, [...needs.disputes], [...needs.accountDisputes]);
-  const disputedAccounts = [...disputes.values()].map(({ dispute }) => dispute.debt_account_id);
+  // Disputes named too: each embeds its account (an account's own disputes embed that account, already wanted).
+  const named = needs.disputes.size > 0 ? await loadDisputeRows(db, tenant, [...needs.disputes], [...needs.accountDisputes]) : undefined;
+  const disputedAccounts = [...(named?.disputes.values() ?? [])].map(({ dispute }) => dispute.debt_account_id);
   const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds, ...disputedAccounts])];
   for (const offer of offers) needs.accountsWithCustomer.add(offer.debt_account_id);
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
+  const having = (flag: keyof AccountHas, ids: Iterable<string>) => [...ids].filter((id) => accountById.get(id)?.[flag]);
+  // Otherwise the accounts' own disputes, of those that have any.
+  const { disputes, ofAccount } = named ?? (await loadDisputeRows(db, tenant, [], having('has_disputes', needs.accountDisputes)));
   const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
   const whole = [...new Set([...needs.customers, ...[...needs.accountsWithCustomer].flatMap((id) => accountById.get(id)?.customer_id ?? [])])];
   const locationIds = [...new Set([...needs.locations, ...accounts.map((account) => account.location_id)])];
@@ -321,7 +341,7 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
   const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
   const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
-  const { latestPlans, planCharges } = await latestPlansOf(db, tenant, accounts.map((account) => account.id));
+  const { latestPlans, planCharges } = await latestPlansOf(db, tenant, having('has_plans', accountById.keys()));
   // One read of payment methods: the whole customers', and those the plans and charges shown use.
   const methodIds = [...new Set([...latestPlans.flatMap((plan) => plan.payment_method_id ?? []), ...payments.methodIds])];
   const methodRows: PaymentMethodRow[] =
@@ -342,7 +362,10 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   const wholeSet = new Set(whole);
   const methods = methodRows.filter((row) => wholeSet.has(row.customer_id));
   const methodById = byId(methodRows);
-  const { accountOffers, offersOfCharges } = await loadOffersOf(db, tenant, accounts.map((account) => account.id), payments.chargeList);
+  // An offer is paid by charges on its family's accounts (its customer's, all loaded): when none
+  // of them has an offer, no charge shown pays one.
+  const offered = having('has_offers', accountById.keys());
+  const { accountOffers, offersOfCharges } = await loadOffersOf(db, tenant, offered, offered.length > 0 ? payments.chargeList : []);
   const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
 
   return {
@@ -365,7 +388,7 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
       offersOfCharges,
       customerNumbers: new Map(customers.map((row) => [row.id, Number(row.number)])),
     },
-    docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
+    docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: having('has_documents', needs.accounts) }),
     offers: byId(offers),
     accountOffers,
     disputes,

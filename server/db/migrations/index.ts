@@ -28,7 +28,7 @@ import * as disputeRecordsKept from './024-dispute-records-kept';
 import * as settlementReversals from './025-settlement-reversals';
 import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
-import * as scheduledChargesByMethod from './029-scheduled-charges-by-method';
+import * as payloadReadIndexes from './029-payload-read-indexes';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -56,7 +56,7 @@ const migrations: Record<string, Knex.Migration> = {
   '025-settlement-reversals': settlementReversals,
   '026-webhook-lanes-compact-events': webhookLanesCompactEvents,
   '027-autopay-runs-in-flight': autopayRunsInFlight,
-  '029-scheduled-charges-by-method': scheduledChargesByMethod,
+  '029-payload-read-indexes': payloadReadIndexes,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
