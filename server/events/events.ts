@@ -5,10 +5,7 @@
  * module builds the payloads from its own reads and writes the outbox in that transaction).
  *
  * Record an event while the records it names are in the state the payload must show: after
- * a create or an update, before a delete. Work that records several times in one transaction
- * (a charge's answer: the charge, the accounts, the plan its listeners move) may run inside
- * `together`: the events are then read and written once, at its end, and their payloads show
- * the records as they are then (as the transaction commits them).
+ * a create or an update, before a delete.
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
@@ -38,11 +35,4 @@ export interface RecordedEvent {
 
 export interface EventRecorder {
   record(trx: Knex.Transaction, tenant: Tenant, events: RecordedEvent[]): Promise<void>;
-  /**
-   * Runs `work`, holding back the events recorded on `trx` meanwhile, and records them all when
-   * it ends, in the order they were recorded, still on `trx`: their payloads show the records as
-   * `work` leaves them. A `.delete` is not held back: the events held so far and it are recorded
-   * at once, while the record still exists. Inside another `together` on `trx`, `work` just runs.
-   */
-  together<T>(trx: Knex.Transaction, tenant: Tenant, work: () => Promise<T>): Promise<T>;
 }

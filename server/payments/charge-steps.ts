@@ -117,24 +117,21 @@ export async function recordAnswer(
     if (!family) return undefined;
     const charge = (await charges.find(chargeId, { forUpdate: true }))!;
     if (charge.status !== 'processing') return outcomeOf(charge);
-    // The charge's, the accounts' and what listeners record: read and written once, as this commits.
-    return deps.events.together(trx, tenant, async () => {
-      const outcome =
-        typeof answer === 'string'
-          ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
-          : await recordCharge(deps, trx, tenant, {
-              family,
-              amount: Number(charge.amount),
-              answer,
-              now,
-              ofPlan: charge.source === 'payment_plan',
-              write: (answered) => charges.update(charge.id, answered),
-            });
-      if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
-      await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
-      await within?.(trx, outcome);
-      return outcome;
-    });
+    const outcome =
+      typeof answer === 'string'
+        ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
+        : await recordCharge(deps, trx, tenant, {
+            family,
+            amount: Number(charge.amount),
+            answer,
+            now,
+            ofPlan: charge.source === 'payment_plan',
+            write: (answered) => charges.update(charge.id, answered),
+          });
+    if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
+    await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
+    await within?.(trx, outcome);
+    return outcome;
   }));
 }
 

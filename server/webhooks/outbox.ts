@@ -3,9 +3,8 @@
  * transaction: the payloads are built from one batched read; then every event is written to
  * the event log (GET /events, recovery), whether or not a webhook subscribes, and one delivery
  * per enabled webhook subscribed to it, with each delivery's first attempt, all committing or
- * rolling back with the change. The subscriptions are read in that same statement: events that
- * no webhook wants enqueue nothing. Inside `together`, the events recorded on a transaction are
- * held back and all of this is done once, when its work ends.
+ * rolling back with the change. The subscriptions are read once per transaction: events that
+ * no webhook wants enqueue nothing.
  */
 import type { Knex } from 'knex';
 import type { EventRecorder, RecordedEvent } from '../events/events';
@@ -25,51 +24,25 @@ export interface LoggedEvent {
 }
 
 export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()): EventRecorder {
-  /** The events held back on a transaction by `together`, for its tenant. */
-  const held = new WeakMap<Knex.Transaction, { tenant: Tenant; events: RecordedEvent[] }>();
-
-  async function write(trx: Knex.Transaction, tenant: Tenant, recorded: RecordedEvent[]): Promise<void> {
-    const wanted = recorded.filter((event) => event.ids.length > 0);
-    if (wanted.length === 0) return;
-
-    const needs = noNeeds();
-    for (const event of wanted) for (const id of event.ids) kindOf(event.name).need(needs, id);
-    const rows = await loadPayloadRows(trx, tenant, needs);
-    const events: LoggedEvent[] = [];
-    for (const event of wanted) {
-      for (const id of event.ids) {
-        const data = kindOf(event.name).build(id, rows, tenant);
-        if (data) events.push({ name: event.name, objectId: id, data });
-      }
-    }
-    if (events.length === 0) return;
-    const deliveries = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
-    // A slow webhook's attempts go behind the others' (delivery-lanes.ts).
-    await enqueueManyIn(boss, trx, deliveries.map(({ id, slow }) => deliveryJob({ deliveryId: id, attempt: 1 }, 0, slow)));
-  }
-
-  const sameTenant = (a: Tenant, b: Tenant) => a.organizationId === b.organizationId && a.environment === b.environment;
-
   return {
     async record(trx: Knex.Transaction, tenant: Tenant, recorded: RecordedEvent[]): Promise<void> {
-      const batch = held.get(trx);
-      if (!batch || !sameTenant(batch.tenant, tenant)) return write(trx, tenant, recorded);
-      batch.events.push(...recorded);
-      // A payload shows a deleted record as it was: it is built before the delete.
-      if (recorded.some((event) => event.name.endsWith('.delete'))) await write(trx, batch.tenant, batch.events.splice(0));
-    },
+      const wanted = recorded.filter((event) => event.ids.length > 0);
+      if (wanted.length === 0) return;
 
-    async together<T>(trx: Knex.Transaction, tenant: Tenant, work: () => Promise<T>): Promise<T> {
-      if (held.has(trx)) return work();
-      const batch = { tenant, events: [] as RecordedEvent[] };
-      held.set(trx, batch);
-      try {
-        const result = await work();
-        await write(trx, tenant, batch.events.splice(0));
-        return result;
-      } finally {
-        held.delete(trx);
+      const needs = noNeeds();
+      for (const event of wanted) for (const id of event.ids) kindOf(event.name).need(needs, id);
+      const rows = await loadPayloadRows(trx, tenant, needs);
+      const events: LoggedEvent[] = [];
+      for (const event of wanted) {
+        for (const id of event.ids) {
+          const data = kindOf(event.name).build(id, rows, tenant);
+          if (data) events.push({ name: event.name, objectId: id, data });
+        }
       }
+      if (events.length === 0) return;
+      const deliveries = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
+      // A slow webhook's attempts go behind the others' (delivery-lanes.ts).
+      await enqueueManyIn(boss, trx, deliveries.map(({ id, slow }) => deliveryJob({ deliveryId: id, attempt: 1 }, 0, slow)));
     },
   };
 }
