@@ -144,11 +144,6 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return row as ChargeRow;
     },
 
-    async insertAllocations(chargeId: string, parts: { debt_account_id: string; amount: number }[]): Promise<void> {
-      if (parts.length === 0) return;
-      await db(ALLOCATIONS).insert(parts.map((part) => ({ ...part, charge_id: chargeId, ...tenantColumns(tenant) })));
-    },
-
     /** The accounts a charge paid, in the order they were paid. */
     async allocations(chargeId: string): Promise<AllocationRow[]> {
       return scoped(db, ALLOCATIONS, tenant)
@@ -165,6 +160,24 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       await scoped(db, ALLOCATIONS, tenant)
         .where({ charge_id: chargeId, debt_account_id: accountId })
         .update({ refunded_amount: db.raw('refunded_amount + ?', [amount]) });
+    },
+
+    /**
+     * What a charge the gateway took is split into, in one statement: its allocations (the parts
+     * it paid, each to its account) and a transaction per part with `transaction`'s values.
+     */
+    async insertPaid(
+      chargeId: string,
+      parts: { debt_account_id: string; amount: number }[],
+      transaction: { kind: TransactionKind; status: TransactionStatus; gateway_reference: string | null },
+    ): Promise<TransactionRow[]> {
+      if (parts.length === 0) return [];
+      const allocations = db(ALLOCATIONS).insert(parts.map((part) => ({ ...part, charge_id: chargeId, ...tenantColumns(tenant) })));
+      return db
+        .with('allocated', allocations)
+        .insert(parts.map((part) => ({ ...part, ...transaction, charge_id: chargeId, ...tenantColumns(tenant) })))
+        .into(TRANSACTIONS)
+        .returning(TRANSACTION_COLUMNS);
     },
 
     async insertTransactions(

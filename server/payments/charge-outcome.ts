@@ -11,7 +11,7 @@ import { ApiError } from '../kernel/errors';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
 import { announce } from '../events/listeners';
-import { moveBalances, spread, type LockedFamily } from './balances';
+import { moveBalances, spread, type Family } from './balances';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -32,7 +32,7 @@ export async function recordCharge(
   trx: Knex.Transaction,
   tenant: Tenant,
   request: {
-    family: LockedFamily;
+    family: Family;
     amount: number;
     answer: GatewayAnswer;
     /** The tenant's time (the sandbox clock in a sandbox). */
@@ -64,11 +64,7 @@ export async function recordCharge(
   }
 
   const parts = spread(family, amount);
-  await charges.insertAllocations(charge.id, parts);
-  await charges.insertTransactions(
-    charge.id,
-    parts.map((part) => ({ ...part, kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: answer.reference })),
-  );
+  await charges.insertPaid(charge.id, parts, { kind: 'charge', status: charge.status === 'pending' ? 'pending' : 'succeeded', gateway_reference: answer.reference });
   const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: -part.amount })));
   await chargeMade(deps.events, trx, tenant, charge, moved);
   if (!request.ofPlan) await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now, chargeId: charge.id });

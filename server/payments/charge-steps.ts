@@ -16,7 +16,7 @@ import { announce } from '../events/listeners';
 import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
 import { CHARGE_COLUMNS, CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
-import { lockAccount, type LockedFamily } from './balances';
+import { lockFamily, type Family } from './balances';
 import { lockFamilies } from './family-locks';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
@@ -124,9 +124,8 @@ export async function recordAnswer(
 ): Promise<ChargeOutcome | undefined> {
   return moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
     const charges = chargeRepo(trx, tenant);
-    const unlocked = await charges.find(chargeId);
-    if (!unlocked) return undefined;
-    const family = (await lockAccount(trx, tenant, unlocked.debt_account_id))!;
+    const family = await lockFamily(trx, tenant, { chargeId });
+    if (!family) return undefined;
     const charge = (await charges.find(chargeId, { forUpdate: true }))!;
     return recordOn(deps, trx, tenant, family, charge, answer, now, within);
   }));
@@ -208,7 +207,7 @@ async function recordOn(
   deps: PaymentDeps,
   trx: Knex.Transaction,
   tenant: Tenant,
-  family: LockedFamily,
+  family: Family,
   charge: ChargeRow,
   answer: Answer,
   now: Date,

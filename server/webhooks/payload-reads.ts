@@ -15,7 +15,7 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
-import { loadAccountOffers, loadOffers, offerChargeIds, type OfferRow } from './settlement-reads';
+import { loadOffers, loadOffersOf, offerChargeIds, type OfferRow } from './settlement-reads';
 import { loadDisputeRows, type DisputeRows } from './dispute-reads';
 
 type S = components['schemas'];
@@ -52,6 +52,8 @@ export interface PaymentMethodRow extends ShownPaymentMethod {
   id: string;
   customer_id: string;
   is_primary: boolean;
+  /** Whether a charge still `scheduled` is made with it. */
+  has_scheduled_charge: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -239,7 +241,7 @@ const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => 
  * parent and its children always share the customer, so one customer's accounts are a
  * family's). One query, the accounts' customers found by a subquery.
  */
-function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<DebtAccountRow[]> {
+function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<(DebtAccountRow & AccountHas)[]> {
   const ofAccounts = scoped(db, 'debt_accounts', tenant).whereIn('debt_accounts.id', accountIds).select('debt_accounts.customer_id');
   return db('debt_accounts as account')
     .leftJoin('debt_accounts as parent', 'parent.id', 'account.parent_id')
@@ -247,7 +249,24 @@ function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds:
     .andWhere('account.environment', tenant.environment)
     .andWhere((where) => where.whereIn('account.customer_id', customerIds).orWhereIn('account.customer_id', ofAccounts))
     .orderBy(OLDEST_FIRST('account'))
-    .select(ACCOUNT_COLUMNS);
+    .select([
+      ...ACCOUNT_COLUMNS,
+      db.raw(`EXISTS (SELECT 1 FROM payment_plans WHERE payment_plans.debt_account_id = account.id) AS has_plans`),
+      db.raw(`EXISTS (SELECT 1 FROM settlement_offers WHERE settlement_offers.debt_account_id = account.id) AS has_offers`),
+      db.raw(`EXISTS (SELECT 1 FROM debt_account_disputes WHERE debt_account_disputes.debt_account_id = account.id) AS has_disputes`),
+      db.raw(`EXISTS (SELECT 1 FROM documents WHERE documents.debt_account_id = account.id AND documents.status <> 'voided') AS has_documents`),
+    ]);
+}
+
+/**
+ * Whether an account has rows in the tables its payloads list (read with the account, so that
+ * the lists of the accounts that have none are not read at all).
+ */
+interface AccountHas {
+  has_plans: boolean;
+  has_offers: boolean;
+  has_disputes: boolean;
+  has_documents: boolean;
 }
 
 /** The location's counter (migration 008), as the API shows it. */
@@ -267,6 +286,32 @@ async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportR
     );
 }
 
+/**
+ * Each account's latest plan (the open one, if any, is the one told) with its instalments (by
+ * charge date): one query, a row per instalment (or one for a plan without any).
+ */
+async function latestPlansOf(db: Knex, tenant: Tenant, accountIds: string[]): Promise<{ latestPlans: PaymentPlanRow[]; planCharges: PlanChargeRow[] }> {
+  if (accountIds.length === 0) return { latestPlans: [], planCharges: [] };
+  const latest = scoped(db, 'payment_plans', tenant)
+    .whereIn('debt_account_id', accountIds)
+    .distinctOn('debt_account_id')
+    .orderBy([{ column: 'debt_account_id' }, { column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .select(PLAN_COLUMNS)
+    .as('plan');
+  const rows: Record<string, unknown>[] = await db
+    .from(latest)
+    .leftJoin('payment_plan_charges as instalment', 'instalment.payment_plan_id', 'plan.id')
+    .orderBy([{ column: 'plan.created_at' }, { column: 'plan.id' }, { column: 'instalment.charge_date' }, { column: 'instalment.seq' }])
+    .select([...PLAN_COLUMNS.map((column) => `plan.${column}`), ...PLAN_CHARGE_COLUMNS.map((column) => `instalment.${column} as instalment_${column}`)]);
+  const plans = new Map<string, PaymentPlanRow>();
+  const planCharges: PlanChargeRow[] = [];
+  for (const row of rows) {
+    if (!plans.has(row.id as string)) plans.set(row.id as string, Object.fromEntries(PLAN_COLUMNS.map((column) => [column, row[column]])) as unknown as PaymentPlanRow);
+    if (row.instalment_id !== null) planCharges.push(Object.fromEntries(PLAN_CHARGE_COLUMNS.map((column) => [column, row[`instalment_${column}`]])) as unknown as PlanChargeRow);
+  }
+  return { latestPlans: [...plans.values()], planCharges };
+}
+
 /** One query per table that some event needs, one after the other on the transaction. */
 export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): Promise<PayloadRows> {
   // Offers first: their charges are loaded with the payments, and their accounts (a plan's payload embeds the customer).
@@ -274,40 +319,53 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
   for (const id of offerChargeIds(offers)) needs.payments.charges.add(id);
   // Payments next: the charges and transactions shown name accounts to embed.
   const payments = await loadPaymentRows(db, tenant, needs.payments);
-  // Disputes too: each embeds its account (an account's own disputes embed that account, already wanted).
-  const { disputes, ofAccount } = await loadDisputeRows(db, tenant, [...needs.disputes], [...needs.accountDisputes]);
-  const disputedAccounts = [...disputes.values()].map(({ dispute }) => dispute.debt_account_id);
+  // Disputes named too: each embeds its account (an account's own disputes embed that account, already wanted).
+  const named = needs.disputes.size > 0 ? await loadDisputeRows(db, tenant, [...needs.disputes], [...needs.accountDisputes]) : undefined;
+  const disputedAccounts = [...(named?.disputes.values() ?? [])].map(({ dispute }) => dispute.debt_account_id);
   const wanted = [...new Set([...needs.accounts, ...needs.accountsWithCustomer, ...offers.map((offer) => offer.debt_account_id), ...payments.accountIds, ...disputedAccounts])];
   for (const offer of offers) needs.accountsWithCustomer.add(offer.debt_account_id);
   const accounts = needs.customers.size + wanted.length > 0 ? await accountsOf(db, tenant, [...needs.customers], wanted) : [];
   const accountById = byId(accounts);
+  const having = (flag: keyof AccountHas, ids: Iterable<string>) => [...ids].filter((id) => accountById.get(id)?.[flag]);
+  // Otherwise the accounts' own disputes, of those that have any.
+  const { disputes, ofAccount } = named ?? (await loadDisputeRows(db, tenant, [], having('has_disputes', needs.accountDisputes)));
   const customerIds = [...new Set([...needs.customers, ...accounts.map((account) => account.customer_id)])];
   const whole = [...new Set([...needs.customers, ...[...needs.accountsWithCustomer].flatMap((id) => accountById.get(id)?.customer_id ?? [])])];
   const locationIds = [...new Set([...needs.locations, ...accounts.map((account) => account.location_id)])];
 
-  const customers: CustomerRow[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select(CUSTOMER_COLUMNS) : [];
+  // The payments' customers too: transaction payloads show their sequence numbers.
+  const customerRows = [...new Set([...customerIds, ...payments.customerIds])];
+  const customers: (CustomerRow & { number: string })[] =
+    customerRows.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerRows).select([...CUSTOMER_COLUMNS, 'number']) : [];
   const addresses: AddressRow[] =
     whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
-  const methods: PaymentMethodRow[] =
-    whole.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('payment_methods')).select(PAYMENT_METHOD_COLUMNS) : [];
   const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
   const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
-  const plans: PaymentPlanRow[] =
-    accounts.length > 0 ? await scoped(db, 'payment_plans', tenant)
-          .whereIn('debt_account_id', accounts.map((account) => account.id))
-          // Oldest first: keyed by account, the latest plan (the open one, if any) is the one told.
-          .orderBy(OLDEST_FIRST('payment_plans'))
-          .select(PLAN_COLUMNS) : [];
-  const latestPlans = [...new Map(plans.map((row) => [row.debt_account_id, row])).values()];
-  const planCharges: PlanChargeRow[] =
-    latestPlans.length > 0
-      ? await scoped(db, 'payment_plan_charges', tenant)
-          .whereIn('payment_plan_id', latestPlans.map((plan) => plan.id))
-          .orderBy([{ column: 'charge_date' }, { column: 'seq' }])
-          .select(PLAN_CHARGE_COLUMNS)
+  const { latestPlans, planCharges } = await latestPlansOf(db, tenant, having('has_plans', accountById.keys()));
+  // One read of payment methods: the whole customers', and those the plans and charges shown use.
+  const methodIds = [...new Set([...latestPlans.flatMap((plan) => plan.payment_method_id ?? []), ...payments.methodIds])];
+  const methodRows: PaymentMethodRow[] =
+    whole.length + methodIds.length > 0
+      ? await scoped(db, 'payment_methods', tenant)
+          .where((wanted) => {
+            if (whole.length > 0) wanted.whereIn('customer_id', whole);
+            if (methodIds.length > 0) wanted.orWhereIn('id', methodIds);
+          })
+          .orderBy(OLDEST_FIRST('payment_methods'))
+          .select([
+            ...PAYMENT_METHOD_COLUMNS.map((column) => `payment_methods.${column}`),
+            db.raw(
+              `EXISTS (SELECT 1 FROM charges WHERE charges.payment_method_id = payment_methods.id AND charges.status = 'scheduled' AND charges.organization_id = payment_methods.organization_id AND charges.environment = payment_methods.environment) AS has_scheduled_charge`,
+            ),
+          ])
       : [];
-  const planMethodIds = latestPlans.flatMap((plan) => plan.payment_method_id ?? []);
-  const planMethods: PaymentMethodRow[] = planMethodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', planMethodIds).select(PAYMENT_METHOD_COLUMNS) : [];
+  const wholeSet = new Set(whole);
+  const methods = methodRows.filter((row) => wholeSet.has(row.customer_id));
+  const methodById = byId(methodRows);
+  // An offer is paid by charges on its family's accounts (its customer's, all loaded): when none
+  // of them has an offer, no charge shown pays one.
+  const offered = having('has_offers', accountById.keys());
+  const { accountOffers, offersOfCharges } = await loadOffersOf(db, tenant, offered, offered.length > 0 ? payments.chargeList : []);
   const imported = needs.imports.size > 0 ? await imports(db, tenant, [...needs.imports]) : [];
 
   return {
@@ -321,13 +379,18 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     locationUsage,
     plans: new Map(latestPlans.map((row) => [row.debt_account_id, row])),
     planCharges: groupBy(planCharges, (row) => row.payment_plan_id),
-    planMethods: byId(planMethods),
+    planMethods: methodById,
     imports: byId(imported),
     activity: await loadActivity(db, tenant, [...needs.activity]),
-    payments,
-    docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: [...needs.accounts] }),
+    payments: {
+      ...payments,
+      methods: methodById,
+      offersOfCharges,
+      customerNumbers: new Map(customers.map((row) => [row.id, Number(row.number)])),
+    },
+    docs: await loadDocumentTicketRows(db, tenant, { signatures: needs.signatures, tickets: needs.tickets, accountIds: having('has_documents', needs.accounts) }),
     offers: byId(offers),
-    accountOffers: await loadAccountOffers(db, tenant, accounts.map((account) => account.id)),
+    accountOffers,
     disputes,
     accountDisputes: ofAccount,
   };

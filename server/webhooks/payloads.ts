@@ -55,6 +55,25 @@ function billingAddress(primary: AddressRow | undefined): S['EventBillingAddress
   };
 }
 
+/**
+ * What charges a saved method: an active plan, an accepted offer not yet paid, a scheduled
+ * charge not yet run. The plans and offers loaded are every account's of the method's customer
+ * (payload-reads.ts loads a customer's accounts whole).
+ */
+export function methodUses(
+  row: { id: string; has_scheduled_charge?: boolean },
+  ctx: PayloadRows,
+): Pick<S['EventPaymentMethod'], 'has_active_payment_plan' | 'has_active_settlement_offer' | 'has_active_scheduled_charge'> {
+  return {
+    // An account's plan in ctx is its latest, so an active one among them is the method's active plan.
+    has_active_payment_plan: [...ctx.plans.values()].some((plan) => plan.status === 'active' && plan.payment_method_id === row.id),
+    // An accepted offer not yet paid that charges this method (an account's latest offer is its open one).
+    has_active_settlement_offer: [...ctx.accountOffers.values()].some((offer) => offer.status === 'accepted' && offer.payment_method_id === row.id),
+    // Read with the method (payload-reads.ts).
+    has_active_scheduled_charge: row.has_scheduled_charge === true,
+  };
+}
+
 /** Card number as its last four digits, ACH numbers masked: the full numbers are never stored anyway. */
 function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undefined, ctx: PayloadRows): S['EventPaymentMethod'] {
   return {
@@ -64,12 +83,7 @@ function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undef
     bank_account: bankAccount(row),
     is_primary: row.is_primary,
     billing_address: billingAddress(primary),
-    // An account's plan in ctx is its latest, so an active one among them is the method's active plan.
-    has_active_payment_plan: [...ctx.plans.values()].some((plan) => plan.status === 'active' && plan.payment_method_id === row.id),
-    // An accepted offer not yet paid that charges this method (an account's latest offer is its open one).
-    has_active_settlement_offer: [...ctx.accountOffers.values()].some((offer) => offer.status === 'accepted' && offer.payment_method_id === row.id),
-    // No scheduled charge is tied to a payment method in this payload yet.
-    has_active_scheduled_charge: false,
+    ...methodUses(row, ctx),
     created_at: eventTime(row.created_at),
     updated_at: eventTime(row.updated_at),
   };

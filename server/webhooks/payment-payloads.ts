@@ -6,7 +6,7 @@
  * payment-reads.ts loaded.
  */
 import type { components } from '../../generated/schema';
-import { embeddedAccount, eventTime } from './payloads';
+import { embeddedAccount, eventTime, methodUses } from './payloads';
 import { offerFields } from './settlement-offer-fields';
 import type { PayloadRows } from './payload-reads';
 import type { ChargeRow, TransactionRow } from './payment-reads';
@@ -119,9 +119,9 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
     bank_account: charge.bank_account,
     is_primary: method.is_primary,
     billing_address: null,
-    has_active_payment_plan: false,
-    has_active_settlement_offer: false,
-    has_active_scheduled_charge: charge.status === 'scheduled',
+    ...methodUses(method, rows),
+    // The charge itself, while it is still scheduled, even if the method's row was read before it.
+    has_active_scheduled_charge: method.has_scheduled_charge === true || charge.status === 'scheduled',
     created_at: eventTime(method.created_at),
     updated_at: eventTime(method.updated_at),
   };
@@ -216,10 +216,14 @@ export function moneyBackPayload(transactionId: string, rows: PayloadRows): S['E
   };
 }
 
-/** The account's latest charges and transactions, newest first (as the API embeds them). */
-export function accountPayments(accountId: string, rows: PayloadRows): { charges: S['EventCharge'][]; transactions: S['EventTransaction'][] } {
+/** The account's latest charges and transactions, newest first (as the API embeds them), and its charges still scheduled, soonest first. */
+export function accountPayments(
+  accountId: string,
+  rows: PayloadRows,
+): { charges: S['EventCharge'][]; transactions: S['EventTransaction'][]; scheduled_charges: S['EventScheduledCharge'][] } {
   return {
     charges: (rows.payments.latestCharges.get(accountId) ?? []).map((charge) => chargePayload(charge, rows)),
     transactions: (rows.payments.latestTransactions.get(accountId) ?? []).map((row) => transactionPayload(row, rows)),
+    scheduled_charges: (rows.payments.scheduledOf.get(accountId) ?? []).map((charge) => scheduledChargePayload(charge, rows)),
   };
 }

@@ -10,7 +10,7 @@ import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
 import { groupBy } from '../collections';
 import type { ShownPaymentMethod } from '../masking';
-import { loadOffersOfCharges, type OfferRow } from './settlement-reads';
+import type { OfferRow } from './settlement-reads';
 import { EXTERNAL_CHARGE_COLUMNS, EXTERNAL_CHARGES, type ExternalChargeRow } from '../external-charges/external-charge-repo';
 
 type S = components['schemas'];
@@ -64,6 +64,8 @@ export interface ChargeMethodRow extends ShownPaymentMethod {
   id: string;
   customer_id: string;
   is_primary: boolean;
+  /** Whether a charge still `scheduled` is made with it. */
+  has_scheduled_charge: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -87,6 +89,8 @@ export interface PaymentRows {
   /** By account id, newest first, at most LATEST_PAYMENTS each. */
   latestCharges: Map<string, ChargeRow[]>;
   latestTransactions: Map<string, TransactionRow[]>;
+  /** By account id, the charges still `scheduled`, soonest first (accounts of `latestOf`). */
+  scheduledOf: Map<string, ChargeRow[]>;
   externalCharges: Map<string, ExternalChargeRow>;
   /** Every transaction of the external charges loaded, by external charge id, in the order they were made. */
   transactionsOfExternal: Map<string, TransactionRow[]>;
@@ -100,6 +104,19 @@ export interface PaymentRows {
   accountIds: string[];
 }
 
+/**
+ * What loadPaymentRows reads itself; the methods, customers and offers the payments name are
+ * read by payload-reads.ts with the other rows of their tables (one query per table).
+ */
+export type LoadedPayments = Omit<PaymentRows, 'methods' | 'offersOfCharges' | 'customerNumbers'> & {
+  /** The charges loaded, for the offers they pay. */
+  chargeList: ChargeRow[];
+  /** The saved methods the charges were made with. */
+  methodIds: string[];
+  /** The customers whose sequence numbers the payloads show. */
+  customerIds: string[];
+};
+
 export const noPaymentNeeds = (): PaymentNeeds => ({ charges: new Set(), transactions: new Set(), latestOf: new Set(), externalCharges: new Set() });
 
 const CHARGE_COLUMNS = [
@@ -108,17 +125,23 @@ const CHARGE_COLUMNS = [
   'created_at', 'updated_at',
 ];
 const TRANSACTION_COLUMNS = ['id', 'number', 'charge_id', 'external_charge_id', 'debt_account_id', 'kind', 'status', 'amount', 'return_code', 'gateway_reference', 'submitted_at', 'created_at'];
-const METHOD_COLUMNS = [
-  'id', 'customer_id', 'type', 'card_holder', 'card_last4', 'card_brand', 'card_exp_month', 'card_exp_year', 'card_zip', 'account_holder',
-  'account_type', 'routing_number_masked', 'account_number_masked', 'account_zip', 'account_state', 'is_primary', 'created_at', 'updated_at',
-];
 
 const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => [row.id, row]));
 
-/** The newest `LATEST_PAYMENTS` rows of `table` per account, newest first: one query. */
-function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[], accountIds: string[]): Promise<Row[]> {
-  return db
-    .select(columns.map((column) => `ranked.${column}`))
+/**
+ * The newest `LATEST_PAYMENTS` rows of `table` per account, newest first, and with `alsoWhere`
+ * any other row of those accounts it matches (`recent` false): one query.
+ */
+async function latest<Row>(
+  db: Knex,
+  tenant: Tenant,
+  table: string,
+  columns: string[],
+  accountIds: string[],
+  alsoWhere?: Record<string, string>,
+): Promise<(Row & { recent: boolean })[]> {
+  const rows: (Row & { recency: string })[] = await db
+    .select([...columns.map((column) => `ranked.${column}`), 'ranked.recency'])
     .from(
       scoped(db, table, tenant)
         .whereIn(`${table}.debt_account_id`, accountIds)
@@ -128,24 +151,37 @@ function latest<Row>(db: Knex, tenant: Tenant, table: string, columns: string[],
         ])
         .as('ranked'),
     )
-    .where('ranked.recency', '<=', LATEST_PAYMENTS)
+    .where((wanted) => {
+      wanted.where('ranked.recency', '<=', LATEST_PAYMENTS);
+      if (alsoWhere) wanted.orWhere(Object.fromEntries(Object.entries(alsoWhere).map(([column, value]) => [`ranked.${column}`, value])));
+    })
     .orderBy([
       { column: 'ranked.created_at', order: 'desc' },
       { column: 'ranked.id', order: 'desc' },
-    ]) as unknown as Promise<Row[]>;
+    ]);
+  return rows.map(({ recency, ...row }) => ({ ...(row as unknown as Row), recent: Number(recency) <= LATEST_PAYMENTS }));
 }
+
+/** Scheduled charges soonest first: by due time, then as they were made. */
+const soonestFirst = (a: ChargeRow, b: ChargeRow) =>
+  (a.due_at?.getTime() ?? 0) - (b.due_at?.getTime() ?? 0) || a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id);
 
 const inOrder = (rows: TransactionRow[]) => [...rows].sort((a, b) => Number(a.number) - Number(b.number));
 
-export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNeeds): Promise<PaymentRows> {
+export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNeeds): Promise<LoadedPayments> {
   const accountsOfLatest = [...needs.latestOf];
-  const latestCharges: ChargeRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'charges', CHARGE_COLUMNS, accountsOfLatest) : [];
-  const latestTransactions: TransactionRow[] = accountsOfLatest.length > 0 ? await latest(db, tenant, 'transactions', TRANSACTION_COLUMNS, accountsOfLatest) : [];
+  // With the accounts' latest charges, every one still scheduled (an account's payload lists them).
+  const ofAccounts = accountsOfLatest.length > 0 ? await latest<ChargeRow>(db, tenant, 'charges', CHARGE_COLUMNS, accountsOfLatest, { status: 'scheduled' }) : [];
+  const accountCharges: ChargeRow[] = ofAccounts.map(({ recent: _recent, ...row }) => row);
+  const latestCharges = accountCharges.filter((_row, index) => ofAccounts[index]!.recent);
+  const scheduledCharges = accountCharges.filter((row) => row.status === 'scheduled').sort(soonestFirst);
+  const latestTransactions: TransactionRow[] =
+    accountsOfLatest.length > 0 ? (await latest<TransactionRow>(db, tenant, 'transactions', TRANSACTION_COLUMNS, accountsOfLatest)).map(({ recent: _recent, ...row }) => row) : [];
   const named: TransactionRow[] =
     needs.transactions.size > 0 ? await scoped(db, 'transactions', tenant).whereIn('id', [...needs.transactions]).select(TRANSACTION_COLUMNS) : [];
 
   const chargeIds = [
-    ...new Set([...needs.charges, ...named.flatMap((row) => row.charge_id ?? []), ...latestCharges.map((row) => row.id), ...latestTransactions.flatMap((row) => row.charge_id ?? [])]),
+    ...new Set([...needs.charges, ...named.flatMap((row) => row.charge_id ?? []), ...accountCharges.map((row) => row.id), ...latestTransactions.flatMap((row) => row.charge_id ?? [])]),
   ];
   const externalIds = [
     ...new Set([...needs.externalCharges, ...named.flatMap((row) => row.external_charge_id ?? []), ...latestTransactions.flatMap((row) => row.external_charge_id ?? [])]),
@@ -154,25 +190,28 @@ export async function loadPaymentRows(db: Knex, tenant: Tenant, needs: PaymentNe
     externalIds.length > 0 ? await scoped(db, EXTERNAL_CHARGES, tenant).whereIn(`${EXTERNAL_CHARGES}.id`, externalIds).select(EXTERNAL_CHARGE_COLUMNS) : [];
   const ofExternal: TransactionRow[] =
     externalIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('external_charge_id', externalIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
-  const charges: ChargeRow[] = chargeIds.length > 0 ? await scoped(db, 'charges', tenant).whereIn('id', chargeIds).select(CHARGE_COLUMNS) : [];
+  // The accounts' latest charges are loaded already (same columns): only the others are read.
+  const known = byId(accountCharges);
+  const others = chargeIds.filter((id) => !known.has(id));
+  const charges: ChargeRow[] = [
+    ...chargeIds.flatMap((id) => known.get(id) ?? []),
+    ...(others.length > 0 ? await scoped(db, 'charges', tenant).whereIn('id', others).select(CHARGE_COLUMNS) : []),
+  ];
   const ofCharges: TransactionRow[] =
     chargeIds.length > 0 ? await scoped(db, 'transactions', tenant).whereIn('charge_id', chargeIds).orderBy('number', 'asc').select(TRANSACTION_COLUMNS) : [];
-  const methodIds = [...new Set(charges.flatMap((row) => row.payment_method_id ?? []))];
-  const methods: ChargeMethodRow[] = methodIds.length > 0 ? await scoped(db, 'payment_methods', tenant).whereIn('id', methodIds).select(METHOD_COLUMNS) : [];
-  const customerIds = [...new Set([...charges.map((row) => row.customer_id), ...externalCharges.map((row) => row.customer_id)])];
-  const numbers: { id: string; number: string }[] = customerIds.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerIds).select('id', 'number') : [];
 
   return {
+    chargeList: charges,
+    methodIds: [...new Set(charges.flatMap((row) => row.payment_method_id ?? []))],
+    customerIds: [...new Set([...charges.map((row) => row.customer_id), ...externalCharges.map((row) => row.customer_id)])],
     charges: byId(charges),
     transactionsOfCharge: groupBy(inOrder(ofCharges), (row) => row.charge_id!),
     transactions: byId([...ofCharges, ...ofExternal, ...named, ...latestTransactions]),
     externalCharges: byId(externalCharges),
     transactionsOfExternal: groupBy(inOrder(ofExternal), (row) => row.external_charge_id!),
     latestCharges: groupBy(latestCharges, (row) => row.debt_account_id),
+    scheduledOf: groupBy(scheduledCharges, (row) => row.debt_account_id),
     latestTransactions: groupBy(latestTransactions, (row) => row.debt_account_id),
-    methods: byId(methods),
-    offersOfCharges: await loadOffersOfCharges(db, tenant, charges),
-    customerNumbers: new Map(numbers.map((row) => [row.id, Number(row.number)])),
     accountIds: [
       ...new Set([...charges.map((row) => row.debt_account_id), ...ofCharges.map((row) => row.debt_account_id), ...externalCharges.map((row) => row.debt_account_id), ...ofExternal.map((row) => row.debt_account_id)]),
     ],

@@ -33,38 +33,44 @@ export async function loadOffers(db: Knex, tenant: Tenant, ids: string[]): Promi
   return ids.length > 0 ? scoped(db, 'settlement_offers', tenant).whereIn('id', ids).select(COLUMNS) : [];
 }
 
-/** Per account, its latest offer (the open one, if any), for the accounts' payloads. */
-export async function loadAccountOffers(db: Knex, tenant: Tenant, accountIds: string[]): Promise<Map<string, OfferRow>> {
-  if (accountIds.length === 0) return new Map();
-  const rows: OfferRow[] = await scoped(db, 'settlement_offers', tenant)
-    .whereIn('debt_account_id', accountIds)
-    .orderBy([{ column: 'created_at' }, { column: 'id' }])
-    .select(COLUMNS);
-  return new Map(rows.map((row) => [row.debt_account_id, row]));
-}
-
 /** The charge ids an offer's payload shows, to load with the other payments. */
 export const offerChargeIds = (offers: OfferRow[]): string[] => offers.flatMap((offer) => offer.charge_id ?? []);
 
 
 /**
- * The offer each charge pays, by charge id: the offer whose charge it is, whose plan it is an
- * instalment of, or whose write-off it carries (the payment that completed it). One query.
+ * In one query: per account of `accountIds`, its latest offer (the open one, if any), for the
+ * accounts' payloads; and the offer each charge pays, by charge id: the offer whose charge it
+ * is, whose plan it is an instalment of, or whose write-off it carries (the payment that
+ * completed it).
  */
-export async function loadOffersOfCharges(db: Knex, tenant: Tenant, charges: { id: string; payment_plan_id: string | null }[]): Promise<Map<string, OfferRow>> {
-  if (charges.length === 0) return new Map();
+export async function loadOffersOf(
+  db: Knex,
+  tenant: Tenant,
+  accountIds: string[],
+  charges: { id: string; payment_plan_id: string | null }[],
+): Promise<{ accountOffers: Map<string, OfferRow>; offersOfCharges: Map<string, OfferRow> }> {
+  if (accountIds.length === 0 && charges.length === 0) return { accountOffers: new Map(), offersOfCharges: new Map() };
   const ids = charges.map((charge) => charge.id);
   const plans = [...new Set(charges.flatMap((charge) => charge.payment_plan_id ?? []))];
   const rows: OfferRow[] = await scoped(db, 'settlement_offers', tenant)
-    .where((paid) => {
-      paid.whereIn('charge_id', ids).orWhereIn('write_off_charge_id', ids);
-      if (plans.length > 0) paid.orWhereIn('payment_plan_id', plans);
+    .where((wanted) => {
+      if (accountIds.length > 0) wanted.whereIn('debt_account_id', accountIds);
+      if (ids.length > 0) wanted.orWhereIn('charge_id', ids).orWhereIn('write_off_charge_id', ids);
+      if (plans.length > 0) wanted.orWhereIn('payment_plan_id', plans);
     })
+    .orderBy([{ column: 'created_at' }, { column: 'id' }])
     .select(COLUMNS);
+  const asked = new Set(accountIds);
   const paidBy = (charge: { id: string; payment_plan_id: string | null }) =>
     rows.find((offer) => offer.charge_id === charge.id || offer.write_off_charge_id === charge.id || (charge.payment_plan_id !== null && offer.payment_plan_id === charge.payment_plan_id));
-  return new Map(charges.flatMap((charge) => {
-    const offer = paidBy(charge);
-    return offer ? [[charge.id, offer] as const] : [];
-  }));
+  return {
+    // Oldest first: keyed by account, the latest is the one kept.
+    accountOffers: new Map(rows.filter((row) => asked.has(row.debt_account_id)).map((row) => [row.debt_account_id, row])),
+    offersOfCharges: new Map(
+      charges.flatMap((charge) => {
+        const offer = paidBy(charge);
+        return offer ? [[charge.id, offer] as const] : [];
+      }),
+    ),
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * What settlement offers tell webhooks: `debt-account-settlement-offer.create` on creation and
  * `.update` on every status move, in the document's payload shape; debt account payloads name
- * the pending and the accepted offer; a payment method that an accepted offer charges says so.
+ * the pending and the accepted offer; a payment method that an accepted offer charges says so
+ * (in a charge's payload too).
  */
 import type { ApiClient, Schemas } from '../../client';
 import { accountWithCard } from '../support/fixtures';
@@ -53,6 +54,10 @@ test('a plan paying an offer: the update shows it, and its payment method has an
   await api.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Maria G. Gonzalez' } });
   const [customerEvent] = (await outboxEvents(app, 'customer.update', customer.id)).slice(-1);
   expect(customerEvent!.payment_methods.find((method: { id: string }) => method.id === methodId)).toMatchObject({ has_active_settlement_offer: true });
+  // A charge made with that method tells the same of it.
+  const paid = (await api.POST('/charges', { body: { amount: 500, debt_account_id: account.id, payment_method_id: methodId } })).data!.data;
+  const [charged] = await outboxEvents(app, 'charge.succeeded', paid.id);
+  expect(charged!.payment_method).toMatchObject({ id: methodId, has_active_payment_plan: true, has_active_settlement_offer: true, has_active_scheduled_charge: false });
 });
 
 test('revoked and superseded: each a .update with its status', async () => {

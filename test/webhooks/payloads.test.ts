@@ -239,6 +239,29 @@ describe('payment events', () => {
     const [deleted] = await delivered('scheduled-charge.delete', (d) => d.id === id);
     expect(deleted).toMatchObject({ charge: null, debt_account: { id: account.id, current_balance: 5000 } });
   });
+
+  test("while a charge is scheduled, its account's payload lists it and its method tells it, in the customer's payload too; not once it is canceled", async () => {
+    const customer = await newCustomer(app.api);
+    const account = (await app.api.POST('/debt-accounts', { body: { customer_id: customer.id, location_id: unique('LOC'), location_name: 'Lakeside', balance: 5000 } })).data!.data;
+    const method = (await app.api.POST('/customers/{id}/payment-methods', { params: { path: { id: customer.id } }, body: { card: card('4242424242424242') } })).data!.data;
+    const day = new Date(app.clock.now().getTime() + 4 * 86_400_000).toISOString().slice(0, 10);
+    const id = (await app.api.POST('/charges', { body: { amount: 1200, debt_account_id: account.id, payment_method_id: method.id, scheduled_at: day } })).data!.data.id;
+
+    await app.api.PUT('/debt-accounts/{id}', { params: { path: { id: account.id } }, body: { balance: 5000, external_status: 'scheduled' } });
+    const [listed] = await delivered('debt-account.update', (d) => d.id === account.id && d.external_status === 'scheduled');
+    expect(listed!.scheduled_charges).toMatchObject([{ id, amount: 1200, scheduled_at: `${day} 14:00:00`, charge: null, payment_method: { id: method.id, has_active_scheduled_charge: true } }]);
+    await app.api.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Rosa Scheduled' } });
+    const [told] = await delivered('customer.update', (d) => d.id === customer.id && d.name === 'Rosa Scheduled');
+    expect(told!.payment_methods).toMatchObject([{ id: method.id, has_active_scheduled_charge: true, has_active_payment_plan: false, has_active_settlement_offer: false }]);
+
+    await app.api.POST('/charges/{id}/cancel', { params: { path: { id } } });
+    await app.api.PUT('/debt-accounts/{id}', { params: { path: { id: account.id } }, body: { balance: 5000, external_status: 'canceled' } });
+    const [after] = await delivered('debt-account.update', (d) => d.id === account.id && d.external_status === 'canceled');
+    expect(after!.scheduled_charges).toEqual([]);
+    await app.api.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { name: 'Rosa Unscheduled' } });
+    const [untold] = await delivered('customer.update', (d) => d.id === customer.id && d.name === 'Rosa Unscheduled');
+    expect(untold!.payment_methods).toMatchObject([{ id: method.id, has_active_scheduled_charge: false }]);
+  });
 });
 
 describe('the schema check', () => {

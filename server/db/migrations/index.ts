@@ -28,6 +28,7 @@ import * as disputeRecordsKept from './024-dispute-records-kept';
 import * as settlementReversals from './025-settlement-reversals';
 import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
+import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
 
 const migrations: Record<string, Knex.Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Knex.Migration> = {
   '025-settlement-reversals': settlementReversals,
   '026-webhook-lanes-compact-events': webhookLanesCompactEvents,
   '027-autopay-runs-in-flight': autopayRunsInFlight,
+  '029-payload-read-indexes': payloadReadIndexes,
   '032-portal-reset-limits': portalResetLimits,
 };
 
