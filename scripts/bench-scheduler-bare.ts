@@ -9,8 +9,8 @@
  * 1. reserve (one transaction per batch): the accounts, plans and instalments locked; the
  *    attempt rows; the charges `processing`; the instalments in flight (no `due_at`), each a
  *    multi-row statement;
- * 2. the gateway's own transaction, per instalment: its request keyed by the charge, its
- *    payment, its answer;
+ * 2. the gateway's own statement, per instalment: its request keyed by the charge with its
+ *    answer, and its payment (as the sandbox gateway makes it);
  * 3. record (one transaction per batch of answers): the accounts and charges locked; the charges
  *    succeeded; their allocations and transactions; the balances; the attempts paid; the
  *    instalments succeeded; the plans completed after their last instalment; the events
@@ -107,24 +107,25 @@ async function reserveBatch(db: Knex, org: string, ids: string[]): Promise<(Rese
   });
 }
 
-/** Step 2: the gateway's own short transaction, per instalment (as the sandbox gateway's). */
+/**
+ * Step 2: the gateway's own statement, per instalment, as the sandbox gateway makes it (its key
+ * claimed with its answer and the payment made in one statement; what a token does is known
+ * from its tokenization, so the vault is not read).
+ */
 async function gatewayCharge(db: Knex, org: string, reserved: Reserved): Promise<string> {
   const reference = newId('pay');
-  await db.transaction(async (trx) => {
-    await trx.raw(`INSERT INTO sandbox_requests (organization_id, environment, idempotency_key, kind) VALUES (?, 'sandbox', ?, 'charge')`, [org, reserved.chargeId]);
-    await trx.raw(`SELECT token, kind, number_sealed FROM sandbox_vault WHERE organization_id = ? AND environment = 'sandbox' AND token = ?`, [org, reserved.gateway_token]);
-    await trx.raw(`INSERT INTO sandbox_payments (organization_id, environment, reference, token, amount, status) VALUES (?, 'sandbox', ?, ?, ?, 'succeeded')`, [
-      org,
-      reference,
-      reserved.gateway_token,
-      reserved.amount,
-    ]);
-    await trx.raw(`UPDATE sandbox_requests SET answer = ?::jsonb WHERE organization_id = ? AND environment = 'sandbox' AND idempotency_key = ?`, [
-      JSON.stringify({ status: 'succeeded', reference }),
-      org,
-      reserved.chargeId,
-    ]);
-  });
+  await db.raw(
+    `WITH claimed AS (
+       INSERT INTO sandbox_requests (organization_id, environment, idempotency_key, kind, answer) VALUES (?, 'sandbox', ?, 'charge', ?::jsonb)
+       ON CONFLICT (organization_id, environment, idempotency_key) DO NOTHING
+       RETURNING 1
+     ), paid AS (
+       INSERT INTO sandbox_payments (organization_id, environment, reference, token, amount, status)
+       SELECT ?, 'sandbox', ?, ?, ?, 'succeeded' WHERE EXISTS (SELECT 1 FROM claimed)
+     )
+     SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`,
+    [org, reserved.chargeId, JSON.stringify({ status: 'succeeded', reference }), org, reference, reserved.gateway_token, reserved.amount],
+  );
   return reference;
 }
 
