@@ -32,6 +32,7 @@ import { SecretBox } from '../server/crypto/secrets';
 import { addressRepo } from '../server/customer-store/address-repo';
 import { customerRepo } from '../server/customer-store/customer-repo';
 import { customerService, DEFAULT_CUSTOMER_INCLUDES } from '../server/customers/customer-service';
+import { portalAccountsOf } from '../server/customers/portal-account-view';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { startQueue } from '../server/jobs/queue';
@@ -56,14 +57,16 @@ const { values: options } = parseArgs({
 });
 
 /**
- * The same two statements the service runs for GET /customers/{id} with its default include:
- * the customer by `{id|external_id}` and its addresses, built by the service's own repos, so
- * that the SQL, and PostgreSQL's work for it, is the same in every variant.
+ * The same three statements the service runs for GET /customers/{id} with its default include:
+ * the customer by `{id|external_id}`, its addresses and its Portal account (`portal_account`),
+ * built by the service's own repos, so that the SQL, and PostgreSQL's work for it, is the same
+ * in every variant.
  */
 function sameQueries(db: Knex) {
   return async (tenant: Tenant, id: string) => {
     const customer = await customerRepo(db, tenant).find(id);
     const addresses = await addressRepo(db, tenant).forCustomers([id]);
+    await portalAccountsOf(db, tenant, [id]);
     return { customer: customer!, addresses };
   };
 }
