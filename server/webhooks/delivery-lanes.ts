@@ -105,6 +105,8 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
     // Checked again after the answers already in (a busy event loop runs timers first): a slot
     // freed meanwhile has armed another watchdog.
     const timer: NodeJS.Timeout = setTimeout(() => setImmediate(() => watchdogs.get(webhookId) === timer && dismiss(webhookId)), TURN_MS);
+    // A watchdog never keeps a process alive on its own (a worker stopping has nothing to park).
+    timer.unref();
     watchdogs.set(webhookId, timer);
   };
   /** Parks every attempt waiting for a slot of `webhookId`. */
@@ -150,7 +152,7 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
             if (at >= 0) list!.splice(at, 1);
             if (list?.length === 0) dismiss(webhookId);
             done(false);
-          }, waitMs),
+          }, waitMs).unref(),
         };
         queue.push(waiter);
       });
