@@ -69,12 +69,13 @@ function analyzeWhenStale(boss: PgBoss, logger: Logger): void {
     if (running) return;
     running = true;
     try {
-      const { rows } = (await db.executeSql(
+      // pg-boss answers nothing once it has stopped (a check that was due as the process stopped).
+      const result = (await db.executeSql(
         `SELECT s.relname FROM pg_stat_user_tables s JOIN pgboss.queue q ON q.partition_name = s.relname
           WHERE s.schemaname = 'pgboss' AND q.name = ANY($1) AND s.n_mod_since_analyze > 1000 + 0.02 * s.n_live_tup`,
         [Object.values(QUEUES)],
-      )) as { rows: { relname: string }[] };
-      for (const { relname } of rows) await db.executeSql(`ANALYZE pgboss."${relname.replace(/"/g, '""')}"`, []);
+      )) as { rows: { relname: string }[] } | undefined;
+      for (const { relname } of result?.rows ?? []) await db.executeSql(`ANALYZE pgboss."${relname.replace(/"/g, '""')}"`, []);
     } catch (error) {
       logger.warn({ err: error }, 'could not refresh the job queue statistics');
     } finally {
