@@ -6,17 +6,13 @@
  * payload is checked against the document.
  */
 import type { ApiClient } from '../../client';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { TestApp } from '../support/test-app';
 import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 const dispute = async (accountId: string, reason: 'wrong_amount' | 'already_paid' = 'wrong_amount') =>

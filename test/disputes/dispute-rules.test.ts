@@ -5,17 +5,13 @@
  * `validation_period` policy on the days around Thanksgiving, Christmas and New Year.
  */
 import type { ApiClient, Schemas } from '../../client';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { TestApp } from '../support/test-app';
 import { newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 type Status = Schemas['DisputeStatus'];

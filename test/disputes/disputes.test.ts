@@ -4,18 +4,14 @@
  * (checked against the document).
  */
 import type { ApiClient, Schemas } from '../../client';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { TestApp } from '../support/test-app';
 import { newCustomer, newDebtAccount, testCard, unique, UNKNOWN_UUID } from '../support/fixtures';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 import { advanceSandbox, sandboxDayAfter } from '../support/sandbox-clock';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1');

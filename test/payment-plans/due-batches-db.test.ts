@@ -9,19 +9,15 @@
  */
 import type { ApiClient } from '../../client';
 import { newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 import { sandboxToday } from '../support/sandbox-clock';
 import { runDueNow } from '../../server/payment-plans/due-work';
 import { planPorts } from '../../server/payment-plans/plan-charges';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 async function methodOf(customerId: string, number = '4242424242424242'): Promise<string> {

@@ -5,17 +5,13 @@
  */
 import type { ApiClient } from '../../client';
 import { balanceOf, newCustomer, newDebtAccount, unique, testCard } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 const card = testCard;

@@ -6,17 +6,13 @@
  */
 import type { ApiClient } from '../../client';
 import { accountWithCard, balanceOf, expectFieldError, newCustomer, newDebtAccount, testAch, unique, UNKNOWN_UUID, testCard } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 import { advanceSandbox, sandboxDayAfter, sandboxToday } from '../support/sandbox-clock';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 const card = testCard;

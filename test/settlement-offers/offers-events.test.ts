@@ -7,16 +7,12 @@
 import type { ApiClient, Schemas } from '../../client';
 import { accountWithCard } from '../support/fixtures';
 import { sandboxToday } from '../support/sandbox-clock';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 async function offerOn(accountId: string, body: Record<string, unknown>) {

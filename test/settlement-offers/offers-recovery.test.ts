@@ -10,16 +10,12 @@ import type { ApiClient, Schemas } from '../../client';
 import { recoverCharges } from '../../server/payments/charge-recovery';
 import { accountOf, accountWithCard } from '../support/fixtures';
 import { advanceSandbox, DAY, sandboxDayAfter, sandboxNow, sandboxToday } from '../support/sandbox-clock';
-import { eventually, outboxEvents, subscribeToEverything } from '../support/webhooks';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { eventually, outboxEvents, subscribedSandbox } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 const answerWait = () => app.config.gatewayAnswerWaitMs;
 let waitMs: number;

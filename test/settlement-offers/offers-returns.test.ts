@@ -12,19 +12,15 @@ import type { ApiClient, Schemas } from '../../client';
 import { accountOf, newCustomer, newDebtAccount, testAch, testCard, unique } from '../support/fixtures';
 import { RUN_HOUR_UTC } from '../../server/dates';
 import { advanceSandbox, DAY, sandboxNow, sandboxToday } from '../support/sandbox-clock';
-import { outboxEvents, subscribeToEverything } from '../support/webhooks';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { outboxEvents, subscribedSandbox } from '../support/webhooks';
+import type { TestApp } from '../support/test-app';
 
 /** The sandbox's account that the bank returns (R01, insufficient funds). */
 const RETURNED = '000222222227';
 
 let app: TestApp;
 let api: ApiClient;
-beforeAll(async () => {
-  app = await startTestApp({ webhookAllowInsecureUrls: true });
-  api = app.sandbox;
-  await subscribeToEverything(api);
-});
+beforeAll(async () => ({ app, api } = await subscribedSandbox()));
 afterAll(async () => app?.stop());
 
 async function debtOf(balance: number) {

@@ -8,7 +8,7 @@ import type { Config } from '../../server/config';
 import { startQueue } from '../../server/jobs/queue';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../../server/webhooks/delivery-worker';
 import { loadDocument } from '../../server/http/validator';
-import type { TestApp } from './test-app';
+import { startTestApp, type TestApp } from './test-app';
 import type { ApiClient, Schemas } from '../../client';
 
 export interface Received {
@@ -157,4 +157,14 @@ export function webhookTestKit(app: () => TestApp) {
       return started;
     },
   };
+}
+
+/**
+ * A test app whose sandbox organization is subscribed to every event (webhooks to http://
+ * allowed, for the tests' own receivers): what most files that check events start with.
+ */
+export async function subscribedSandbox(): Promise<{ app: TestApp; api: ApiClient }> {
+  const app = await startTestApp({ webhookAllowInsecureUrls: true });
+  await subscribeToEverything(app.sandbox);
+  return { app, api: app.sandbox };
 }
