@@ -90,17 +90,33 @@ export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: Ac
 }
 
 /**
- * Read once the family is locked (so none is added meanwhile), in one statement: the cents
- * held by the `processing` charges of the family under `top` (on it or any child: a
- * reservation on a parent may land on any child, so every account of the family counts them
- * all), and whether an open dispute names one of `locked` (then dispute-hold-fact.ts decides
- * what it holds).
+ * Per family head of `heads`: the cents held by the `processing` charges of the family (on the
+ * head or any child: a reservation on a parent may land on any child, so every account of the
+ * family counts them all), as rows `{head, sum}`; a head with none has no row. The one rule of
+ * what a family has reserved, for one family (lockAccount) or a batch (family-locks.ts).
+ */
+export function reservedByHead(trx: Knex, tenant: Tenant, heads: string[]): Knex.Raw<{ rows: { head: string; sum: string }[] }> {
+  return trx.raw(
+    `SELECT coalesce(a.parent_id, a.id) AS head, sum(c.amount) AS sum
+       FROM ${CHARGES} c JOIN ${DEBT_ACCOUNTS} a ON a.id = c.debt_account_id
+      WHERE c.organization_id = :org AND c.environment = :env AND c.status = 'processing'
+        AND c.debt_account_id IN (SELECT id FROM ${DEBT_ACCOUNTS} WHERE organization_id = :org AND environment = :env AND (id = ANY(:heads::uuid[]) OR parent_id = ANY(:heads::uuid[])))
+      GROUP BY 1`,
+    { org: tenant.organizationId, env: tenant.environment, heads },
+  );
+}
+
+/**
+ * Read once the family is locked (so none is added meanwhile), in one statement: what the
+ * family under `top` has reserved (reservedByHead), and whether an open dispute names one of
+ * `locked` (then dispute-hold-fact.ts decides what it holds).
  */
 async function familyFacts(trx: Knex.Transaction, tenant: Tenant, top: string, locked: string[]): Promise<{ reserved: number; disputed: boolean }> {
-  const family = scoped(trx, DEBT_ACCOUNTS, tenant).where({ parent_id: top }).select('id').union(trx.raw('SELECT ?::uuid', [top]));
-  const reserved = scoped(trx, CHARGES, tenant).where({ status: 'processing' }).whereIn('debt_account_id', family).sum('amount');
   const disputed = scoped(trx, DISPUTES, tenant).whereIn('debt_account_id', locked).whereIn('status', OPEN_STATUSES).select(trx.raw('1'));
-  const { rows } = await trx.raw<{ rows: { reserved: string | null; disputed: boolean }[] }>('SELECT (?) AS reserved, EXISTS (?) AS disputed', [reserved, disputed]);
+  const { rows } = await trx.raw<{ rows: { reserved: string | null; disputed: boolean }[] }>('SELECT (SELECT sum FROM (?) reserved) AS reserved, EXISTS (?) AS disputed', [
+    reservedByHead(trx, tenant, [top]),
+    disputed,
+  ]);
   return { reserved: Number(rows[0]?.reserved ?? 0), disputed: rows[0]?.disputed ?? false };
 }
 

@@ -14,8 +14,7 @@ import { scoped } from '../db/tenant';
 import { DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { disputeRepo } from '../dispute-store/dispute-repo';
 import { disputeHoldOf } from '../disputes/dispute-hold-fact';
-import { CHARGES } from '../charge-store/charge-repo';
-import type { LockedFamily } from './balances';
+import { reservedByHead, type LockedFamily } from './balances';
 
 const tenantKey = (tenant: Tenant) => `${tenant.organizationId}:${tenant.environment}`;
 
@@ -71,7 +70,7 @@ async function lockFamiliesOf(trx: Knex.Transaction, tenant: Tenant, ids: string
   for (const child of children) childrenOf.set(child.parent_id!, [...(childrenOf.get(child.parent_id!) ?? []), child]);
   // Open disputes anywhere in these families: the hold's fact is then asked family by family.
   const disputed = new Set((await disputeRepo(trx, tenant).openOf([...new Set([...ids, ...heads, ...children.map((child) => child.id)])])).map((dispute) => dispute.debt_account_id));
-  const reserved = await reservedOnFamilies(trx, tenant, heads);
+  const reserved = new Map((await reservedByHead(trx, tenant, heads)).rows.map((row) => [row.head, Number(row.sum)]));
 
   const locked = new Map<string, LockedFamily>();
   for (const account of rows) {
@@ -84,17 +83,4 @@ async function lockFamiliesOf(trx: Knex.Transaction, tenant: Tenant, ids: string
     locked.set(account.id, { account: { ...account, ...fact, reserved_amount: reserved.get(account.parent_id ?? account.id) ?? 0 }, children });
   }
   return locked;
-}
-
-/** Cents held by the `processing` charges of each family (on its head or any child), by head: balances.ts's rule, for many heads. */
-async function reservedOnFamilies(trx: Knex.Transaction, tenant: Tenant, heads: string[]): Promise<Map<string, number>> {
-  const { rows } = await trx.raw<{ rows: { head: string; sum: string }[] }>(
-    `SELECT coalesce(a.parent_id, a.id) AS head, sum(c.amount) AS sum
-       FROM ${CHARGES} c JOIN ${DEBT_ACCOUNTS} a ON a.id = c.debt_account_id
-      WHERE c.organization_id = :org AND c.environment = :env AND c.status = 'processing'
-        AND c.debt_account_id IN (SELECT id FROM ${DEBT_ACCOUNTS} WHERE organization_id = :org AND environment = :env AND (id = ANY(:heads::uuid[]) OR parent_id = ANY(:heads::uuid[])))
-      GROUP BY 1`,
-    { org: tenant.organizationId, env: tenant.environment, heads },
-  );
-  return new Map(rows.map((row) => [row.head, Number(row.sum)]));
 }
