@@ -9,7 +9,7 @@
 import type { Schemas } from '../../client';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, newSession, unique, uniquePhone } from '../support/fixtures';
-import { eventually, payloadErrors, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
+import { startReceiver, startTestWorker, type Receiver, deliveredData, type DeliveredData } from '../support/webhooks';
 import { openPortal } from '../support/portal-browser';
 import { organizationQuery } from '../portal-logins/portal-guest';
 import type { WebhookWorker } from '../../server/webhooks/delivery-worker';
@@ -40,14 +40,9 @@ afterAll(async () => {
   await app?.stop();
 });
 
-type Data = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Data = DeliveredData;
 
-/** The delivery of `event` whose data `match` picks, conforming to the document. */
-async function delivered(event: string, match: (data: Data) => boolean): Promise<Data> {
-  const hit = await eventually(() => receiver.received.find((r) => r.headers['x-service-event-name'] === event && match(r.body.data as Data)), event);
-  expect(payloadErrors(event, hit.body)).toEqual([]);
-  return hit.body.data as Data;
-}
+const delivered = (event: string, match: (data: Data) => boolean): Promise<Data> => deliveredData(receiver, event, match);
 
 const PDF = Buffer.from('%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n', 'latin1');
 const portal = () => `${app.origin}/portal`;

@@ -5,7 +5,7 @@
 import type { Schemas } from '../../client';
 import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { eventually, payloadErrors, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
+import { startReceiver, startTestWorker, type Receiver, deliveredData, type DeliveredData } from '../support/webhooks';
 import type { WebhookWorker } from '../../server/webhooks/delivery-worker';
 
 const EVENTS: Schemas['EventName'][] = ['payment-plan.create', 'payment-plan.update', 'payment-plan.delete'];
@@ -26,13 +26,9 @@ afterAll(async () => {
   await app?.stop();
 });
 
-type Data = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Data = DeliveredData;
 
-async function delivered(event: string, match: (data: Data) => boolean): Promise<Data> {
-  const hit = await eventually(() => receiver.received.find((r) => r.headers['x-service-event-name'] === event && match(r.body.data as Data)), event);
-  expect(payloadErrors(event, hit.body)).toEqual([]);
-  return hit.body.data as Data;
-}
+const delivered = (event: string, match: (data: Data) => boolean): Promise<Data> => deliveredData(receiver, event, match);
 
 test('create, update and cancel of an enrolled plan tell its schedule, its card and its state', async () => {
   const customer = await newCustomer(app.api);

@@ -168,3 +168,13 @@ export async function subscribedSandbox(): Promise<{ app: TestApp; api: ApiClien
   await subscribeToEverything(app.sandbox);
   return { app, api: app.sandbox };
 }
+
+/** A delivered payload's data, read loosely (tests pick their fields). */
+export type DeliveredData = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The data of the delivery of `event` to `receiver` that `match` picks, once it arrives; its body must conform to the document. */
+export async function deliveredData(receiver: Receiver, event: string, match: (data: DeliveredData) => boolean): Promise<DeliveredData> {
+  const hit = await eventually(() => receiver.received.find((r) => r.headers['x-service-event-name'] === event && match(r.body.data as DeliveredData)), event);
+  expect(payloadErrors(event, hit.body)).toEqual([]);
+  return hit.body.data as DeliveredData;
+}
