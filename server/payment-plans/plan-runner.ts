@@ -146,15 +146,15 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
         trx,
         peeks.map((peek) => ({ tenant: tenantOfItem.get(peek.id)!, accountId: peek.debt_account_id })),
       );
-      // Then the plans, then the instalments, each by id.
-      const planIds = [...new Set(peeks.map((peek) => peek.payment_plan_id))].sort(compare);
+      // Then the plans, then the instalments, each locked in id order (ORDER BY: rows are locked as they come out sorted).
+      const planIds = [...new Set(peeks.map((peek) => peek.payment_plan_id))];
       const plans = new Map<string, PlanRow & TenantOf>(
         ((await trx(PAYMENT_PLANS).whereIn('id', planIds).orderBy('id').forUpdate().select([...PLAN_COLUMNS, `${PAYMENT_PLANS}.organization_id`, `${PAYMENT_PLANS}.environment`])) as (PlanRow & TenantOf)[]).map(
           (plan) => [plan.id, plan],
         ),
       );
       const instalments = new Map<string, InstalmentRow & TenantOf>(
-        ((await trx(PLAN_CHARGES).whereIn('id', [...ids].sort(compare)).orderBy('id').forUpdate().select('*')) as (InstalmentRow & TenantOf)[]).map((row) => [row.id, row]),
+        ((await trx(PLAN_CHARGES).whereIn('id', ids).orderBy('id').forUpdate().select('*')) as (InstalmentRow & TenantOf)[]).map((row) => [row.id, row]),
       );
 
       const inFlight: { item: DueInstalment; instalment: InstalmentRow; attempt: number; chargeId: string }[] = [];
@@ -202,8 +202,6 @@ interface TenantOf {
 }
 
 const ofTenant = (row: TenantOf, tenant: Tenant) => row.organization_id === tenant.organizationId && row.environment === tenant.environment;
-
-const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * One locked instalment, checked again and started: its charge reserved (its attempt is
