@@ -156,6 +156,14 @@ export function webhookTestKit(app: () => TestApp) {
       cleanups.push(() => started.stop());
       return started;
     },
+    /** A webhook for `location.create` to `url`, signed with `secret` (or one generated); deleted once the rest of the test is undone. */
+    async locationWebhook(url: string, secret?: string) {
+      const { data, error, response } = await app().api.POST('/webhooks', { body: { url, events: ['location.create'], ...(secret ? { secret } : {}) } });
+      if (!data) throw new Error(JSON.stringify(error));
+      expect(response.status).toBe(201);
+      cleanups.unshift(() => app().api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
+      return data.data;
+    },
   };
 }
 

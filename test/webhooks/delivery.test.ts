@@ -14,15 +14,10 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const { after, last, receiver, worker } = webhookTestKit(() => app);
+const { after, receiver, worker, locationWebhook } = webhookTestKit(() => app);
 
 /** A webhook for location.create at `url`; deleted after the test so later tests' events do not reach it. */
-async function webhook(url: string): Promise<string> {
-  const { data, error } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], secret: SECRET } });
-  if (!data) throw new Error(JSON.stringify(error));
-  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
-  return data.data.id;
-}
+const webhook = async (url: string): Promise<string> => (await locationWebhook(url, SECRET)).id;
 
 async function emitLocation(name = 'Lakeside Medical Center'): Promise<string> {
   return (await app.api.POST('/locations', { body: { name } })).data!.data.id;

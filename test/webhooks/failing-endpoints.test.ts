@@ -17,13 +17,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const { last, receiver, worker } = webhookTestKit(() => app);
+const { receiver, worker, locationWebhook } = webhookTestKit(() => app);
 
-async function webhook(url: string) {
-  const { data } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], secret: SECRET } });
-  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data!.data.id } } }));
-  return data!.data;
-}
+const webhook = (url: string) => locationWebhook(url, SECRET);
 
 const emitLocation = () => app.api.POST('/locations', { body: { name: 'Lakeside Medical Center' } });
 const read = async (id: string) => (await app.api.GET('/webhooks/{id}', { params: { path: { id } } })).data!.data;

@@ -16,13 +16,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const { last, receiver, worker } = webhookTestKit(() => app);
+const { receiver, worker, locationWebhook } = webhookTestKit(() => app);
 
-async function webhook(url: string) {
-  const { data } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], secret: SECRET } });
-  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data!.data.id } } }));
-  return data!.data;
-}
+const webhook = (url: string) => locationWebhook(url, SECRET);
 
 const emitLocations = async (count: number) => {
   for (let i = 0; i < count; i++) await app.api.POST('/locations', { body: { name: `Clinic ${i}` } });

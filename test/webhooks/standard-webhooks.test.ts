@@ -16,15 +16,9 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.stop());
 
-const { last, receiver, worker } = webhookTestKit(() => app);
+const { receiver, worker, locationWebhook } = webhookTestKit(() => app);
 
-async function webhook(url: string, secret?: string) {
-  const { data, error, response } = await app.api.POST('/webhooks', { body: { url, events: ['location.create'], ...(secret ? { secret } : {}) } });
-  if (!data) throw new Error(JSON.stringify(error));
-  expect(response.status).toBe(201);
-  last(() => app.api.DELETE('/webhooks/{id}', { params: { path: { id: data.data.id } } }));
-  return data.data;
-}
+const webhook = locationWebhook;
 
 const emitLocation = async () => (await app.api.POST('/locations', { body: { name: 'Lakeside Medical Center' } })).data!.data.id;
 
