@@ -2,7 +2,7 @@
  * The bare-SQL baseline of bench:scheduler: the rows the due-work job makes for a plan's
  * instalment, made by hand-written SQL with no service code, in the same number of
  * transactions, at the same number in flight and on a pool of the same size — the ceiling this
- * database allows. The job works in batches (server/payment-plans/batches.ts: the instalments
+ * database allows. The job works in batches (server/kernel/batcher.ts: the instalments
  * that start together are started in one transaction, the answers that arrive together are
  * recorded in one), and so does this baseline, through the same batcher with the same batch size
  * and as many batches at once: per batch of instalments, as the real path does,
@@ -23,7 +23,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { groupBy } from '../server/collections';
-import { batcher } from '../server/payment-plans/batches';
+import { batcher } from '../server/kernel/batcher';
 
 interface Due {
   id: string;

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { flowDue } from './due-flow';
 import { dueInstalments, dueInstalmentsOf, runInstalment, startInstalments, type DueInstalment, type DueRef, type InstalmentCharger, type LockAccounts, type RunnerDeps, type Started } from './plan-runner';
-import { batcher } from './batches';
+import { batcher } from '../kernel/batcher';
 
 /** One due item other than an instalment, carried out at `now` (its tenant's time); answers whether it did anything. */
 export type DueRunner = (tenant: Tenant, id: string, now: Date) => Promise<boolean>;
@@ -52,7 +52,7 @@ const tenantOfRef = (offsetMs: (ref: DueRef) => number) => (ref: DueRef): Tenant
  */
 export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight = DUE_WORK_CHARGES_IN_FLIGHT): Promise<number> {
   const others = ports.others ?? [];
-  // Instalments started together in one short transaction each (group commit, batches.ts): the
+  // Instalments started together in one short transaction each (group commit, kernel/batcher.ts): the
   // flow's items that start while a batch is being started go together in the next.
   const starts = batcher<DueInstalment, Started>((items) => startInstalments(deps, ports.charge, ports.lockAccounts, items));
   return flowDue<DueItem>({

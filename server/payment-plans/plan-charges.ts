@@ -15,7 +15,7 @@ import { lockFamilies } from '../payments/family-locks';
 import { reserveOn } from '../payments/create-charge';
 import { askAndRecord, recordAnswers, type Answer, type AnswerOf } from '../payments/charge-steps';
 import type { ChargeOutcome } from '../payments/charge-outcome';
-import { batcher } from './batches';
+import { batcher } from '../kernel/batcher';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../kernel/tenant';

@@ -4,7 +4,7 @@
  * batches at once than allowed; and a batch that fails as a whole is run again item by item, so
  * one bad item fails only itself.
  */
-import { batcher } from '../../server/payment-plans/batches';
+import { batcher } from '../../server/kernel/batcher';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

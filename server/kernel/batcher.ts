@@ -1,6 +1,6 @@
 /**
- * Group commit for due work: items handed in one by one (each instalment of the flow, each
- * answer of the gateway) are carried out together, up to `max` at once, in one short
+ * Group commit: items handed in one by one (each instalment of the due work, each answer of the
+ * gateway) are carried out together, up to `max` at once, in one short
  * transaction. While a batch runs, what arrives waits for the next; an idle batcher starts at
  * the next turn of the event loop, so items handed in together go together. Under little load a
  * batch holds one item (no waiting added); under load, many (one transaction, one lock pass,
