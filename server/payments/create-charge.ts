@@ -23,7 +23,8 @@ import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
 import { paymentMethodSaved } from './payment-events';
 import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
-import { askAndRecord } from './charge-steps';
+import { askAndRecord, type Answer } from './charge-steps';
+import { recordInBatch } from './charge-answers';
 import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
@@ -99,8 +100,11 @@ interface Prepared {
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
 
-/** A charge reserved (`processing`, to ask the gateway for) or stored `scheduled` (nothing to ask). */
-export type Reservation = { charge: ChargeRow; token: string } | { scheduled: ChargeOutcome };
+/**
+ * A charge reserved (`processing`, to ask the gateway for; `head`: its account family's head, the
+ * parent or the account itself) or stored `scheduled` (nothing to ask).
+ */
+export type Reservation = { charge: ChargeRow; token: string; head: string } | { scheduled: ChargeOutcome };
 
 export async function createCharge(
   deps: PaymentDeps,
@@ -146,7 +150,11 @@ export async function createCharge(
     return chargeOfRace(deps.db, tenant, idempotency, error, deps.config.gatewayAnswerWaitMs);
   }
   if ('scheduled' in reservation) return reservation.scheduled;
-  return askAndRecord(deps, gateway, tenant, reservation.charge, reservation.token, { now, within: context.within });
+  const { charge, token, head } = reservation;
+  // The API's own charge (nothing of the caller's to commit with the answer) has its answer
+  // recorded with those that arrive together (group commit, charge-answers.ts).
+  const record = !context.within && !origin ? (answer: Answer) => recordInBatch(deps, tenant, head, charge.id, answer, now) : undefined;
+  return askAndRecord(deps, gateway, tenant, charge, token, { now, within: context.within, record });
 }
 
 /**
@@ -163,7 +171,7 @@ export async function reserveOn(
   origin: Origin,
   /** The family of `body.debt_account_id` as the caller locked it on `trx`, if it did. */
   family?: LockedFamily,
-): Promise<{ charge: ChargeRow; token: string }> {
+): Promise<{ charge: ChargeRow; token: string; head: string }> {
   const now = nowFor(deps.clock, tenant);
   const intent = intentOf(body, origin, {});
   throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
@@ -219,5 +227,5 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
   if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
   const charge = await chargeRepo(trx, tenant).insert({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
   await reserved?.(trx, charge);
-  return { charge, token };
+  return { charge, token, head: account.parent_id ?? account.id };
 }
