@@ -25,6 +25,8 @@ import { paymentMethodSaved } from './payment-events';
 import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
 import { askAndRecord, type Answer } from './charge-steps';
 import { recordInBatch } from './charge-answers';
+import { reserveInBatch } from './charge-reservations';
+import { UUID } from '../db/tenant';
 import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
@@ -135,14 +137,19 @@ export async function createCharge(
     inlineToken: inline && (await tokenize(gateway, inline)),
     reserved: context.reserved,
   };
+  // The API's own charge made now (nothing of the caller's to commit with it, no method to
+  // save, the account by id) is reserved with those asked together (charge-reservations.ts).
+  const together = !context.before && !context.reserved && !context.within && !origin && !prepared.later && !(inline && body.save_payment_method) && UUID.test(body.debt_account_id);
   let reservation: Reservation;
   try {
-    reservation = await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
-      await context.before?.(trx);
-      const reserved = await reserve(deps, trx, tenant, gateway, prepared);
-      if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
-      return reserved;
-    }));
+    reservation = together
+      ? await reserveInBatch(deps, { tenant, accountId: body.debt_account_id, gateway, prepared }, reserveOne(deps))
+      : await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
+          await context.before?.(trx);
+          const reserved = await reserve(deps, trx, tenant, gateway, prepared);
+          if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
+          return reserved;
+        }));
   } catch (error) {
     // Two requests of one caller with one key that both got past the checks before: the
     // database lets one reservation through, before any gateway is asked; the other answers
@@ -156,6 +163,13 @@ export async function createCharge(
   const record = !context.within && !origin ? (answer: Answer) => recordInBatch(deps, tenant, head, charge.id, answer, now) : undefined;
   return askAndRecord(deps, gateway, tenant, charge, token, { now, within: context.within, record });
 }
+
+/** Reserves one charge of a batch (charge-reservations.ts), on the family the batch locked for it if any. */
+const reserveOne = (deps: PaymentDeps) => async (trx: Knex.Transaction, item: { tenant: Tenant; gateway: PaymentGateway; prepared: Prepared }, family: LockedFamily | undefined) => {
+  const reserved = await reserve(deps, trx, item.tenant, item.gateway, { ...item.prepared, family });
+  if ('scheduled' in reserved) throw new Error('A charge reserved in a batch is never scheduled for a later day');
+  return reserved;
+};
 
 /**
  * Step 1 of an instalment's charge, on the plan runner's transaction (which holds the account's
@@ -206,7 +220,8 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
   const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
   const token = method?.gateway_token ?? inlineToken!;
 
-  const customer = await customerRepo(trx, tenant).find(account.customer_id);
+  // The customer's e-mail by default, read by the insert itself (no round trip of its own under the lock).
+  const email = body.email ?? (trx.raw(`(SELECT email FROM customers WHERE id = ?)`, [account.customer_id]) as unknown as string);
   const values: Omit<ChargeValues, keyof AnsweredValues> = {
     reference_number: referenceNumber(),
     debt_account_id: account.id,
@@ -218,7 +233,7 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     gateway: gateway.name,
     amount: body.amount,
     return_code: null,
-    email: body.email ?? customer!.email,
+    email,
     send_email: body.send_email ?? false,
     metadata: body.metadata ?? {},
     ...keyColumns(idempotency),

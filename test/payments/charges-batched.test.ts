@@ -130,3 +130,42 @@ test('many charges at once through POST /charges: each request answers its own c
   expect((await accountOf(app.sandbox, declining.id)).current_balance).toBe(10_000);
   for (const id of ids) expect(await outboxEvents(app, 'charge.succeeded', id)).toHaveLength(1);
 });
+
+test('reservations made together never take more than the balance, also across a family, and a refused request fails alone', async () => {
+  app.config.sandboxGatewayLatencyMs = 100;
+  const { account, methodId } = await accountWithCard(app.sandbox, 10_000);
+  const other = await accountWithCard(app.sandbox, 10_000);
+  const customer = await newCustomer(app.sandbox);
+  const parentKey = unique('PARENT');
+  const parent = await newDebtAccount(app.sandbox, customer.id, { balance: 0, external_id: parentKey });
+  const older = await newDebtAccount(app.sandbox, customer.id, { balance: 3000, parent_external_id: parentKey });
+  const younger = await newDebtAccount(app.sandbox, customer.id, { balance: 5000, parent_external_id: parentKey });
+  const requests = [
+    ...[1, 2, 3, 4, 5].map(() => ({ amount: 3000, debt_account_id: account.id, payment_method_id: methodId })),
+    // Another customer's method: refused on its own.
+    { amount: 1000, debt_account_id: account.id, payment_method_id: other.methodId },
+    ...[parent.id, older.id, younger.id, parent.id].map((id) => ({ amount: 3000, debt_account_id: id, card: testCard() })),
+  ];
+  const answers = await Promise.all(requests.map((body) => charge(body)));
+  const statuses = answers.map((answer) => answer.response.status);
+  // The stand-alone account: three of 3000 fit in 10,000, two do not.
+  expect(statuses.slice(0, 5).sort()).toEqual([201, 201, 201, 422, 422]);
+  expect(statuses[5]).toBe(422);
+  expect((answers[5]!.error as ErrorBody).errors).toHaveProperty('payment_method_id');
+  // The family: 8000 in all (3000 on the older child, 5000 on the younger); never more.
+  const familyPaid = answers.slice(6).reduce((sum, answer) => sum + (answer.response.status === 201 ? answer.data!.data.amount : 0), 0);
+  expect(familyPaid).toBeLessThanOrEqual(8000);
+  expect(answers.slice(6).every((answer) => answer.response.status === 201 || answer.response.status === 422)).toBe(true);
+  expect((await accountOf(app.sandbox, account.id)).current_balance).toBe(1000);
+  const read = async (id: string) => {
+    const answer = await app.sandbox.GET('/debt-accounts/{id}', { params: { path: { id } } });
+    if (!answer.data) throw new Error(`GET ${id}: ${answer.response.status} ${JSON.stringify(answer.error)}`);
+    return answer.data.data;
+  };
+  const [olderNow, youngerNow, parentNow] = [await read(older.id), await read(younger.id), await read(parent.id)];
+  expect(parentNow.current_balance).toBe(8000 - familyPaid);
+  expect(olderNow.current_balance + youngerNow.current_balance).toBe(8000 - familyPaid);
+  expect(olderNow.current_balance).toBeGreaterThanOrEqual(0);
+  expect(youngerNow.current_balance).toBeGreaterThanOrEqual(0);
+  expect(Number((await app.db('charges').whereIn('debt_account_id', [account.id, parent.id, older.id, younger.id]).where({ status: 'processing' }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(0);
+});
