@@ -38,11 +38,13 @@ import { documentRoutes } from './documents/document-routes';
 import { ticketRoutes } from './tickets/ticket-routes';
 import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
-import { chain } from './http/chain';
+import { chain, onlyAt } from './http/chain';
 import { requestLog } from './http/request-log';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
+/** Its own quota, counted after authentication and before validation (as a route of its own was). */
+const BULK_SESSIONS = '/bulk/customer-sessions';
 
 /** Only operations with a body read one: a body sent with a GET or DELETE (corrupt or not) is ignored. */
 const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
@@ -63,9 +65,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
 
   // Only method and path: never headers (the token) nor bodies (card numbers).
-  app.use(requestLog(logger, links.logPath));
-
-  app.use(refuseUnstorablePath);
+  app.use(chain([requestLog(logger, links.logPath), refuseUnstorablePath]));
 
   app.get('/health', async (_req, res, next) => {
     try {
@@ -76,20 +76,9 @@ export function createApp(deps: AppDeps): Express {
     }
   });
 
-  const api = express.Router();
   // Only a request that reads a JSON body meets the parser (asked once, here): a GET or DELETE
   // skips it altogether.
   const json = express.json({ limit: BODY_LIMIT, type: () => true });
-  // Each run of middlewares is one layer of the router (http/chain.ts).
-  api.use(
-    chain([
-      (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
-      // One round trip: the token and its count (http/access.ts).
-      authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
-    ]),
-  );
-  api.post('/bulk/customer-sessions', bulkCustomerSessionThrottle(deps));
-  api.use(chain([...openApiValidator(), refuseUnstorableText, idempotency(db, deps.secrets)]));
   // Every resource's operations in one table, answered by the operation the validator matched.
   const { routes, dispatch } = operationRoutes(API_BASE);
   for (const resource of [
@@ -117,8 +106,21 @@ export function createApp(deps: AppDeps): Express {
   ]) {
     resource(routes, deps);
   }
-  api.use(dispatch);
-  app.use(API_BASE, api);
+  // The whole API is one layer of the app (http/chain.ts): no router of its own to walk. Walking
+  // one cost 2.4 µs more per request than a bare Express route in a hot loop; this costs the same.
+  app.use(
+    API_BASE,
+    chain([
+      (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
+      // One round trip: the token and its count (http/access.ts).
+      authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
+      onlyAt('POST', BULK_SESSIONS, bulkCustomerSessionThrottle(deps)),
+      ...openApiValidator(),
+      refuseUnstorableText,
+      idempotency(db, deps.secrets),
+      dispatch,
+    ]),
+  );
 
   // What a person's browser opens: no bearer token, no API rate limit (the link or the
   // Portal's session cookie is the credential). The Portal first: a short-link base of `/`

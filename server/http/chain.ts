@@ -39,3 +39,15 @@ export function chain(handlers: RequestHandler[]): RequestHandler {
     run.next();
   };
 }
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+
+/**
+ * `handler` for one method and path only, as a route of the router would be: the path (under
+ * the chain's mount) matched whatever its case, with or without a trailing slash. Any other
+ * request goes on at once.
+ */
+export function onlyAt(method: string, path: string, handler: RequestHandler): RequestHandler {
+  const at = new RegExp(`^${escaped(path)}\\/?$`, 'i');
+  return (req, res, next) => (req.method === method && at.test(req.path) ? handler(req, res, next) : next());
+}

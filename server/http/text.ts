@@ -24,9 +24,13 @@ function decoded(path: string): string {
   }
 }
 
-/** A path naming NUL or a lone surrogate names nothing: 404, before any route looks it up. */
+/**
+ * A path naming NUL or a lone surrogate names nothing: 404, before any route looks it up. A
+ * path without a `%` decodes to itself, so it is checked as it is.
+ */
 export const refuseUnstorablePath: RequestHandler = (req, _res, next) => {
-  next(isUnstorable(decoded(req.path)) ? new ApiError('not_found', 'No such resource.') : undefined);
+  const path = req.path;
+  next(isUnstorable(path.includes('%') ? decoded(path) : path) ? new ApiError('not_found', 'No such resource.') : undefined);
 };
 
 const child = (path: string, key: string | number) => (typeof key === 'number' ? `${path}[${key}]` : path ? `${path}.${key}` : key);

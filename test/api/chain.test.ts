@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Server } from 'node:http';
-import { chain } from '../../server/http/chain';
+import { chain, onlyAt } from '../../server/http/chain';
 import { listen } from '../../server/app';
 
 /** An app whose one route runs `handlers` as one chain, then answers what it saw. */
@@ -65,6 +65,29 @@ describe('chain: middlewares run one after the other as one layer', () => {
       expect(after).not.toHaveBeenCalled();
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('onlyAt: a middleware of one method and path in a chain, as a route would be', () => {
+  test.each<[string, string, string[]]>([
+    ['POST', '/base/bulk/things', ['bulk', 'after']],
+    ['POST', '/base/Bulk/THINGS/', ['bulk', 'after']],
+    ['POST', '/base/bulk/things?limit=5', ['bulk', 'after']],
+    ['GET', '/base/bulk/things', ['after']],
+    ['POST', '/base/bulk/things/1', ['after']],
+    ['POST', '/base/bulk/thingsx', ['after']],
+  ])('%s %s runs %j', async (method, path, seen) => {
+    const app = express();
+    app.use('/base', chain([onlyAt('POST', '/bulk/things', mark('bulk')), mark('after')]));
+    app.use((_req, res) => void res.json({ seen: res.locals.seen }));
+    const server: Server = await listen(app, 0, '127.0.0.1');
+    try {
+      const { port } = server.address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, { method });
+      expect(await response.json()).toEqual({ seen });
+    } finally {
+      await new Promise((done) => server.close(done));
     }
   });
 });
