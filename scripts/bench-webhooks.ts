@@ -304,9 +304,12 @@ async function isolation(bench: Bench): Promise<void> {
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     if (slow) {
-      // Alone: the slow webhook off, and what it still had waiting dropped.
+      // Alone: the slow webhook off, and what it still had waiting dropped, its deliveries
+      // ended (else each of them is the unfinished predecessor of the next round's delivery of
+      // its object, and every one of those was fetched and put back again and again).
       await db('webhooks').where({ id: slow.id }).update({ status: 'disabled' });
       await db('pgboss.job').where({ name: 'webhook-delivery' }).delete();
+      await db('webhook_deliveries').where({ webhook_id: slow.id }).whereNull('delivered_at').whereNull('failed_at').update({ failed_at: db.fn.now() });
     }
     const alone = await phase(`round ${round}, alone`);
     if (slow) await db('webhooks').where({ id: slow.id }).update({ status: 'enabled' });

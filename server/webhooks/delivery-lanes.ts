@@ -19,6 +19,15 @@
  *   for TURN_MS at most, once, before it is seen slow.
  * - An attempt that gets no slot is put back, spread over the time the slots take to free:
  *   the n-th one parked waits about n × (its webhook's mean answer time) / perWebhook.
+ * - A webhook is *held* while this process has as many of its attempts in hand as it has slots
+ *   for (its share of the slow lane's, while it is in it), unless its slots are turning over
+ *   (one freed within TURN_MS: its next attempts wait here for them, as above).
+ *   The worker fetches no attempt of a held webhook (delivery-repo.ts `fetchJobs`): a webhook
+ *   that turns slow keeps what it has in hand, and the rest of its backlog stays in the queue,
+ *   unread and unwritten, instead of being fetched and put back, one write each, in every batch
+ *   the others' attempts come in. This is what keeps a newly slow webhook out of the others' way
+ *   from its first attempts, before it is seen slow (which takes SLOW_ANSWER_MS): measured, the
+ *   fetches and put-backs of its backlog were what halved a fast endpoint's rate meanwhile.
  *
  * Nothing here decides what is delivered, only when: the lane lives in the database, and the
  * counts below are this process's view of its own slots, rebuilt from nothing on restart.
@@ -42,6 +51,12 @@ export interface Lanes {
   seenSlow(webhookId: string): boolean;
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
   takeSeenSlow(): string[];
+  /** An attempt of `webhookId` is in hand (+1: fetched) or no longer (-1: its outcome handed on). */
+  inHand(webhookId: string, change: 1 | -1): void;
+  /** The webhooks held (above): the worker fetches none of their attempts now. */
+  held(): string[];
+  /** Slots of the slow lane free now. */
+  slowRoom(): number;
 }
 
 /** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
@@ -61,6 +76,12 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   const slowSlots = Math.max(1, Math.floor(concurrency / 4));
   let slowInFlight = 0;
   const busy = new Map<string, number>();
+  /** Attempts in hand by webhook (fetched, not yet handed to the recorder). */
+  const hand = new Map<string, number>();
+  /** When each webhook last freed a slot. */
+  const freedAt = new Map<string, number>();
+  /** When each webhook last had an attempt here that was in the slow lane (by the database). */
+  const inLane = new Map<string, number>();
   /** Since when each webhook at its cap has had no free slot. */
   const fullSince = new Map<string, number>();
   const pace = new Map<string, { meanMs: number; parked: number }>();
@@ -130,6 +151,10 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
 
   return {
     take(webhookId, slow, waitMs) {
+      if (slow) {
+        if (inLane.size > MAX_TRACKED) inLane.clear();
+        inLane.set(webhookId, Date.now());
+      }
       if (tryTake(webhookId, slow)) return true;
       // In the slow lane, or its slots have not turned over lately: park it.
       const since = fullSince.get(webhookId);
@@ -163,6 +188,8 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       if (left > 0) busy.set(webhookId, left);
       else busy.delete(webhookId);
       fullSince.delete(webhookId);
+      if (freedAt.size > MAX_TRACKED) freedAt.clear();
+      freedAt.set(webhookId, Date.now());
       if (slow) slowInFlight -= 1;
       serve(webhookId);
       if (ms === undefined) return;
@@ -189,5 +216,29 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       noted = new Set();
       return seen;
     },
+
+    inHand(webhookId, change) {
+      const now = (hand.get(webhookId) ?? 0) + change;
+      if (now > 0) hand.set(webhookId, now);
+      else hand.delete(webhookId);
+    },
+
+    held() {
+      const slowFull = slowInFlight >= slowSlots;
+      const held: string[] = [];
+      const laned = (webhookId: string) => lately(webhookId) || Date.now() - (inLane.get(webhookId) ?? 0) < REMEMBER_MS;
+      for (const [webhookId, count] of hand) {
+        const slow = laned(webhookId);
+        // One whose slots turn over is never held: its next attempts wait here for them.
+        if (!slow && Date.now() - (freedAt.get(webhookId) ?? 0) < TURN_MS) continue;
+        const cap = slow ? (slowFull ? 0 : Math.min(perWebhook, slowSlots)) : perWebhook;
+        if (count >= cap) held.push(webhookId);
+      }
+      // With the slow lane's slots all taken, what is fetched of a webhook seen slow goes back.
+      if (slowFull) for (const webhookId of new Set([...slowAt.keys(), ...inLane.keys()])) if (laned(webhookId) && !hand.has(webhookId)) held.push(webhookId);
+      return held;
+    },
+
+    slowRoom: () => Math.max(0, slowSlots - slowInFlight),
   };
 }

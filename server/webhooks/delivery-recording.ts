@@ -204,7 +204,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
       const next: PgBoss.JobInsert[] = [];
       for (const { job, kind, result, deferSeconds, slow, webhookId } of outcomes) {
         const laned = slow || (webhookId !== undefined && isSlow(webhookId));
-        const data = carried(job);
+        const data = carried(job, webhookId);
         if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
         if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
         const outcome = outcomeOf(data, result!);

@@ -23,10 +23,10 @@
 import type { AppDeps } from '../deps';
 import { QUEUES } from '../jobs/queue';
 import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-attempts';
-import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
+import { deliveryQueueOptions, isTestJob, outcomeOf, webhookOfJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
 import { count, outcomeRecorder, type DeliveryStats, type Job, type Outcome } from './delivery-recording';
-import { deliveryRepo, type DeliveryTarget, type Hook } from './delivery-repo';
+import { deliveryRepo, fetchJobs, type DeliveryTarget, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
 /** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
@@ -118,15 +118,23 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     if (inFlight === 0 && recording === 0) idle?.();
   };
 
+  /** The webhook a job in hand is counted for (delivery-lanes.ts `inHand`): as the job says, else as its delivery says. */
+  const handOf = (job: Job, targets: Map<string, DeliveryTarget>) => webhookOfJob(job.data) ?? (isTestJob(job.data) ? undefined : targets.get(job.data.deliveryId)?.webhookId);
+
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
     let sent = false;
     let freed = false;
-    const finish = async (outcome: Outcome) => {
+    const out = () => {
       freed = true;
+      inFlight -= 1;
+      const webhookId = handOf(job, targets);
+      if (webhookId) lanes.inHand(webhookId, -1);
+    };
+    const finish = async (outcome: Outcome) => {
+      out();
       if (outcome.kind === 'defer') count(stats?.parked, outcome.webhookId);
       if (outcome.kind === 'attempt') count(stats?.sent, outcome.webhookId);
-      inFlight -= 1;
       recording += 1;
       poke();
       try {
@@ -171,7 +179,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       sent = true;
     } finally {
       if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state, sent);
-      if (!freed) inFlight -= 1;
+      if (!freed) out();
       settleIdle();
       poke();
     }
@@ -187,8 +195,17 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     } catch (error) {
       log.error({ err: error }, 'could not load webhook deliveries');
       inFlight -= jobs.length;
+      for (const job of jobs) {
+        const webhookId = webhookOfJob(job.data);
+        if (webhookId) lanes.inHand(webhookId, -1);
+      }
       settleIdle();
       return;
+    }
+    // Jobs that do not name their webhook (enqueued before they did) count from now on.
+    for (const job of jobs) if (!webhookOfJob(job.data)) {
+      const webhookId = handOf(job, targets);
+      if (webhookId) lanes.inHand(webhookId, 1);
     }
     if (stats) {
       stats.fetches += 1;
@@ -217,6 +234,9 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   }
   const ready = lease();
 
+  let emptyWith: string | undefined;
+  let emptyAt = 0;
+  let slowLaneAt = 0;
   async function pump(): Promise<void> {
     await ready;
     while (!stopping) {
@@ -227,15 +247,37 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         await nap(pollMs);
         continue;
       }
+      // None of the held webhooks' jobs (delivery-lanes.ts). When that found nothing, the next
+      // fetch waits until one is no longer held (or pollMs).
+      const held = lanes.held();
+      const heldKey = held.sort().join();
+      if (heldKey === emptyWith && Date.now() - emptyAt < pollMs) {
+        await nap(pollMs);
+        continue;
+      }
       let jobs: Job[] = [];
       try {
-        jobs = await boss.fetch<DeliveryJob>(QUEUES.webhookDelivery, { batchSize: Math.min(free, FETCH_MAX) });
+        // The slow lane's own share first, when its slots are free (at most every pollMs): its
+        // jobs come last in the queue's order, and a lasting backlog of the others' would starve it.
+        const slowRoom = Math.min(lanes.slowRoom(), free);
+        if (slowRoom > 0 && Date.now() - slowLaneAt >= pollMs) {
+          slowLaneAt = Date.now();
+          jobs = await fetchJobs(boss, { batchSize: slowRoom, held, slowLane: true });
+        }
+        if (free > jobs.length) jobs.push(...(await fetchJobs(boss, { batchSize: Math.min(free - jobs.length, FETCH_MAX), held })));
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
       }
       if (jobs.length === 0) {
+        emptyWith = heldKey;
+        emptyAt = Date.now();
         await nap(pollMs);
         continue;
+      }
+      emptyWith = undefined;
+      for (const job of jobs) {
+        const webhookId = webhookOfJob(job.data);
+        if (webhookId) lanes.inHand(webhookId, 1);
       }
       inFlight += jobs.length;
       void handle(jobs);
