@@ -3,9 +3,8 @@
  * updates the delivery rows, enqueues the retries and the attempts put back, removes the jobs
  * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts),
  * disables those that answered 410, all together, so a crash cannot lose a retry. Then, on its
- * own (it waits on no one's locks and no one waits on its), it puts the webhooks seen slow in
- * the slow lane (delivery-lanes.ts); one that could not be put there is tried again with the
- * next batch. A batch that cannot be written leaves its jobs active: they expire and run
+ * own, it puts the webhooks seen slow in the slow lane (delivery-lanes.ts); one that could not
+ * be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and run
  * again, and the attempt numbers make that harmless.
  *
  * One batch is written at a time per process, its rows taken in id order: two batches written
@@ -37,7 +36,7 @@ export interface DeliveryStats {
   /** Time spent writing outcome batches, and their number. */
   recordMs: number;
   batches: number;
-  /** Time spent putting webhooks in the slow lane, and the waiting jobs it moved. */
+  /** Time spent putting webhooks in the slow lane; the waiting jobs moved behind the others' as they were met (delivery-repo.ts `fetchJobs`). */
   markMs: number;
   moved: number;
 }
@@ -73,7 +72,7 @@ interface RecorderDeps {
   /**
    * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
    * put back after its webhook was seen slow goes to the slow lane even when it was decided
-   * before (the webhook's backlog is moved once, after this batch, and would miss it).
+   * before (its waiting attempts are moved as fetches meet them; this one would be enqueued in front).
    */
   isSlow: (webhookId: string) => boolean;
   stats?: DeliveryStats;
@@ -131,8 +130,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   /**
-   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way
-   * (a webhook entering it has its backlog moved), one pass at a time.
+   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way,
+   * one statement at a time.
    */
   let marking: Promise<void> | undefined;
   function markSlow(): void {
@@ -143,8 +142,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
     const started = Date.now();
     marking = deliveryRepo(db)
       .markSlow(slow)
-      .then((moved) => {
-        if (stats) (stats.markMs += Date.now() - started), (stats.moved += moved);
+      .then(() => {
+        if (stats) stats.markMs += Date.now() - started;
       })
       .catch((error) => {
         unmarked.push(...slow);

@@ -64,48 +64,71 @@ const PREVIOUS_SECRET = `CASE WHEN ${WEBHOOKS}.previous_secret_expires_at > ?::t
 const JOB_WEBHOOK = `COALESCE(data->>'webhookId', data->'test'->>'webhookId')`;
 
 /**
- * How many of the queue's next due jobs one fetch looks at, as a multiple of what it takes:
- * a fetch skips the held webhooks' jobs (delivery-lanes.ts), and skipping is reading, so it
- * reads a bounded window of the queue's head rather than, behind a held webhook's backlog of
- * thousands, every one of them (which is what a fetch did until the window: tens of
- * milliseconds each, and the fast endpoint went at a third of its rate). A window of held jobs
- * only answers nothing, and the worker fetches again once a webhook is no longer held.
+ * How many of the queue's next due jobs one fetch looks at, as a multiple of what it takes: a
+ * fetch skips the held webhooks' jobs (delivery-lanes.ts), and skipping is reading, so it reads
+ * a bounded window of the queue's head rather than, behind a held webhook's backlog of
+ * thousands, every one of them.
  */
 const FETCH_WINDOW = 4;
 
 /**
  * The next due attempts of the webhook-delivery queue, as pg-boss's fetch takes them (the same
  * order, the same lock, the same columns, the queue being of the standard policy), but none of
- * the webhooks `held` (delivery-lanes.ts): their jobs stay waiting in the queue, unread, while
- * this process has all of theirs it can send. `slowLane`: only jobs of the slow lane (its slots
- * are free, and the others' backlog is not to starve it). Run on pg-boss's own connections.
+ * the webhooks `held` (delivery-lanes.ts): their jobs stay in the queue, and those of them met in
+ * the window are moved behind everyone else's (the slow lane's priority), in the same statement,
+ * so that the queue's head is the others' again. Without that, the head filled with the held
+ * webhook's backlog as the others' jobs were taken (a window of nothing but held jobs, and the
+ * fast endpoint waited); with one pass over the whole backlog instead (the way a webhook entered
+ * the slow lane before), a webhook with 30,000 waiting took 1.3 to 1.7 s of the database at once.
+ * Here each job is moved once, when it reaches the head, in a statement that runs anyway.
+ *
+ * `slowLane`: only jobs of the slow lane (its slots are free, and the others' backlog is not to
+ * starve it). Run on pg-boss's own connections. Answers the jobs taken and how many were moved.
  */
 export async function fetchJobs(
   boss: PgBoss,
   { batchSize, held, slowLane = false }: { batchSize: number; held: string[]; slowLane?: boolean },
-): Promise<PgBoss.Job<DeliveryJob>[]> {
+): Promise<{ jobs: PgBoss.Job<DeliveryJob>[]; moved: number }> {
   const due = `name = $1 AND state < 'active' AND start_after < now()${slowLane ? ` AND priority <= ${SLOW_PRIORITY}` : ''}`;
-  // Without a webhook held, pg-boss's own statement; with some, the window first (unlocked:
-  // the lock is taken, and the row checked again, as each is taken).
-  const next =
-    held.length === 0
-      ? `SELECT id FROM ${JOB_TABLE} WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED`
-      : `SELECT j.id FROM ${JOB_TABLE} j
-           JOIN (SELECT id, ${JOB_WEBHOOK} AS webhook FROM ${JOB_TABLE} WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 * ${FETCH_WINDOW}) w ON w.id = j.id
-          WHERE j.name = $1 AND j.state < 'active' AND NOT COALESCE(w.webhook = ANY ($3::text[]), false)
-          ORDER BY j.priority DESC, j.created_on, j.id LIMIT $2
-            FOR UPDATE OF j SKIP LOCKED`;
-  const result = (await boss.getDb().executeSql(
-    `WITH next AS (${next})
-     UPDATE ${JOB_TABLE} AS j
+  const take = `UPDATE ${JOB_TABLE} AS j
         SET state = 'active', started_on = now(),
             retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
        FROM next
       WHERE j.name = $1 AND j.id = next.id
-     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`,
-    [QUEUES.webhookDelivery, batchSize, ...(held.length > 0 ? [held] : [])],
-  )) as { rows: PgBoss.Job<DeliveryJob>[] };
-  return result.rows;
+     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`;
+  if (held.length === 0) {
+    // pg-boss's own statement.
+    const { rows } = (await boss.getDb().executeSql(
+      `WITH next AS (SELECT id FROM ${JOB_TABLE} WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED) ${take}`,
+      [QUEUES.webhookDelivery, batchSize],
+    )) as { rows: PgBoss.Job<DeliveryJob>[] };
+    return { jobs: rows, moved: 0 };
+  }
+  // The window unlocked; each job locked (and checked again) as it is taken or moved, skipping
+  // those another process holds: a fetch never waits on a lock.
+  const { rows } = (await boss.getDb().executeSql(
+    `WITH win AS MATERIALIZED (
+       SELECT id, ${JOB_WEBHOOK} = ANY ($3::text[]) AS held FROM ${JOB_TABLE}
+        WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 * ${FETCH_WINDOW}),
+     next AS (
+       SELECT j.id FROM ${JOB_TABLE} j JOIN win ON win.id = j.id
+        WHERE j.name = $1 AND j.state < 'active' AND win.held IS NOT TRUE
+        ORDER BY j.priority DESC, j.created_on, j.id LIMIT $2
+          FOR UPDATE OF j SKIP LOCKED),
+     moving AS (
+       SELECT j.id FROM ${JOB_TABLE} j JOIN win ON win.id = j.id
+        WHERE j.name = $1 AND j.state < 'active' AND win.held AND j.priority > ${SLOW_PRIORITY}
+        ORDER BY j.id
+          FOR UPDATE OF j SKIP LOCKED),
+     moved AS (
+       UPDATE ${JOB_TABLE} AS m SET priority = ${SLOW_PRIORITY} FROM moving WHERE m.name = $1 AND m.id = moving.id RETURNING 1),
+     taken AS (${take})
+     SELECT id, name, data, "expireInSeconds", NULL::bigint AS moved FROM taken
+     UNION ALL SELECT NULL, NULL, NULL, NULL, count(*) FROM moved`,
+    [QUEUES.webhookDelivery, batchSize, held],
+  )) as { rows: (PgBoss.Job<DeliveryJob> & { moved: string | null })[] };
+  const moved = rows.find((row) => row.moved !== null);
+  return { jobs: rows.filter((row) => row.moved === null).map(({ moved: _, ...job }) => job), moved: Number(moved?.moved ?? 0) };
 }
 
 export function deliveryRepo(db: Knex) {
@@ -157,36 +180,17 @@ export function deliveryRepo(db: Knex) {
     /**
      * Puts webhooks seen answering slowly in the slow lane until SLOW_LANE_MINUTES from now
      * (renewed when less than half of it is left, so a slow webhook's row is written once in
-     * minutes, not once per batch). A webhook entering the lane has its waiting attempts moved
-     * behind everyone else's at once: one pass over the queue's waiting jobs, rather than each
-     * of them fetched and put back by a worker.
+     * minutes, not once per batch): what is enqueued for it from then on goes behind everyone
+     * else's. Its attempts already waiting are moved there as they reach the queue's head
+     * (`fetchJobs`), not here in one pass.
      */
-    async markSlow(webhookIds: string[]): Promise<number> {
-      if (webhookIds.length === 0) return 0;
-      const { rows } = await db.raw<{ rows: { id: string; entered: boolean }[] }>(
-        `UPDATE ${WEBHOOKS} AS w SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
-           FROM (SELECT id, COALESCE(slow_until > now(), false) AS was FROM ${WEBHOOKS} WHERE id = ANY (?::uuid[]) FOR UPDATE) AS old
-          WHERE w.id = old.id AND (w.slow_until IS NULL OR w.slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))
-          RETURNING w.id, NOT old.was AS entered`,
-        [webhookIds],
+    async markSlow(webhookIds: string[]): Promise<void> {
+      if (webhookIds.length === 0) return;
+      await db.raw(
+        `UPDATE ${WEBHOOKS} SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
+          WHERE id = ANY (?::uuid[]) AND (slow_until IS NULL OR slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))`,
+        [[...webhookIds].sort()],
       );
-      const entered = rows.filter((row) => row.entered).map((row) => row.id);
-      if (entered.length === 0) return 0;
-      const moved = await db.raw<{ rowCount: number }>(
-        // A job locked by a worker fetching or completing it is skipped: whatever that worker
-        // enqueues for it again goes to the slow lane anyway.
-        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key,
-        // once (MATERIALIZED): as `id IN (subquery … FOR UPDATE)` PostgreSQL may run the
-        // subquery again for every job, which over a backlog of thousands took minutes and held
-        // the jobs it had locked (pg-boss's maintenance waited on them).
-        `WITH moved AS MATERIALIZED (
-           SELECT j.id FROM ${JOB_TABLE} j JOIN ${DELIVERIES} d ON d.id = (j.data->>'deliveryId')::uuid
-            WHERE j.name = ? AND j.state < 'active' AND j.priority > ? AND d.webhook_id = ANY (?::uuid[])
-              FOR UPDATE OF j SKIP LOCKED)
-         UPDATE ${JOB_TABLE} AS job SET priority = ? FROM moved WHERE job.name = ? AND job.id = moved.id`,
-        [QUEUES.webhookDelivery, SLOW_PRIORITY, entered, SLOW_PRIORITY, QUEUES.webhookDelivery],
-      );
-      return moved.rowCount;
     },
 
     /**

@@ -256,18 +256,26 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         continue;
       }
       let jobs: Job[] = [];
+      let moved = 0;
       try {
         // The slow lane's own share first, when its slots are free (at most every pollMs): its
         // jobs come last in the queue's order, and a lasting backlog of the others' would starve it.
         const slowRoom = Math.min(lanes.slowRoom(), free);
         if (slowRoom > 0 && Date.now() - slowLaneAt >= pollMs) {
           slowLaneAt = Date.now();
-          jobs = await fetchJobs(boss, { batchSize: slowRoom, held, slowLane: true });
+          ({ jobs, moved } = await fetchJobs(boss, { batchSize: slowRoom, held, slowLane: true }));
         }
-        if (free > jobs.length) jobs.push(...(await fetchJobs(boss, { batchSize: Math.min(free - jobs.length, FETCH_MAX), held })));
+        if (free > jobs.length) {
+          const more = await fetchJobs(boss, { batchSize: Math.min(free - jobs.length, FETCH_MAX), held });
+          jobs.push(...more.jobs);
+          moved += more.moved;
+        }
+        if (stats) stats.moved += moved;
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
       }
+      // Held jobs moved out of the head: what is behind them is fetched at once.
+      if (jobs.length === 0 && moved > 0) continue;
       if (jobs.length === 0) {
         emptyWith = heldKey;
         emptyAt = Date.now();
