@@ -235,12 +235,15 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       const held: string[] = [];
       const laned = (webhookId: string) => lately(webhookId) || Date.now() - (inLane.get(webhookId) ?? 0) < REMEMBER_MS;
       for (const [webhookId, count] of hand) {
+        // A held webhook's attempts are no longer fetched, to find its slots full: it is seen
+        // slow here, once they have been full for SLOW_ANSWER_MS.
+        const since = fullSince.get(webhookId);
+        if (since !== undefined && Date.now() - since > SLOW_ANSWER_MS && (busy.get(webhookId) ?? 0) >= perWebhook) note(webhookId);
         const slow = laned(webhookId);
         if (!slow) {
           // Not one whose slots turn over (its next attempts wait here for them), nor one whose
           // slots filled a moment ago (a fast burst, before its first answers).
           if (Date.now() - (freedAt.get(webhookId) ?? 0) < TURN_MS) continue;
-          const since = fullSince.get(webhookId);
           if (since === undefined || Date.now() - since < HOLD_MS) continue;
         }
         const cap = slow ? (slowFull ? 0 : Math.min(perWebhook, slowSlots)) : perWebhook;

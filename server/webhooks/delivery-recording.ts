@@ -83,6 +83,8 @@ export interface Recorder {
   record(outcome: Outcome): Promise<void>;
   /** Records what is waiting now. */
   flush(): Promise<void>;
+  /** Puts the webhooks seen slow in the slow lane now (as after every batch). */
+  markSlow(): void;
 }
 
 /**
@@ -230,5 +232,6 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
         if (!writing) schedule();
       }),
     flush,
+    markSlow,
   };
 }

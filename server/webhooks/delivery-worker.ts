@@ -79,7 +79,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
   const stats = options.stats;
-  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
+  const { record, flush, markSlow } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -250,6 +250,8 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       // None of the held webhooks' jobs (delivery-lanes.ts). When that found nothing, the next
       // fetch waits until one is no longer held (or pollMs).
       const held = lanes.held();
+      // Those found slow meanwhile (holding its attempts, this webhook's none come to be written).
+      markSlow();
       const heldKey = held.sort().join();
       if (heldKey === emptyWith && Date.now() - emptyAt < pollMs) {
         await nap(pollMs);
