@@ -105,21 +105,22 @@ export async function fetchJobs(
     return { jobs: rows, moved: 0 };
   }
   // The window unlocked; each job locked (and checked again) as it is taken or moved, skipping
-  // those another process holds: a fetch never waits on a lock.
+  // those another process holds: a fetch never waits on a lock. The jobs are looked up by key
+  // (= ANY of an array), never joined to the window: a join let the planner read the whole queue.
   const { rows } = (await boss.getDb().executeSql(
     `WITH win AS MATERIALIZED (
        SELECT id, ${JOB_WEBHOOK} = ANY ($3::text[]) AS held FROM ${JOB_TABLE}
         WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 * ${FETCH_WINDOW}),
      next AS (
-       SELECT j.id FROM ${JOB_TABLE} j JOIN win ON win.id = j.id
-        WHERE j.name = $1 AND j.state < 'active' AND win.held IS NOT TRUE
-        ORDER BY j.priority DESC, j.created_on, j.id LIMIT $2
-          FOR UPDATE OF j SKIP LOCKED),
+       SELECT id FROM ${JOB_TABLE}
+        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held IS NOT TRUE)) AND state < 'active'
+        ORDER BY priority DESC, created_on, id LIMIT $2
+          FOR UPDATE SKIP LOCKED),
      moving AS (
-       SELECT j.id FROM ${JOB_TABLE} j JOIN win ON win.id = j.id
-        WHERE j.name = $1 AND j.state < 'active' AND win.held AND j.priority > ${SLOW_PRIORITY}
-        ORDER BY j.id
-          FOR UPDATE OF j SKIP LOCKED),
+       SELECT id FROM ${JOB_TABLE}
+        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held)) AND state < 'active' AND priority > ${SLOW_PRIORITY}
+        ORDER BY id
+          FOR UPDATE SKIP LOCKED),
      moved AS (
        UPDATE ${JOB_TABLE} AS m SET priority = ${SLOW_PRIORITY} FROM moving WHERE m.name = $1 AND m.id = moving.id RETURNING 1),
      taken AS (${take})
