@@ -74,29 +74,29 @@ const FETCH_WINDOW = 4;
 /**
  * The next due attempts of the webhook-delivery queue, as pg-boss's fetch takes them (the same
  * order, the same lock, the same columns, the queue being of the standard policy), but none of
- * the webhooks `held` (delivery-lanes.ts): their jobs stay in the queue, and those of them met in
- * the window are moved behind everyone else's (the slow lane's priority), in the same statement,
- * so that the queue's head is the others' again. Without that, the head filled with the held
+ * the webhooks `held` (delivery-lanes.ts), nor a job of a webhook known `slow` (in the slow lane)
+ * still at the usual priority (one enqueued before the webhook entered the lane): those stay in
+ * the queue, and those of them met in the window are moved behind everyone else's (the slow
+ * lane's priority), in the same statement, so that the queue's head is the others' again. Without that, the head filled with the held
  * webhook's backlog as the others' jobs were taken (a window of nothing but held jobs, and the
  * fast endpoint waited); with one pass over the whole backlog instead (the way a webhook entered
  * the slow lane before), a webhook with 30,000 waiting took 1.3 to 1.7 s of the database at once.
  * Here each job is moved once, when it reaches the head, in a statement that runs anyway.
  *
- * `slowLane`: only jobs of the slow lane (its slots are free, and the others' backlog is not to
- * starve it). Run on pg-boss's own connections. Answers the jobs taken and how many were moved.
+ * Run on pg-boss's own connections. Answers the jobs taken and how many were moved.
  */
 export async function fetchJobs(
   boss: PgBoss,
-  { batchSize, held, slowLane = false }: { batchSize: number; held: string[]; slowLane?: boolean },
+  { batchSize, held, slow }: { batchSize: number; held: string[]; slow: string[] },
 ): Promise<{ jobs: PgBoss.Job<DeliveryJob>[]; moved: number }> {
-  const due = `name = $1 AND state < 'active' AND start_after < now()${slowLane ? ` AND priority <= ${SLOW_PRIORITY}` : ''}`;
+  const due = `name = $1 AND state < 'active' AND start_after < now()`;
   const take = `UPDATE ${JOB_TABLE} AS j
         SET state = 'active', started_on = now(),
             retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
        FROM next
       WHERE j.name = $1 AND j.id = next.id
      RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`;
-  if (held.length === 0) {
+  if (held.length === 0 && slow.length === 0) {
     // pg-boss's own statement.
     const { rows } = (await boss.getDb().executeSql(
       `WITH next AS (SELECT id FROM ${JOB_TABLE} WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED) ${take}`,
@@ -109,16 +109,18 @@ export async function fetchJobs(
   // (= ANY of an array), never joined to the window: a join let the planner read the whole queue.
   const { rows } = (await boss.getDb().executeSql(
     `WITH win AS MATERIALIZED (
-       SELECT id, ${JOB_WEBHOOK} = ANY ($3::text[]) AS held FROM ${JOB_TABLE}
+       SELECT id, COALESCE(${JOB_WEBHOOK} = ANY ($3::text[]), false) AS held,
+              COALESCE(${JOB_WEBHOOK} = ANY ($4::text[]), false) AND priority > ${SLOW_PRIORITY} AS behind
+         FROM ${JOB_TABLE}
         WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 * ${FETCH_WINDOW}),
      next AS (
        SELECT id FROM ${JOB_TABLE}
-        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held IS NOT TRUE)) AND state < 'active'
+        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE NOT held AND NOT behind)) AND state < 'active'
         ORDER BY priority DESC, created_on, id LIMIT $2
           FOR UPDATE SKIP LOCKED),
      moving AS (
        SELECT id FROM ${JOB_TABLE}
-        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held)) AND state < 'active' AND priority > ${SLOW_PRIORITY}
+        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held OR behind)) AND state < 'active' AND priority > ${SLOW_PRIORITY}
         ORDER BY id
           FOR UPDATE SKIP LOCKED),
      moved AS (
@@ -126,7 +128,7 @@ export async function fetchJobs(
      taken AS (${take})
      SELECT id, name, data, "expireInSeconds", NULL::bigint AS moved FROM taken
      UNION ALL SELECT NULL, NULL, NULL, NULL, count(*) FROM moved`,
-    [QUEUES.webhookDelivery, batchSize, held],
+    [QUEUES.webhookDelivery, batchSize, held, slow],
   )) as { rows: (PgBoss.Job<DeliveryJob> & { moved: string | null })[] };
   const moved = rows.find((row) => row.moved !== null);
   return { jobs: rows.filter((row) => row.moved === null).map(({ moved: _, ...job }) => job), moved: Number(moved?.moved ?? 0) };

@@ -236,7 +236,6 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
 
   let emptyWith: string | undefined;
   let emptyAt = 0;
-  let slowLaneAt = 0;
   async function pump(): Promise<void> {
     await ready;
     while (!stopping) {
@@ -260,18 +259,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       let jobs: Job[] = [];
       let moved = 0;
       try {
-        // The slow lane's own share first, when its slots are free (at most every pollMs): its
-        // jobs come last in the queue's order, and a lasting backlog of the others' would starve it.
-        const slowRoom = Math.min(lanes.slowRoom(), free);
-        if (slowRoom > 0 && Date.now() - slowLaneAt >= pollMs) {
-          slowLaneAt = Date.now();
-          ({ jobs, moved } = await fetchJobs(boss, { batchSize: slowRoom, held, slowLane: true }));
-        }
-        if (free > jobs.length) {
-          const more = await fetchJobs(boss, { batchSize: Math.min(free - jobs.length, FETCH_MAX), held });
-          jobs.push(...more.jobs);
-          moved += more.moved;
-        }
+        ({ jobs, moved } = await fetchJobs(boss, { batchSize: Math.min(free, FETCH_MAX), held, slow: lanes.laned() }));
         if (stats) stats.moved += moved;
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
