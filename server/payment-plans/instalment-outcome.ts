@@ -21,16 +21,21 @@ export async function finishInstalment(trx: Knex.Transaction, events: EventRecor
     .where({ [`${PAYMENT_PLANS}.organization_id`]: tenant.organizationId, [`${PAYMENT_PLANS}.environment`]: tenant.environment })
     .forUpdate(PAYMENT_PLANS)
     .first(PLAN_COLUMNS)) as PlanRow | undefined;
+  const paid = charge.status !== 'failed';
+  // The instalment locked, with the attempt this charge started, which is ended (paid or failed)
+  // in the same statement: only an attempt still `started` by this very charge.
+  const ended = trx(PLAN_CHARGE_ATTEMPTS)
+    .where({ payment_plan_charge_id: charge.payment_plan_charge_id, charge_id: charge.id, outcome: 'started' })
+    .update({ outcome: paid ? 'paid' : 'failed' })
+    .returning('attempt');
   const row = (await trx(`${PLAN_CHARGES} as i`)
-    .leftJoin(`${PLAN_CHARGE_ATTEMPTS} as att`, (join) => join.on('att.payment_plan_charge_id', 'i.id').andOnVal('att.charge_id', charge.id).andOnVal('att.outcome', 'started'))
+    .with('ended', ended)
     .where('i.id', charge.payment_plan_charge_id)
     .forUpdate('i')
-    .first('i.*', 'att.attempt as started_attempt')) as (InstalmentRow & { started_attempt: number | null }) | undefined;
+    .first('i.*', trx.raw('(SELECT attempt FROM ended LIMIT 1) AS started_attempt'))) as (InstalmentRow & { started_attempt: number | null }) | undefined;
   const started = row?.started_attempt != null ? { attempt: row.started_attempt } : undefined;
   const instalment = row && (({ started_attempt: _started, ...rest }) => rest as InstalmentRow)(row);
   if (!plan || !instalment || !started) return;
-  const paid = charge.status !== 'failed';
-  await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: instalment.id, attempt: started.attempt }).update({ outcome: paid ? 'paid' : 'failed' });
   // A plan canceled while its instalment was in flight: the charge stands, the plan stays as it is.
   if (plan.status !== 'active' || instalment.status !== 'pending') return;
   const outcome = { chargeId: charge.id, paid, error: declined?.message ?? charge.error ?? undefined, errorCode: declined?.errorCode ?? charge.error_code ?? undefined };
