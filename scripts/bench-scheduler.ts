@@ -44,6 +44,9 @@ import { createOrganization } from '../server/organizations/organization-repo';
 import { gatewayFor } from '../server/gateway/gateways';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
+import { listenForSettlements } from '../server/settlement-offers/offer-listeners';
+import { listenToCheckouts } from '../server/portal/checkout-charges';
+import { listenToAutopayCharges } from '../server/autopay/autopay-outcome';
 import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
@@ -152,7 +155,11 @@ async function main(): Promise<void> {
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS), DUE_WORK_CHARGES_IN_FLIGHT: String(IN_FLIGHT) });
     const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
+    // The listeners the worker process registers (server/workers.ts), so that each answer does what it does in production.
     listenToPayments();
+    listenForSettlements();
+    listenToCheckouts();
+    listenToAutopayCharges(deps);
     // Statements sent, to compare what each path asks of the database per instalment.
     let statements = 0;
     let transactions = 0;
