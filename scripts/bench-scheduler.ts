@@ -27,7 +27,8 @@
  * time in all, and the tables sequentially scanned during each run (pg_stat_user_tables: rows
  * read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
- * statements unnamed, as it does the server's. The last line is one JSON object of the figures:
+ * statements unnamed, as it does the server's. During both runs the statistics of the tables the
+ * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:
  * {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
@@ -55,6 +56,7 @@ import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 import { bareInstalments } from './bench-scheduler-bare';
 import { DUE_WORK_CHARGES_IN_FLIGHT } from '../server/payment-plans/due-work';
+import { keepStatisticsFresh } from '../server/payment-plans/fresh-statistics';
 
 const { values: options } = parseArgs({
   options: {
@@ -262,7 +264,13 @@ async function main(): Promise<void> {
       transactions = 0;
       let finished = false;
       const polling = whilePending(db, bare.organizationId, () => finished);
-      const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT).finally(() => (finished = true));
+      // The planner as well informed as ours will be (the due work keeps these statistics fresh).
+      let stopFreshStatistics = () => {};
+      keepStatisticsFresh(db, logger, (stop) => (stopFreshStatistics = stop));
+      const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT).finally(() => {
+        finished = true;
+        stopFreshStatistics();
+      });
       await polling;
       bareStatements = statements / made;
       bareTransactions = transactions / made;

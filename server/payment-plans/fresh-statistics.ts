@@ -27,16 +27,18 @@ export async function analyzeStaleTables(db: Knex): Promise<string[]> {
   return rows.map((row) => row.relname);
 }
 
-/** Checks every 10 seconds until `stopped` fires once; the timer never keeps the process alive. */
+/** Checks at once, then every 10 seconds until `stopped` fires once; the timer never keeps the process alive. */
 export function keepStatisticsFresh(db: Knex, logger: Logger, stopped: (stop: () => void) => void): void {
   let running = false;
-  const timer = setInterval(() => {
+  const check = () => {
     if (running) return;
     running = true;
     analyzeStaleTables(db)
       .catch((error) => logger.warn({ err: error }, 'could not refresh the statistics of the due work tables'))
       .finally(() => (running = false));
-  }, CHECK_MS);
+  };
+  const timer = setInterval(check, CHECK_MS);
   timer.unref();
   stopped(() => clearInterval(timer));
+  check();
 }
