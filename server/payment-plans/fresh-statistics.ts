@@ -7,7 +7,7 @@
  * then until the table is analyzed again, and so does PostgreSQL's own foreign-key check (`SELECT
  * 1 FROM charges x WHERE id = $1 FOR KEY SHARE`, planned once per connection): at bench size
  * (bench:scheduler, 10,000 instalments) that check read all of `charges` for every allocation,
- * transaction and attempt inserted, most of the 42.6M rows the run read by sequential scans. So, as for the job queue (jobs/queue.ts), every
+ * transaction and attempt inserted (63 of the 81 sampled plans that scanned `charges`). So, as for the job queue (jobs/queue.ts), every
  * process looks every 10 seconds (one cheap query) and analyzes a table whose rows changed by
  * more than 1000 + 2% since its last analysis; the analysis also makes every prepared plan on
  * it be planned anew. It only keeps the planner informed; nothing depends on it for correctness.
