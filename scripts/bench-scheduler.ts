@@ -24,7 +24,11 @@
  * instalments/s: the goal at 300 ms (≥ 300/s) is measured with `--in-flight 128` in one
  * process, an operator's setting (a deployment of N processes has N × DUE_WORK_CHARGES_IN_FLIGHT
  * in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
- * time in all. The last line is one JSON object of the figures:
+ * time in all, and the tables sequentially scanned during each run (pg_stat_user_tables: rows
+ * read, scans). Both runs are polled alike until none of their instalments is pending (one probe
+ * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
+ * statements unnamed, as it does the server's. During both runs the statistics of the tables the
+ * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:
  * {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
@@ -44,11 +48,15 @@ import { createOrganization } from '../server/organizations/organization-repo';
 import { gatewayFor } from '../server/gateway/gateways';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
+import { listenForSettlements } from '../server/settlement-offers/offer-listeners';
+import { listenToCheckouts } from '../server/portal/checkout-charges';
+import { listenToAutopayCharges } from '../server/autopay/autopay-outcome';
 import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 import { bareInstalments } from './bench-scheduler-bare';
 import { DUE_WORK_CHARGES_IN_FLIGHT } from '../server/payment-plans/due-work';
+import { keepStatisticsFresh } from '../server/payment-plans/fresh-statistics';
 
 const { values: options } = parseArgs({
   options: {
@@ -139,11 +147,56 @@ async function rowsOf(db: Knex, org: string): Promise<Record<string, number>> {
   return counts;
 }
 
+/** Sequential scans so far, table by table (pg_stat_user_tables: rows they read, and how many). */
+async function seqScans(db: Knex): Promise<Map<string, { scans: number; rows: number }>> {
+  // Statistics are flushed by each backend at most once a second: wait for them.
+  await new Promise((done) => setTimeout(done, 1100));
+  const rows: { relname: string; seq_scan: string; seq_tup_read: string }[] = (await db.raw('SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables')).rows;
+  return new Map(rows.map((row) => [row.relname, { scans: Number(row.seq_scan), rows: Number(row.seq_tup_read) }]));
+}
+
+/** The tables sequentially scanned between two seqScans(), most rows read first. */
+function scannedSince(after: Map<string, { scans: number; rows: number }>, before: Map<string, { scans: number; rows: number }>): string {
+  return [...after]
+    .map(([table, { scans, rows }]) => ({ table, scans: scans - (before.get(table)?.scans ?? 0), rows: rows - (before.get(table)?.rows ?? 0) }))
+    .filter(({ rows }) => rows > 0)
+    .sort((a, b) => b.rows - a.rows)
+    .map(({ table, scans, rows }) => `${table} ${rows} rows in ${scans} scans`)
+    .join(', ');
+}
+
+/**
+ * Until no instalment of `org` is pending, every 200 ms; the bare baseline is polled the same
+ * way while it runs. Whether one is left is one probe of the partial index of pending
+ * instalments (payment_plan_charges_due, in its order); how many are left (to stop when nothing
+ * moves for a minute) is counted every 5 s only: a count every 200 ms read every pending row and
+ * loaded the database being measured.
+ */
+async function whilePending(db: Knex, org: string, done: () => boolean = () => false): Promise<void> {
+  const anyLeft = async () =>
+    (await db.raw(`SELECT 1 FROM payment_plan_charges WHERE status = 'pending' AND organization_id = ? ORDER BY due_at LIMIT 1`, [org])).rows.length > 0;
+  const left = () => count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending'`, [org]);
+  let last = -1;
+  let movedAt = Date.now();
+  let countedAt = 0;
+  while (!done() && (await anyLeft())) {
+    if (Date.now() - countedAt >= 5000) {
+      const n = await left();
+      countedAt = Date.now();
+      if (n !== last) [last, movedAt] = [n, Date.now()];
+      // Stops with an error when nothing moves for a minute (a failing job is retried, not fixed).
+      if (Date.now() - movedAt > 60_000) throw new Error(`no progress for a minute with ${n} instalments pending`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 const minus = (after: Record<string, number>, before: Record<string, number>) =>
   Object.fromEntries(Object.entries(after).flatMap(([table, n]) => (n - (before[table] ?? 0) > 0 ? [[table, n - (before[table] ?? 0)]] : [])));
 
 async function main(): Promise<void> {
-  const scratch = await openScratchDatabase('bench-scheduler', POOL);
+  // DATABASE_PREPARED_STATEMENTS=false runs every statement unnamed, as the server would.
+  const scratch = await openScratchDatabase('bench-scheduler', POOL, { preparedStatements: loadConfig().databasePreparedStatements });
   const { db } = scratch;
   let stopQueue = async () => {};
   try {
@@ -152,7 +205,11 @@ async function main(): Promise<void> {
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const config = loadConfig({ PORT: '0', SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS), DUE_WORK_CHARGES_IN_FLIGHT: String(IN_FLIGHT) });
     const deps: AppDeps = { config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
+    // The listeners the worker process registers (server/workers.ts), so that each answer does what it does in production.
     listenToPayments();
+    listenForSettlements();
+    listenToCheckouts();
+    listenToAutopayCharges(deps);
     // Statements sent, to compare what each path asks of the database per instalment.
     let statements = 0;
     let transactions = 0;
@@ -201,13 +258,24 @@ async function main(): Promise<void> {
     let bareTransactions = 0;
     if (bare) {
       const before = await rowsOf(db, bare.organizationId);
+      const scansBefore = options['top-statements'] ? await seqScans(db) : undefined;
       started = Date.now();
       statements = 0;
       transactions = 0;
-      const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT);
+      let finished = false;
+      const polling = whilePending(db, bare.organizationId, () => finished);
+      // The planner as well informed as ours will be (the due work keeps these statistics fresh).
+      let stopFreshStatistics = () => {};
+      keepStatisticsFresh(db, logger, (stop) => (stopFreshStatistics = stop));
+      const made = await bareInstalments(db, bare.organizationId, IN_FLIGHT).finally(() => {
+        finished = true;
+        stopFreshStatistics();
+      });
+      await polling;
       bareStatements = statements / made;
       bareTransactions = transactions / made;
       const bareMs = Date.now() - started;
+      if (scansBefore) console.error(`sequential scans during the bare run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
       bareRows = minus(await rowsOf(db, bare.organizationId), before);
       bareRate = (made / bareMs) * 1000;
       console.log(`bare SQL:  ${made} instalments in ${(bareMs / 1000).toFixed(1)} s: ${bareRate.toFixed(0)} instalments/s`);
@@ -215,19 +283,15 @@ async function main(): Promise<void> {
 
     // The scheduler: the due-work job as every server process runs it (the job sent at start).
     const rowsBefore = await rowsOf(db, ours.organizationId);
+    const scansBefore = options['top-statements'] ? await seqScans(db) : undefined;
     const before = memory();
     statements = 0;
     transactions = 0;
     started = Date.now();
     await startPlanScheduler(deps, planPorts(deps));
-    const pending = () => count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending'`, [ours.organizationId]);
-    // Stops with an error when nothing moves for a minute (a failing job is retried, not fixed).
-    for (let left = await pending(), last = left, movedAt = Date.now(); left > 0; left = await pending()) {
-      if (left !== last) [last, movedAt] = [left, Date.now()];
-      if (Date.now() - movedAt > 60_000) throw new Error(`the scheduler made no progress for a minute with ${left} instalments pending`);
-      await new Promise((done) => setTimeout(done, 200));
-    }
+    await whilePending(db, ours.organizationId);
     const schedulerMs = Date.now() - started;
+    if (scansBefore) console.error(`sequential scans during the scheduler's run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
     const ourStatements = statements / due;
     const ourTransactions = transactions / due;
     const after = memory();

@@ -19,7 +19,7 @@ export interface ScratchDatabase {
   close(): Promise<void>;
 }
 
-export async function openScratchDatabase(label: string, poolMax = 10): Promise<ScratchDatabase> {
+export async function openScratchDatabase(label: string, poolMax = 10, { preparedStatements = true }: { preparedStatements?: boolean } = {}): Promise<ScratchDatabase> {
   const dataDir = join(resolve(__dirname, '..'), '.data', `${label}-${process.pid}`);
   let adminUrl = process.env.DATABASE_URL;
   let stopEmbedded = async () => {};
@@ -34,7 +34,7 @@ export async function openScratchDatabase(label: string, poolMax = 10): Promise<
   await admin.raw(`CREATE DATABASE ${name}`);
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const db = connect(url.toString(), poolMax);
+  const db = connect(url.toString(), poolMax, { preparedStatements });
   await migrate(db);
   return {
     name,

@@ -11,26 +11,33 @@ import type { Tenant } from '../kernel/tenant';
 import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, planRepo, type InstalmentRow, type PlanRow } from './plan-repo';
 import { afterDecline, afterPayment } from './plan-runner';
 
+/** An instalment's columns (InstalmentRow), read beside its plan's. */
+const INSTALMENT_COLUMNS = ['id', 'payment_plan_id', 'seq', 'charge_date', 'amount', 'status', 'attempts', 'due_at', 'successfully_charged_at', 'charge_id', 'error', 'error_code', 'created_at', 'updated_at'] as const;
+
 export async function finishInstalment(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, { charge, declined, now }: Happenings['charge.finished']): Promise<void> {
   if (!charge.payment_plan_charge_id) return;
   const plans = planRepo(trx, tenant);
-  // The plan, then the instalment with the attempt this charge started (the family is locked already).
-  const plan = (await trx(PAYMENT_PLANS)
+  const paid = charge.status !== 'failed';
+  // The attempt this charge started, ended (paid or failed) in the statement that locks the plan
+  // and the instalment (the family is locked already): only an attempt still `started` by this
+  // very charge.
+  const ended = trx(PLAN_CHARGE_ATTEMPTS)
+    .where({ payment_plan_charge_id: charge.payment_plan_charge_id, charge_id: charge.id, outcome: 'started' })
+    .update({ outcome: paid ? 'paid' : 'failed' })
+    .returning('attempt');
+  const row = (await trx(PAYMENT_PLANS)
+    .with('ended', ended)
     .join(`${PLAN_CHARGES} as i`, 'i.payment_plan_id', `${PAYMENT_PLANS}.id`)
     .where('i.id', charge.payment_plan_charge_id)
     .where({ [`${PAYMENT_PLANS}.organization_id`]: tenant.organizationId, [`${PAYMENT_PLANS}.environment`]: tenant.environment })
-    .forUpdate(PAYMENT_PLANS)
-    .first(PLAN_COLUMNS)) as PlanRow | undefined;
-  const row = (await trx(`${PLAN_CHARGES} as i`)
-    .leftJoin(`${PLAN_CHARGE_ATTEMPTS} as att`, (join) => join.on('att.payment_plan_charge_id', 'i.id').andOnVal('att.charge_id', charge.id).andOnVal('att.outcome', 'started'))
-    .where('i.id', charge.payment_plan_charge_id)
-    .forUpdate('i')
-    .first('i.*', 'att.attempt as started_attempt')) as (InstalmentRow & { started_attempt: number | null }) | undefined;
-  const started = row?.started_attempt != null ? { attempt: row.started_attempt } : undefined;
-  const instalment = row && (({ started_attempt: _started, ...rest }) => rest as InstalmentRow)(row);
-  if (!plan || !instalment || !started) return;
-  const paid = charge.status !== 'failed';
-  await trx(PLAN_CHARGE_ATTEMPTS).where({ payment_plan_charge_id: instalment.id, attempt: started.attempt }).update({ outcome: paid ? 'paid' : 'failed' });
+    .forUpdate([PAYMENT_PLANS, 'i'])
+    .first([...PLAN_COLUMNS, ...INSTALMENT_COLUMNS.map((column) => `i.${column} as instalment_${column}`), trx.raw('(SELECT attempt FROM ended LIMIT 1) AS started_attempt')])) as
+    | (PlanRow & Record<`instalment_${(typeof INSTALMENT_COLUMNS)[number]}`, unknown> & { started_attempt: number | null })
+    | undefined;
+  if (!row || row.started_attempt == null) return;
+  const started = { attempt: row.started_attempt };
+  const plan = Object.fromEntries(Object.entries(row).filter(([key]) => !key.startsWith('instalment_') && key !== 'started_attempt')) as unknown as PlanRow;
+  const instalment = Object.fromEntries(INSTALMENT_COLUMNS.map((column) => [column, row[`instalment_${column}`]])) as unknown as InstalmentRow;
   // A plan canceled while its instalment was in flight: the charge stands, the plan stays as it is.
   if (plan.status !== 'active' || instalment.status !== 'pending') return;
   const outcome = { chargeId: charge.id, paid, error: declined?.message ?? charge.error ?? undefined, errorCode: declined?.errorCode ?? charge.error_code ?? undefined };

@@ -11,7 +11,7 @@
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Environment, Tenant } from '../kernel/tenant';
-import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { DEBT_ACCOUNTS, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';
 import { amountDue, termsOf } from '../payment-terms/payment-terms';
@@ -271,15 +271,24 @@ export async function afterPayment(
   outcome: InstalmentCharge,
   now: Date,
 ): Promise<PlanValues> {
-  await trx(PLAN_CHARGES)
+  const paid = trx(PLAN_CHARGES)
     .where({ id: instalment.id })
-    .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() });
-  const account = (await debtAccountRepo(trx, tenant).find(plan.debt_account_id))!;
+    .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() })
+    .returning('id');
+  // In the same statement: what the account owes now (its balance already moved) and whether
+  // another instalment is pending (the statement still sees this one as it was: not counted).
+  const { rows } = await trx.raw<{ rows: (DebtAccountRow & { pending: boolean })[] }>(
+    `WITH paid AS (?)
+     SELECT a.*,
+            EXISTS (SELECT 1 FROM ${PLAN_CHARGES} i WHERE i.payment_plan_id = ? AND i.status = 'pending' AND i.id NOT IN (SELECT id FROM paid)) AS pending
+       FROM ${DEBT_ACCOUNTS} a WHERE a.id = ? AND a.organization_id = ? AND a.environment = ?`,
+    [paid, plan.id, plan.debt_account_id, tenant.organizationId, tenant.environment],
+  );
+  const account = rows[0]!;
   if (amountDue(account) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
-  const pending = await trx(PLAN_CHARGES).where({ payment_plan_id: plan.id, status: 'pending' }).first('id');
   // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
   // the plan goes on, one period after this instalment.
-  if (!pending) return { consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) };
+  if (!account.pending) return { consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) };
   return { consecutive_failures: 0 };
 }
 

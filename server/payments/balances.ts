@@ -29,71 +29,103 @@ export interface LockedFamily extends Family {
 export type AccountKey = string | { chargeId: string };
 
 /**
- * The account `key` and its family, locked in one statement, in the family's order: the parent
- * first (the account itself when it has none), then the account, or the account's children
- * oldest first. A UUID key is an id first, then an external_id (as debtAccountRepo.find).
- * Answers the rows in that order and the account asked for; nothing when it does not exist.
+ * THE order every writer locks account families in (one family or a batch of them): the heads
+ * (a parent, or an account without one) first, by id; then the children, by parent, oldest
+ * first. Two writers of one family queue at its head; two batches take their heads in one order.
  */
-async function lockRows(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<{ account: DebtAccountRow | undefined; rows: DebtAccountRow[] }> {
-  let found: Knex.QueryBuilder;
-  if (typeof key === 'string') {
-    const byId = UUID.test(key);
-    found = scoped(trx, DEBT_ACCOUNTS, tenant)
-      .where((where) => (byId ? where.where({ id: key }).orWhere({ external_id: key }) : where.where({ external_id: key })))
-      .orderByRaw(byId ? '(id = ?) DESC' : '1', byId ? [key] : [])
-      .limit(1)
-      .select('id', 'parent_id');
-  } else {
-    found = scoped(trx, DEBT_ACCOUNTS, tenant)
+const FAMILY_LOCK_ORDER = `${DEBT_ACCOUNTS}.parent_id IS NOT NULL, coalesce(${DEBT_ACCOUNTS}.parent_id, ${DEBT_ACCOUNTS}.id), ${DEBT_ACCOUNTS}.created_at, ${DEBT_ACCOUNTS}.id`;
+
+/** The query (columns `id`, `parent_id`, read unlocked) of the account `key`; a UUID key is an id first, then an external_id (as debtAccountRepo.find). */
+function foundBy(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Knex.QueryBuilder {
+  if (typeof key !== 'string') {
+    return scoped(trx, DEBT_ACCOUNTS, tenant)
       .join(CHARGES, `${CHARGES}.debt_account_id`, `${DEBT_ACCOUNTS}.id`)
       .where(`${CHARGES}.id`, key.chargeId)
       .select(`${DEBT_ACCOUNTS}.id`, `${DEBT_ACCOUNTS}.parent_id`);
   }
+  const byId = UUID.test(key);
+  return scoped(trx, DEBT_ACCOUNTS, tenant)
+    .where((where) => (byId ? where.where({ id: key }).orWhere({ external_id: key }) : where.where({ external_id: key })))
+    .orderByRaw(byId ? '(id = ?) DESC' : '1', byId ? [key] : [])
+    .limit(1)
+    .select('id', 'parent_id');
+}
+
+/**
+ * The families of the accounts `found` selects (columns `id`, `parent_id`, read unlocked),
+ * locked in ONE statement in FAMILY_LOCK_ORDER: each one's head, itself, and, for a head, its
+ * children. Answers the rows in lock order and the ids of the accounts asked for.
+ */
+export async function lockFamilyRows(trx: Knex.Transaction, tenant: Tenant, found: Knex.QueryBuilder): Promise<{ rows: DebtAccountRow[]; asked: Set<string> }> {
   const locked = (await debtAccountRepo(trx, tenant)
     .query()
     .with('found', found)
-    .where((where) =>
-      where
-        .whereRaw(`${DEBT_ACCOUNTS}.id IN (SELECT coalesce(parent_id, id) FROM found UNION ALL SELECT id FROM found)`)
-        .orWhereRaw(`${DEBT_ACCOUNTS}.parent_id = (SELECT id FROM found)`),
+    // One IN list (heads, the accounts, the heads' children by the parent_id index), so the
+    // planner joins by id instead of filtering every account of the tenant.
+    .whereRaw(
+      `${DEBT_ACCOUNTS}.id IN (SELECT coalesce(parent_id, id) FROM found UNION ALL SELECT id FROM found
+         UNION ALL SELECT child.id FROM ${DEBT_ACCOUNTS} child WHERE child.parent_id IN (SELECT id FROM found))`,
     )
-    .orderByRaw(`${DEBT_ACCOUNTS}.parent_id IS NOT NULL, ${DEBT_ACCOUNTS}.created_at, ${DEBT_ACCOUNTS}.id`)
+    .orderByRaw(FAMILY_LOCK_ORDER)
     .forUpdate(DEBT_ACCOUNTS)
-    .select([...DEBT_ACCOUNT_COLUMNS, trx.raw(`${DEBT_ACCOUNTS}.id = (SELECT id FROM found) AS asked`)])) as (DebtAccountRow & { asked: boolean })[];
-  const rows = locked.map(({ asked: _asked, ...row }) => row);
-  return { account: rows[locked.findIndex((row) => row.asked)], rows };
+    .select([...DEBT_ACCOUNT_COLUMNS, trx.raw(`${DEBT_ACCOUNTS}.id IN (SELECT id FROM found) AS asked`)])) as (DebtAccountRow & { asked: boolean })[];
+  return { rows: locked.map(({ asked: _asked, ...row }) => row), asked: new Set(locked.filter((row) => row.asked).map((row) => row.id)) };
+}
+
+/**
+ * The families of `asked` among the locked `rows` (lockFamilyRows), by asked account id. A charge
+ * on a parent takes from its children; one on a child takes from that child only. Children held
+ * by an open dispute are marked; `terms`: the account also gets the facts the payment terms read
+ * (the dispute hold's fact, and `reserved_amount`, what the family's `processing` charges hold).
+ * One statement reads the reservations and open disputes of all the families (none when neither
+ * is needed); the hold is then asked only of a family with an open dispute.
+ */
+export async function familiesOf(trx: Knex.Transaction, tenant: Tenant, rows: DebtAccountRow[], asked: Iterable<string>, terms: boolean): Promise<Map<string, LockedFamily>> {
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const wanted = [...asked].map((id) => byId.get(id)).filter((row): row is DebtAccountRow => row !== undefined);
+  const childrenOf = (account: DebtAccountRow) => (account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : []);
+  const needed = terms || wanted.some((account) => childrenOf(account).length > 0);
+  const { reserved, disputed } = needed
+    ? await familyFacts(trx, tenant, terms ? [...new Set(wanted.map((account) => account.parent_id ?? account.id))] : [], rows.map((row) => row.id))
+    : { reserved: new Map<string, number>(), disputed: new Set<string>() };
+  const families = new Map<string, LockedFamily>();
+  for (const account of wanted) {
+    const children = childrenOf(account);
+    const familyIds = [account.id, ...(account.parent_id ? [account.parent_id] : []), ...children.map((child) => child.id)];
+    const { heldChildren, ...fact } = familyIds.some((id) => disputed.has(id))
+      ? await disputeHoldOf(trx, tenant, account, children)
+      : { in_dispute: false, disputed_share: 0, heldChildren: new Set<string>() };
+    families.set(account.id, {
+      account: terms ? { ...account, ...fact, reserved_amount: reserved.get(account.parent_id ?? account.id) ?? 0 } : { ...account, reserved_amount: 0 },
+      children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })),
+    });
+  }
+  return families;
 }
 
 /**
  * The account `key` and its children, all locked, without the terms' facts: enough to record a
- * charge's answer (children held by a dispute are read only when there are children).
- * Undefined when it does not exist.
+ * charge's answer. Undefined when it does not exist.
  */
 export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<Family | undefined> {
-  const { account, rows } = await lockRows(trx, tenant, key);
-  if (!account) return undefined;
-  // A charge on a parent takes from its children; one on a child takes from that child only.
-  const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
-  if (children.length === 0) return { account, children };
-  const { heldChildren } = await disputeHoldOf(trx, tenant, account, children);
-  return { account, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+  const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));
+  const family = [...(await familiesOf(trx, tenant, rows, asked, false)).values()][0];
+  return family && { account: withoutReserved(family.account), children: family.children };
 }
+
+const withoutReserved = ({ reserved_amount: _reserved, ...account }: LockedFamily['account']): DebtAccountRow => account;
 
 /** The account `key` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
 export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<LockedFamily | undefined> {
-  const { account, rows } = await lockRows(trx, tenant, key);
-  if (!account) return undefined;
-  const children = account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : [];
-  const { reserved, disputed } = await familyFacts(trx, tenant, account.parent_id ?? account.id, rows.map((row) => row.id));
-  const { heldChildren, ...fact } = disputed ? await disputeHoldOf(trx, tenant, account, children) : { in_dispute: false, disputed_share: 0, heldChildren: new Set<string>() };
-  return { account: { ...account, ...fact, reserved_amount: reserved }, children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })) };
+  const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));
+  return [...(await familiesOf(trx, tenant, rows, asked, true)).values()][0];
 }
 
 /**
  * Per family head of `heads`: the cents held by the `processing` charges of the family (on the
  * head or any child: a reservation on a parent may land on any child, so every account of the
  * family counts them all), as rows `{head, sum}`; a head with none has no row. The one rule of
- * what a family has reserved, for one family (lockAccount) or a batch (family-locks.ts).
+ * what a family has reserved.
  */
 export function reservedByHead(trx: Knex, tenant: Tenant, heads: string[]): Knex.Raw<{ rows: { head: string; sum: string }[] }> {
   return trx.raw(
@@ -107,17 +139,20 @@ export function reservedByHead(trx: Knex, tenant: Tenant, heads: string[]): Knex
 }
 
 /**
- * Read once the family is locked (so none is added meanwhile), in one statement: what the
- * family under `top` has reserved (reservedByHead), and whether an open dispute names one of
- * `locked` (then dispute-hold-fact.ts decides what it holds).
+ * Read once the families are locked (so none is added meanwhile), in one statement: what each
+ * family under `heads` has reserved (reservedByHead), and which of `locked` an open dispute
+ * names (then dispute-hold-fact.ts decides what it holds).
  */
-async function familyFacts(trx: Knex.Transaction, tenant: Tenant, top: string, locked: string[]): Promise<{ reserved: number; disputed: boolean }> {
-  const disputed = scoped(trx, DISPUTES, tenant).whereIn('debt_account_id', locked).whereIn('status', OPEN_STATUSES).select(trx.raw('1'));
-  const { rows } = await trx.raw<{ rows: { reserved: string | null; disputed: boolean }[] }>('SELECT (SELECT sum FROM (?) reserved) AS reserved, EXISTS (?) AS disputed', [
-    reservedByHead(trx, tenant, [top]),
-    disputed,
-  ]);
-  return { reserved: Number(rows[0]?.reserved ?? 0), disputed: rows[0]?.disputed ?? false };
+async function familyFacts(trx: Knex.Transaction, tenant: Tenant, heads: string[], locked: string[]): Promise<{ reserved: Map<string, number>; disputed: Set<string> }> {
+  const disputed = scoped(trx, DISPUTES, tenant).whereIn('debt_account_id', locked).whereIn('status', OPEN_STATUSES).select('debt_account_id');
+  const { rows } = await trx.raw<{ rows: { kind: 'reserved' | 'disputed'; id: string; sum: string | null }[] }>(
+    `SELECT 'reserved' AS kind, head AS id, sum FROM (?) reserved UNION ALL SELECT DISTINCT 'disputed', debt_account_id, NULL::numeric FROM (?) disputed`,
+    [reservedByHead(trx, tenant, heads), disputed],
+  );
+  return {
+    reserved: new Map(rows.filter((row) => row.kind === 'reserved').map((row) => [row.id, Number(row.sum ?? 0)])),
+    disputed: new Set(rows.filter((row) => row.kind === 'disputed').map((row) => row.id)),
+  };
 }
 
 /** Oldest child first, each up to its own current balance; an account without children takes it all. */

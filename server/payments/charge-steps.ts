@@ -158,6 +158,8 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
       const families = await lockFamilies(
         trx,
         peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
+        // Recording needs no terms (what is reserved, the dispute hold's fact): as lockFamily.
+        { terms: false },
       );
       // Then the charges, by id, in one statement (each checked to be its entry's tenant's).
       const locked = (await trx(CHARGES)

@@ -29,19 +29,24 @@ export async function move(events: EventRecorder, trx: Knex.Transaction, tenant:
 
 /** Pending offers of `accountIds` whose account's balance is no longer the one offered on. */
 export async function supersedeMoved(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, accountIds: string[], now: Date): Promise<void> {
-  for (const offer of await offerRepo(trx, tenant).openOf(accountIds, ['pending'])) {
+  await supersedeOffers(trx, events, tenant, await offerRepo(trx, tenant).openOf(accountIds, ['pending']), now);
+}
+
+/** Of the pending `offers` (locked), those whose account's balance is no longer the one offered on: superseded. */
+export async function supersedeOffers(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, offers: OfferRow[], now: Date): Promise<void> {
+  for (const offer of offers) {
     const account = await debtAccountRepo(trx, tenant).find(offer.debt_account_id);
     if (account && Number(account.current_balance) !== Number(offer.amount)) await move(events, trx, tenant, offer, { status: 'superseded', ended_at: now }, now);
   }
 }
 
 /**
- * Accepted offers of `accountIds` whose settled sum is now paid: the rest of the balance is
- * written off (one `settlement_write_off` transaction of the charge `chargeId` per account it
- * lowers, children oldest first as a charge spreads), and the account is paid off.
+ * Of the accepted `offers` (locked), those whose settled sum is now paid: the rest of the
+ * balance is written off (one `settlement_write_off` transaction of the charge `chargeId` per
+ * account it lowers, children oldest first as a charge spreads), and the account is paid off.
  */
-export async function completePaid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, accountIds: string[], chargeId: string, now: Date): Promise<void> {
-  for (const offer of await offerRepo(trx, tenant).openOf(accountIds, ['accepted'])) {
+export async function completePaid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, offers: OfferRow[], chargeId: string, now: Date): Promise<void> {
+  for (const offer of offers) {
     const family = await lockAccount(trx, tenant, offer.debt_account_id);
     if (!family || amountDue(family.account) > 0) continue;
     const rest = Number(family.account.current_balance);

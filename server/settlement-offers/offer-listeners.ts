@@ -14,14 +14,17 @@ import { nowFor } from '../kernel/clock';
 import { chargeRepo } from '../charge-store/charge-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { offerRepo } from './offer-repo';
-import { breakOffer, completePaid, reopenOffer, supersedeMoved } from './offer-lifecycle';
+import { breakOffer, completePaid, reopenOffer, supersedeMoved, supersedeOffers } from './offer-lifecycle';
 import { undoGivenBackCompletion, undoReturnedCompletion } from './offer-returns';
 
 const tenantNow = (tenant: Tenant) => nowFor(() => new Date(), tenant);
 
+/** Money paid on `accountIds`: their accepted offers (read with the pending ones, in one statement) completed when paid, then the pending ones superseded. */
 async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, accountIds: string[], chargeId: string | undefined, now: Date): Promise<void> {
-  if (chargeId) await completePaid(trx, events, tenant, accountIds, chargeId, now);
-  await supersedeMoved(trx, events, tenant, accountIds, now);
+  const open = await offerRepo(trx, tenant).openOf(accountIds, ['accepted', 'pending']);
+  if (open.length === 0) return;
+  if (chargeId) await completePaid(trx, events, tenant, open.filter((offer) => offer.status === 'accepted'), chargeId, now);
+  await supersedeOffers(trx, events, tenant, open.filter((offer) => offer.status === 'pending'), now);
 }
 
 const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);

@@ -239,15 +239,19 @@ const byId = <T extends { id: string }>(rows: T[]) => new Map(rows.map((row) => 
 /**
  * Every account of the customers concerned: those named, and those of the named accounts (a
  * parent and its children always share the customer, so one customer's accounts are a
- * family's). One query, the accounts' customers found by a subquery.
+ * family's). One query: the customers gathered first into one array (the named ones and the
+ * named accounts', by primary key), then their accounts found by the customer index. (An OR of
+ * the two lists made PostgreSQL test every account of the tenant against a hashed subplan.)
  */
 function accountsOf(db: Knex, tenant: Tenant, customerIds: string[], accountIds: string[]): Promise<(DebtAccountRow & AccountHas)[]> {
-  const ofAccounts = scoped(db, 'debt_accounts', tenant).whereIn('debt_accounts.id', accountIds).select('debt_accounts.customer_id');
   return db('debt_accounts as account')
     .leftJoin('debt_accounts as parent', 'parent.id', 'account.parent_id')
     .where('account.organization_id', tenant.organizationId)
     .andWhere('account.environment', tenant.environment)
-    .andWhere((where) => where.whereIn('account.customer_id', customerIds).orWhereIn('account.customer_id', ofAccounts))
+    .whereRaw(
+      `account.customer_id = ANY (ARRAY(SELECT unnest(?::uuid[]) UNION SELECT customer_id FROM debt_accounts WHERE id = ANY(?::uuid[]) AND organization_id = ? AND environment = ?))`,
+      [customerIds, accountIds, tenant.organizationId, tenant.environment],
+    )
     .orderBy(OLDEST_FIRST('account'))
     .select([
       ...ACCOUNT_COLUMNS,
@@ -298,9 +302,14 @@ async function latestPlansOf(db: Knex, tenant: Tenant, accountIds: string[]): Pr
     .orderBy([{ column: 'debt_account_id' }, { column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
     .select(PLAN_COLUMNS)
     .as('plan');
+  // Each plan's instalments by the (payment_plan_id, seq) index, plan by plan: a lateral
+  // subquery kept whole by OFFSET 0 (else PostgreSQL flattens it into a join, and at a few
+  // thousand instalments it hash-joined the plans with every instalment of the table).
   const rows: Record<string, unknown>[] = await db
     .from(latest)
-    .leftJoin('payment_plan_charges as instalment', 'instalment.payment_plan_id', 'plan.id')
+    .joinRaw(
+      `LEFT JOIN LATERAL (SELECT ${[...PLAN_CHARGE_COLUMNS, 'seq'].join(', ')} FROM payment_plan_charges WHERE payment_plan_charges.payment_plan_id = plan.id OFFSET 0) instalment ON true`,
+    )
     .orderBy([{ column: 'plan.created_at' }, { column: 'plan.id' }, { column: 'instalment.charge_date' }, { column: 'instalment.seq' }])
     .select([...PLAN_COLUMNS.map((column) => `plan.${column}`), ...PLAN_CHARGE_COLUMNS.map((column) => `instalment.${column} as instalment_${column}`)]);
   const plans = new Map<string, PaymentPlanRow>();
