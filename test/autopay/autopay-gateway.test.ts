@@ -12,22 +12,18 @@ import { runAutopay } from '../../server/autopay/autopay-runner';
 import { recoverCharges } from '../../server/payments/charge-recovery';
 import { accountOf, accountWithCard, balanceOf } from '../support/fixtures';
 import { sandboxNow } from '../support/sandbox-clock';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { restoreGatewayAfterEach, sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
 });
-afterEach(() => {
-  app.config.sandboxGatewayLatencyMs = 0;
-  app.config.gatewayAnswerWaitMs = 10_000;
-  app.config.testSandboxLoseAnswerCents = undefined;
-});
+restoreGatewayAfterEach(() => app);
 afterAll(async () => {
   await app?.stop();
 });
 
-const sandboxTenant = async (): Promise<Tenant> => withClock(app.db, { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' });
+const sandboxTenant = async (): Promise<Tenant> => withClock(app.db, sandboxTenantOf(app));
 
 /** Autopay of `amount` (or the whole balance) on for a new account of `balance`, due at its answered time. */
 async function dueAutopay(balance: number, amount: number | null, cardNumber?: string) {

@@ -12,7 +12,7 @@ import { autopayService, type AutopayChoice } from '../../server/autopay/autopay
 import { runAutopay } from '../../server/autopay/autopay-runner';
 import { accountOf, accountWithCard, balanceOf } from '../support/fixtures';
 import { sandboxNow } from '../support/sandbox-clock';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const MINUTE = 60_000;
-const sandboxTenant = async (): Promise<Tenant> => withClock(app.db, { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' });
+const sandboxTenant = async (): Promise<Tenant> => withClock(app.db, sandboxTenantOf(app));
 
 /** Turns autopay on for the account as its customer, at the sandbox's time; answers the account's `autopay`. */
 async function turnOn(accountId: string, customerId: string, choice: Omit<AutopayChoice, 'day_of_month'> & { day_of_month?: number }) {

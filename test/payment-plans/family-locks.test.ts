@@ -6,8 +6,7 @@
  */
 import type { ApiClient } from '../../client';
 import { newCustomer, newDebtAccount, unique } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
-import type { Tenant } from '../../server/kernel/tenant';
+import { sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 import { lockAccount } from '../../server/payments/balances';
 import { lockFamilies } from '../../server/payments/family-locks';
 
@@ -27,7 +26,7 @@ test('a batch and a single charge lock a family alike: same children in the same
   const younger = await newDebtAccount(api, customer.id, { balance: 5000, parent_external_id: parentKey });
   const { response } = await api.POST('/debt-accounts/{id}/disputes', { params: { path: { id: younger.id } }, body: { reason: 'wrong_amount' } });
   expect(response.status).toBe(201);
-  const tenant: Tenant = { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' };
+  const tenant = sandboxTenantOf(app);
 
   const single = await app.db.transaction(async (trx) => Promise.all([parent.id, older.id, younger.id].map(async (id) => [id, await lockAccount(trx, tenant, id)] as const)));
   // The batch asks for the younger child first, then the parent, then the older child.

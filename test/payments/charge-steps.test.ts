@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { accountOf, accountWithCard, expectFieldError, testCard, type ErrorBody } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { restoreGatewayAfterEach, sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 import { recoverCharges } from '../../server/payments/charge-recovery';
 import { reserveOn } from '../../server/payments/create-charge';
 import { gatewayFor } from '../../server/gateway/gateways';
@@ -18,13 +18,9 @@ let tenant: Tenant;
 beforeAll(async () => {
   app = await startTestApp({ webhookAllowInsecureUrls: true });
   await subscribeToEverything(app.sandbox);
-  tenant = { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' };
+  tenant = sandboxTenantOf(app);
 });
-afterEach(() => {
-  app.config.sandboxGatewayLatencyMs = 0;
-  app.config.gatewayAnswerWaitMs = 10_000;
-  app.config.testSandboxLoseAnswerCents = undefined;
-});
+restoreGatewayAfterEach(() => app);
 afterAll(async () => app?.stop());
 
 const charge = (body: Record<string, unknown>, key?: string) =>

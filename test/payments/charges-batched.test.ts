@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { accountOf, accountWithCard, newCustomer, newDebtAccount, testCard, unique, type ErrorBody } from '../support/fixtures';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { restoreGatewayAfterEach, sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 import { recordInBatch, roundsOf } from '../../server/payments/charge-answers';
 import type { Tenant } from '../../server/kernel/tenant';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -17,13 +17,9 @@ let tenant: Tenant;
 beforeAll(async () => {
   app = await startTestApp({ webhookAllowInsecureUrls: true });
   await subscribeToEverything(app.sandbox);
-  tenant = { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' };
+  tenant = sandboxTenantOf(app);
 });
-afterEach(() => {
-  app.config.sandboxGatewayLatencyMs = 0;
-  app.config.gatewayAnswerWaitMs = 10_000;
-  app.config.testSandboxLoseAnswerCents = undefined;
-});
+restoreGatewayAfterEach(() => app);
 afterAll(async () => app?.stop());
 
 const charge = (body: Record<string, unknown>) =>

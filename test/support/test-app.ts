@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import type { Knex } from 'knex';
+import type { Tenant } from '../../server/kernel/tenant';
 import { createApiClient, type ApiClient } from '../../client';
 import { API_BASE, createApp, listen } from '../../server/app';
 import type { AppDeps } from '../../server/deps';
@@ -154,4 +155,18 @@ export async function startTestApp(overrides: Partial<Config> = {}): Promise<Tes
       await database.drop();
     },
   };
+}
+
+/** The sandbox tenant of a test app's organization, as the services take it (no token: the test is not a request). */
+export const sandboxTenantOf = (app: TestApp): Tenant => ({ organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' });
+
+/** After each test, the sandbox gateway of `app` answers at once again, within the usual wait, and loses no answer (what a test of a slow gateway changes). */
+export function restoreGatewayAfterEach(app: () => TestApp | undefined): void {
+  afterEach(() => {
+    const config = app()?.config;
+    if (!config) return;
+    config.sandboxGatewayLatencyMs = 0;
+    config.gatewayAnswerWaitMs = 10_000;
+    config.testSandboxLoseAnswerCents = undefined;
+  });
 }
