@@ -6,10 +6,9 @@
  * - A webhook is *seen slow* when its slots have all been taken for more than SLOW_ANSWER_MS
  *   (its answers do not free them), or when its answers take more than SLOW_ANSWER_MS on
  *   average. It then enters the slow lane in the database (`webhooks.slow_until`, for
- *   SLOW_LANE_MINUTES, renewed while it stays slow: delivery-repo.ts `markSlow`): every
- *   attempt enqueued for it while it is there has pg-boss priority SLOW_PRIORITY, and its
- *   waiting ones are moved there as fetches meet them at the queue's head (`fetchJobs`), so
- *   every process fetches them only when no other webhook's attempt is due.
+ *   SLOW_LANE_MINUTES, renewed while it stays slow: delivery-repo.ts `markSlow`): its waiting
+ *   attempts, and every attempt enqueued for it while it is there, have pg-boss priority
+ *   SLOW_PRIORITY, so every process fetches them only when no other webhook's attempt is due.
  *   A fast endpoint's attempts are never fetched after, or put back because of, a slow one's.
  * - An attempt that finds no slot waits in this process for one of its webhook's, first come
  *   first served, when its webhook is not in the slow lane and its slots are turning over (one
@@ -20,19 +19,6 @@
  *   for TURN_MS at most, once, before it is seen slow.
  * - An attempt that gets no slot is put back, spread over the time the slots take to free:
  *   the n-th one parked waits about n × (its webhook's mean answer time) / perWebhook.
- * - A webhook is *held* while this process has as many of its attempts in hand as it has slots
- *   for (its share of the slow lane's, while it is in it), its slots all taken for HOLD_MS and
- *   none freed within TURN_MS (one whose slots turn over has its next attempts wait here).
- *   The worker fetches no attempt of a held webhook (delivery-repo.ts `fetchJobs`), and those
- *   of its waiting attempts a fetch meets at the queue's head go behind the others' (else the
- *   head fills with them as the others' are taken): a webhook that turns slow keeps what it has
- *   in hand, and the rest of its backlog stays in the queue instead of being fetched and put
- *   back, one write each, in every batch the others' attempts come in. This is what keeps a
- *   newly slow webhook out of the others' way from its first attempts, before it is seen slow
- *   (which takes SLOW_ANSWER_MS). Measured (the isolation bench, 30,000 events, round 1): before,
- *   2,090 of its attempts were fetched and 1,948 put back while the fast endpoint got its
- *   30,000, and its backlog of 29,537 was moved in one statement of 1.7 s; held, 131 to 492 were
- *   fetched (those of its first HOLD_MS and the waiters of its first TURN_MS).
  *
  * Nothing here decides what is delivered, only when: the lane lives in the database, and the
  * counts below are this process's view of its own slots, rebuilt from nothing on restart.
@@ -56,23 +42,10 @@ export interface Lanes {
   seenSlow(webhookId: string): boolean;
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
   takeSeenSlow(): string[];
-  /** An attempt of `webhookId` is in hand (+1: fetched) or no longer (-1: its outcome handed on). */
-  inHand(webhookId: string, change: 1 | -1): void;
-  /** The webhooks held (above): the worker fetches none of their attempts now. */
-  held(): string[];
-  /** The webhooks this process knows to be in the slow lane (seen slow here, or an attempt of it in the lane). */
-  laned(): string[];
 }
 
 /** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
 export const TURN_MS = 500;
-
-/**
- * A webhook whose slots have all been taken this long, none freed, is held (above). Short: a
- * fast endpoint's first answers come within it, and until a slow one is held its attempts are
- * fetched, to wait here and be put back (at 7,000 deliveries a second, 50 ms is 350 fetched).
- */
-export const HOLD_MS = 50;
 
 interface Waiter {
   /** Settles the wait: true with a slot, false without. */
@@ -88,12 +61,6 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   const slowSlots = Math.max(1, Math.floor(concurrency / 4));
   let slowInFlight = 0;
   const busy = new Map<string, number>();
-  /** Attempts in hand by webhook (fetched, not yet handed to the recorder). */
-  const hand = new Map<string, number>();
-  /** When each webhook last freed a slot. */
-  const freedAt = new Map<string, number>();
-  /** When each webhook last had an attempt here that was in the slow lane (by the database). */
-  const inLane = new Map<string, number>();
   /** Since when each webhook at its cap has had no free slot. */
   const fullSince = new Map<string, number>();
   const pace = new Map<string, { meanMs: number; parked: number }>();
@@ -114,7 +81,6 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
     slowAt.set(webhookId, Date.now());
   };
   const lately = (webhookId: string) => Date.now() - (slowAt.get(webhookId) ?? 0) < REMEMBER_MS;
-  const inSlowLane = (webhookId: string) => lately(webhookId) || Date.now() - (inLane.get(webhookId) ?? 0) < REMEMBER_MS;
 
   /** Attempts waiting for a slot, by webhook (none for a webhook in the slow lane), first come first served. */
   const waiting = new Map<string, Waiter[]>();
@@ -164,10 +130,6 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
 
   return {
     take(webhookId, slow, waitMs) {
-      if (slow) {
-        if (inLane.size > MAX_TRACKED) inLane.clear();
-        inLane.set(webhookId, Date.now());
-      }
       if (tryTake(webhookId, slow)) return true;
       // In the slow lane, or its slots have not turned over lately: park it.
       const since = fullSince.get(webhookId);
@@ -201,8 +163,6 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       if (left > 0) busy.set(webhookId, left);
       else busy.delete(webhookId);
       fullSince.delete(webhookId);
-      if (freedAt.size > MAX_TRACKED) freedAt.clear();
-      freedAt.set(webhookId, Date.now());
       if (slow) slowInFlight -= 1;
       serve(webhookId);
       if (ms === undefined) return;
@@ -228,41 +188,6 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       const seen = [...noted];
       noted = new Set();
       return seen;
-    },
-
-    inHand(webhookId, change) {
-      const now = (hand.get(webhookId) ?? 0) + change;
-      if (now > 0) hand.set(webhookId, now);
-      else hand.delete(webhookId);
-    },
-
-    held() {
-      const slowFull = slowInFlight >= slowSlots;
-      const held: string[] = [];
-      for (const [webhookId, count] of hand) {
-        // A held webhook's attempts are no longer fetched, to find its slots full: it is seen
-        // slow here, once they have been full for SLOW_ANSWER_MS.
-        const since = fullSince.get(webhookId);
-        if (since !== undefined && Date.now() - since > SLOW_ANSWER_MS && (busy.get(webhookId) ?? 0) >= perWebhook) note(webhookId);
-        const slow = inSlowLane(webhookId);
-        if (!slow) {
-          // Not one whose slots turn over (its next attempts wait here for them), nor one whose
-          // slots filled a moment ago (a fast burst, before its first answers).
-          if (Date.now() - (freedAt.get(webhookId) ?? 0) < TURN_MS) continue;
-          if (since === undefined || Date.now() - since < HOLD_MS) continue;
-        }
-        const cap = slow ? (slowFull ? 0 : Math.min(perWebhook, slowSlots)) : perWebhook;
-        if (count >= cap) held.push(webhookId);
-      }
-      // With the slow lane's slots all taken, what is fetched of a webhook seen slow goes back.
-      if (slowFull) for (const webhookId of new Set([...slowAt.keys(), ...inLane.keys()])) if (inSlowLane(webhookId) && !hand.has(webhookId)) held.push(webhookId);
-      return held;
-    },
-
-    laned() {
-      const laned: string[] = [];
-      for (const webhookId of new Set([...slowAt.keys(), ...inLane.keys()])) if (inSlowLane(webhookId)) laned.push(webhookId);
-      return laned;
     },
   };
 }

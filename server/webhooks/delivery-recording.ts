@@ -3,8 +3,9 @@
  * updates the delivery rows, enqueues the retries and the attempts put back, removes the jobs
  * done (delivery-repo.ts `record`), notes which webhooks are failing (webhook-health.ts),
  * disables those that answered 410, all together, so a crash cannot lose a retry. Then, on its
- * own, it puts the webhooks seen slow in the slow lane (delivery-lanes.ts); one that could not
- * be put there is tried again with the next batch. A batch that cannot be written leaves its jobs active: they expire and run
+ * own (it waits on no one's locks and no one waits on its), it puts the webhooks seen slow in
+ * the slow lane (delivery-lanes.ts); one that could not be put there is tried again with the
+ * next batch. A batch that cannot be written leaves its jobs active: they expire and run
  * again, and the attempt numbers make that harmless.
  *
  * One batch is written at a time per process, its rows taken in id order: two batches written
@@ -23,28 +24,6 @@ import type { AttemptResult } from './sender';
 import { disableWebhooks, GONE_REASON, noteAttemptsStatement } from './webhook-health';
 
 export type Job = PgBoss.Job<DeliveryJob>;
-
-/**
- * What a worker did, counted for the benchmark to print (scripts/bench-webhooks.ts): nothing in
- * the worker reads it. By webhook: the jobs fetched, sent, and put back without being sent.
- */
-export interface DeliveryStats {
-  fetches: number;
-  fetched: Map<string, number>;
-  sent: Map<string, number>;
-  parked: Map<string, number>;
-  /** Time spent writing outcome batches, and their number. */
-  recordMs: number;
-  batches: number;
-  /** Time spent putting webhooks in the slow lane; the waiting jobs moved behind the others' as they were met (delivery-repo.ts `fetchJobs`). */
-  markMs: number;
-  moved: number;
-}
-
-export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0, moved: 0 });
-export const count = (counts: Map<string, number> | undefined, key: string | undefined, n = 1) => {
-  if (counts && key) counts.set(key, (counts.get(key) ?? 0) + n);
-};
 
 export interface Outcome {
   job: Job;
@@ -72,10 +51,9 @@ interface RecorderDeps {
   /**
    * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
    * put back after its webhook was seen slow goes to the slow lane even when it was decided
-   * before (its waiting attempts are moved as fetches meet them; this one would be enqueued in front).
+   * before (the webhook's backlog is moved once, after this batch, and would miss it).
    */
   isSlow: (webhookId: string) => boolean;
-  stats?: DeliveryStats;
 }
 
 export interface Recorder {
@@ -83,8 +61,6 @@ export interface Recorder {
   record(outcome: Outcome): Promise<void>;
   /** Records what is waiting now. */
   flush(): Promise<void>;
-  /** Puts the webhooks seen slow in the slow lane now (as after every batch). */
-  markSlow(): void;
 }
 
 /**
@@ -99,7 +75,7 @@ const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { c
 /** The most outcomes one batch writes: those handed over while the last batch was written go together. */
 const MAX_BATCH = 500;
 
-export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow, stats }: RecorderDeps): Recorder {
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let unmarked: string[] = [];
@@ -132,8 +108,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   /**
-   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way,
-   * one statement at a time.
+   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way
+   * (a webhook entering it has its backlog moved), one pass at a time.
    */
   let marking: Promise<void> | undefined;
   function markSlow(): void {
@@ -141,12 +117,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
     if (marking || unmarked.length === 0) return;
     const slow = unmarked;
     unmarked = [];
-    const started = Date.now();
     marking = deliveryRepo(db)
       .markSlow(slow)
-      .then(() => {
-        if (stats) stats.markMs += Date.now() - started;
-      })
       .catch((error) => {
         unmarked.push(...slow);
         log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
@@ -155,11 +127,9 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   async function writeBatch(items: { outcome: Outcome; done: () => void }[]): Promise<void> {
-    const started = Date.now();
     for (let round = 1; ; round += 1) {
       try {
         await writeOutcomes(items.map((item) => item.outcome));
-        if (stats) (stats.recordMs += Date.now() - started), (stats.batches += 1);
         break;
       } catch (error) {
         // PostgreSQL ended the batch's statement to break a deadlock: nothing of it was
@@ -205,7 +175,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
       const next: PgBoss.JobInsert[] = [];
       for (const { job, kind, result, deferSeconds, slow, webhookId } of outcomes) {
         const laned = slow || (webhookId !== undefined && isSlow(webhookId));
-        const data = carried(job, webhookId);
+        const data = carried(job);
         if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
         if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
         const outcome = outcomeOf(data, result!);
@@ -232,6 +202,5 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
         if (!writing) schedule();
       }),
     flush,
-    markSlow,
   };
 }

@@ -3,10 +3,9 @@
  * webhook ids that were written by tenant-scoped code, so these queries go by id alone.
  */
 import type { Knex } from 'knex';
-import type PgBoss from 'pg-boss';
 import { eventBodyText } from '../event-body';
 import { JOB_TABLE, QUEUES } from '../jobs/queue';
-import { SLOW_PRIORITY, type AttemptOutcome, type DeliveryJob } from './delivery-jobs';
+import { SLOW_PRIORITY, type AttemptOutcome } from './delivery-jobs';
 import { DELIVERIES, WEBHOOK_EVENTS, WEBHOOKS, type EventName } from './webhook-repo';
 
 /** How long a webhook seen answering slowly stays in the slow lane (delivery-lanes.ts). */
@@ -60,80 +59,6 @@ export interface AttemptRecord {
 /** The previous secret, only while its rotation's grace lasts (by the worker's clock). */
 const PREVIOUS_SECRET = `CASE WHEN ${WEBHOOKS}.previous_secret_expires_at > ?::timestamptz THEN ${WEBHOOKS}.previous_secret_sealed END`;
 
-/** The webhook a job is for, as the job carries it (a job enqueued before it carried one has none). */
-const JOB_WEBHOOK = `COALESCE(data->>'webhookId', data->'test'->>'webhookId')`;
-
-/**
- * How many of the queue's next due jobs one fetch looks at, as a multiple of what it takes: a
- * fetch skips the held webhooks' jobs (delivery-lanes.ts), and skipping is reading, so it reads
- * a bounded window of the queue's head rather than, behind a held webhook's backlog of
- * thousands, every one of them.
- */
-const FETCH_WINDOW = 4;
-
-/**
- * The next due attempts of the webhook-delivery queue, as pg-boss's fetch takes them (the same
- * order, the same lock, the same columns, the queue being of the standard policy), but none of
- * the webhooks `held` (delivery-lanes.ts), nor a job of a webhook known `slow` (in the slow lane)
- * still at the usual priority (one enqueued before the webhook entered the lane): those stay in
- * the queue, and those of them met in the window are moved behind everyone else's (the slow
- * lane's priority), in the same statement, so that the queue's head is the others' again. Without that, the head filled with the held
- * webhook's backlog as the others' jobs were taken (a window of nothing but held jobs, and the
- * fast endpoint waited); with one pass over the whole backlog instead (the way a webhook entered
- * the slow lane before), a webhook with 30,000 waiting took 1.3 to 1.7 s of the database at once.
- * Here each job is moved once, when it reaches the head, in a statement that runs anyway.
- *
- * Run on pg-boss's own connections. Answers the jobs taken and how many were moved.
- */
-export async function fetchJobs(
-  boss: PgBoss,
-  { batchSize, held, slow }: { batchSize: number; held: string[]; slow: string[] },
-): Promise<{ jobs: PgBoss.Job<DeliveryJob>[]; moved: number }> {
-  const due = `name = $1 AND state < 'active' AND start_after < now()`;
-  const take = `UPDATE ${JOB_TABLE} AS j
-        SET state = 'active', started_on = now(),
-            retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
-       FROM next
-      WHERE j.name = $1 AND j.id = next.id
-     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`;
-  if (held.length === 0 && slow.length === 0) {
-    // pg-boss's own statement.
-    const { rows } = (await boss.getDb().executeSql(
-      `WITH next AS (SELECT id FROM ${JOB_TABLE} WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED) ${take}`,
-      [QUEUES.webhookDelivery, batchSize],
-    )) as { rows: PgBoss.Job<DeliveryJob>[] };
-    return { jobs: rows, moved: 0 };
-  }
-  // The window unlocked; each job locked (and checked again) as it is taken or moved, skipping
-  // those another process holds: a fetch never waits on a lock. The jobs are looked up by key
-  // (= ANY of an array), never joined to the window: a join let the planner read the whole queue.
-  const { rows } = (await boss.getDb().executeSql(
-    `WITH win AS MATERIALIZED (
-       SELECT id, COALESCE(${JOB_WEBHOOK} = ANY ($3::text[]), false) AS held,
-              COALESCE(${JOB_WEBHOOK} = ANY ($4::text[]), false) AND priority > ${SLOW_PRIORITY} AS behind
-         FROM ${JOB_TABLE}
-        WHERE ${due} ORDER BY priority DESC, created_on, id LIMIT $2 * ${FETCH_WINDOW}),
-     next AS (
-       SELECT id FROM ${JOB_TABLE}
-        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE NOT held AND NOT behind)) AND state < 'active'
-        ORDER BY priority DESC, created_on, id LIMIT $2
-          FOR UPDATE SKIP LOCKED),
-     moving AS (
-       SELECT id FROM ${JOB_TABLE}
-        WHERE name = $1 AND id = ANY (ARRAY(SELECT id FROM win WHERE held OR behind)) AND state < 'active' AND priority > ${SLOW_PRIORITY}
-        ORDER BY id
-          FOR UPDATE SKIP LOCKED),
-     moved AS (
-       UPDATE ${JOB_TABLE} AS m SET priority = ${SLOW_PRIORITY} FROM moving WHERE m.name = $1 AND m.id = moving.id RETURNING 1),
-     taken AS (${take})
-     SELECT id, name, data, "expireInSeconds", NULL::bigint AS moved FROM taken
-     UNION ALL SELECT NULL, NULL, NULL, NULL, count(*) FROM moved`,
-    [QUEUES.webhookDelivery, batchSize, held, slow],
-  )) as { rows: (PgBoss.Job<DeliveryJob> & { moved: string | null })[] };
-  const moved = rows.find((row) => row.moved !== null);
-  return { jobs: rows.filter((row) => row.moved === null).map(({ moved: _, ...job }) => job), moved: Number(moved?.moved ?? 0) };
-}
-
 export function deliveryRepo(db: Knex) {
   return {
     async targets(deliveryIds: string[], now: Date): Promise<Map<string, DeliveryTarget>> {
@@ -183,16 +108,34 @@ export function deliveryRepo(db: Knex) {
     /**
      * Puts webhooks seen answering slowly in the slow lane until SLOW_LANE_MINUTES from now
      * (renewed when less than half of it is left, so a slow webhook's row is written once in
-     * minutes, not once per batch): what is enqueued for it from then on goes behind everyone
-     * else's. Its attempts already waiting are moved there as they reach the queue's head
-     * (`fetchJobs`), not here in one pass.
+     * minutes, not once per batch). A webhook entering the lane has its waiting attempts moved
+     * behind everyone else's at once: one pass over the queue's waiting jobs, rather than each
+     * of them fetched and put back by a worker.
      */
     async markSlow(webhookIds: string[]): Promise<void> {
       if (webhookIds.length === 0) return;
+      const { rows } = await db.raw<{ rows: { id: string; entered: boolean }[] }>(
+        `UPDATE ${WEBHOOKS} AS w SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
+           FROM (SELECT id, COALESCE(slow_until > now(), false) AS was FROM ${WEBHOOKS} WHERE id = ANY (?::uuid[]) FOR UPDATE) AS old
+          WHERE w.id = old.id AND (w.slow_until IS NULL OR w.slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))
+          RETURNING w.id, NOT old.was AS entered`,
+        [webhookIds],
+      );
+      const entered = rows.filter((row) => row.entered).map((row) => row.id);
+      if (entered.length === 0) return;
       await db.raw(
-        `UPDATE ${WEBHOOKS} SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
-          WHERE id = ANY (?::uuid[]) AND (slow_until IS NULL OR slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))`,
-        [[...webhookIds].sort()],
+        // A job locked by a worker fetching or completing it is skipped: whatever that worker
+        // enqueues for it again goes to the slow lane anyway.
+        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key,
+        // once (MATERIALIZED): as `id IN (subquery … FOR UPDATE)` PostgreSQL may run the
+        // subquery again for every job, which over a backlog of thousands took minutes and held
+        // the jobs it had locked (pg-boss's maintenance waited on them).
+        `WITH moved AS MATERIALIZED (
+           SELECT j.id FROM ${JOB_TABLE} j JOIN ${DELIVERIES} d ON d.id = (j.data->>'deliveryId')::uuid
+            WHERE j.name = ? AND j.state < 'active' AND j.priority > ? AND d.webhook_id = ANY (?::uuid[])
+              FOR UPDATE OF j SKIP LOCKED)
+         UPDATE ${JOB_TABLE} AS job SET priority = ? FROM moved WHERE job.name = ? AND job.id = moved.id`,
+        [QUEUES.webhookDelivery, SLOW_PRIORITY, entered, SLOW_PRIORITY, QUEUES.webhookDelivery],
       );
     },
 

@@ -1,11 +1,10 @@
 /**
  * The delivery worker: takes attempts off the webhook-delivery queue and POSTs them.
  *
- * It runs its own pump rather than `boss.work()`: work() hands a batch to a handler and
- * fetches the next batch only when the whole batch is done, so one endpoint that takes the
- * full timeout would hold every other delivery of its batch. Here each attempt frees its slot
- * as soon as it is recorded, and the pump tops the slots up. Its fetch is pg-boss's statement
- * with the held webhooks left out (delivery-repo.ts `fetchJobs`).
+ * It runs its own pump on pg-boss's fetch/complete rather than `boss.work()`: work() hands a
+ * batch to a handler and fetches the next batch only when the whole batch is done, so one
+ * endpoint that takes the full timeout would hold every other delivery of its batch. Here
+ * each attempt frees its slot as soon as it is recorded, and the pump tops the slots up.
  * How slots are shared between webhooks, and how a slow webhook is kept out of the others'
  * way, is delivery-lanes.ts; what a job comes to, delivery-attempts.ts; how outcomes are
  * recorded (in batches, one transaction each), delivery-recording.ts.
@@ -24,10 +23,10 @@
 import type { AppDeps } from '../deps';
 import { QUEUES } from '../jobs/queue';
 import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-attempts';
-import { deliveryQueueOptions, isTestJob, outcomeOf, webhookOfJob } from './delivery-jobs';
+import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
-import { count, outcomeRecorder, type DeliveryStats, type Job, type Outcome } from './delivery-recording';
-import { deliveryRepo, fetchJobs, type DeliveryTarget, type Hook } from './delivery-repo';
+import { outcomeRecorder, type Job, type Outcome } from './delivery-recording';
+import { deliveryRepo, type DeliveryTarget, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
 /** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
@@ -42,8 +41,6 @@ export interface WebhookWorkerOptions {
   pollIntervalMs?: number;
   /** The longest an attempt waits in hand for its predecessor and a slot before it is put back. */
   maxWaitMs?: number;
-  /** Counts of what it does, for the benchmark (delivery-recording.ts). */
-  stats?: DeliveryStats;
 }
 
 export interface WebhookWorker {
@@ -79,8 +76,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const maxWaitMs = options.maxWaitMs ?? Math.min(2000, config.webhookLeaseMarginSeconds * 100);
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
-  const stats = options.stats;
-  const { record, flush, markSlow } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
+  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -119,23 +115,13 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     if (inFlight === 0 && recording === 0) idle?.();
   };
 
-  /** The webhook a job in hand is counted for (delivery-lanes.ts `inHand`): as the job says, else as its delivery says. */
-  const handOf = (job: Job, targets: Map<string, DeliveryTarget>) => webhookOfJob(job.data) ?? (isTestJob(job.data) ? undefined : targets.get(job.data.deliveryId)?.webhookId);
-
   async function run(job: Job, targets: Map<string, DeliveryTarget>, hooks: Map<string, Hook>): Promise<void> {
     let state: 'final' | 'pending' = 'pending';
     let sent = false;
     let freed = false;
-    const out = () => {
+    const finish = async (outcome: Outcome) => {
       freed = true;
       inFlight -= 1;
-      const webhookId = handOf(job, targets);
-      if (webhookId) lanes.inHand(webhookId, -1);
-    };
-    const finish = async (outcome: Outcome) => {
-      out();
-      if (outcome.kind === 'defer') count(stats?.parked, outcome.webhookId);
-      if (outcome.kind === 'attempt') count(stats?.sent, outcome.webhookId);
       recording += 1;
       poke();
       try {
@@ -180,7 +166,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       sent = true;
     } finally {
       if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state, sent);
-      if (!freed) out();
+      if (!freed) inFlight -= 1;
       settleIdle();
       poke();
     }
@@ -196,21 +182,8 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     } catch (error) {
       log.error({ err: error }, 'could not load webhook deliveries');
       inFlight -= jobs.length;
-      for (const job of jobs) {
-        const webhookId = webhookOfJob(job.data);
-        if (webhookId) lanes.inHand(webhookId, -1);
-      }
       settleIdle();
       return;
-    }
-    // Jobs that do not name their webhook (enqueued before they did) count from now on.
-    for (const job of jobs) if (!webhookOfJob(job.data)) {
-      const webhookId = handOf(job, targets);
-      if (webhookId) lanes.inHand(webhookId, 1);
-    }
-    if (stats) {
-      stats.fetches += 1;
-      for (const job of jobs) count(stats.fetched, isTestJob(job.data) ? job.data.test.webhookId : targets.get(job.data.deliveryId)?.webhookId);
     }
     for (const job of jobs) {
       if (isTestJob(job.data) || inHand.has(job.data.deliveryId)) continue;
@@ -235,8 +208,6 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   }
   const ready = lease();
 
-  let emptyWith: string | undefined;
-  let emptyAt = 0;
   async function pump(): Promise<void> {
     await ready;
     while (!stopping) {
@@ -247,36 +218,15 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         await nap(pollMs);
         continue;
       }
-      // None of the held webhooks' jobs (delivery-lanes.ts). When that found nothing, the next
-      // fetch waits until one is no longer held (or pollMs).
-      const held = lanes.held();
-      // Those found slow meanwhile (holding its attempts, this webhook's none come to be written).
-      markSlow();
-      const heldKey = held.sort().join();
-      if (heldKey === emptyWith && Date.now() - emptyAt < pollMs) {
-        await nap(pollMs);
-        continue;
-      }
       let jobs: Job[] = [];
-      let moved = 0;
       try {
-        ({ jobs, moved } = await fetchJobs(boss, { batchSize: Math.min(free, FETCH_MAX), held, slow: lanes.laned() }));
-        if (stats) stats.moved += moved;
+        jobs = await boss.fetch<DeliveryJob>(QUEUES.webhookDelivery, { batchSize: Math.min(free, FETCH_MAX) });
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
       }
-      // Held jobs moved out of the head: what is behind them is fetched at once.
-      if (jobs.length === 0 && moved > 0) continue;
       if (jobs.length === 0) {
-        emptyWith = heldKey;
-        emptyAt = Date.now();
         await nap(pollMs);
         continue;
-      }
-      emptyWith = undefined;
-      for (const job of jobs) {
-        const webhookId = webhookOfJob(job.data);
-        if (webhookId) lanes.inHand(webhookId, 1);
       }
       inFlight += jobs.length;
       void handle(jobs);

@@ -3,7 +3,7 @@
  * one, first come first served, while its webhook answers; a webhook that frees none for
  * TURN_MS has its waiting attempts sent back (parked), and so has one in the slow lane at once.
  */
-import { deliveryLanes, HOLD_MS, TURN_MS } from '../../server/webhooks/delivery-lanes';
+import { deliveryLanes, TURN_MS } from '../../server/webhooks/delivery-lanes';
 
 const A = 'a0000000-0000-4000-8000-000000000001';
 const B = 'b0000000-0000-4000-8000-000000000002';
@@ -58,38 +58,4 @@ test('an attempt waits no longer than it is given, and a slot freed after is not
   expect(await late).toBe(false);
   lanes.release(A, false, 5);
   expect(lanes.take(A, false, 5000)).toBe(true);
-});
-
-test('a webhook with all its slots taken and none answered is held (its attempts not fetched) once HOLD_MS has passed, until one is answered; one whose slots turn over is not', async () => {
-  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
-  for (const webhookId of [A, B]) {
-    for (let i = 0; i < 2; i++) lanes.inHand(webhookId, 1);
-    expect(lanes.take(webhookId, false, 0)).toBe(true);
-    expect(lanes.take(webhookId, false, 0)).toBe(true);
-    // A third in hand finds both slots taken.
-    lanes.inHand(webhookId, 1);
-    expect(lanes.take(webhookId, false, 0)).toBe(false);
-    lanes.inHand(webhookId, -1);
-  }
-  // B answers one and takes its slot again: its slots turn over.
-  lanes.release(B, false, 5);
-  lanes.inHand(B, -1);
-  lanes.inHand(B, 1);
-  expect(lanes.take(B, false, 0)).toBe(true);
-  expect(lanes.take(B, false, 0)).toBe(false);
-  await new Promise((done) => setTimeout(done, HOLD_MS * 2));
-  expect(lanes.held()).toEqual([A]);
-
-  // A answers: no longer held, and a webhook it was not is not in the slow lane for it.
-  lanes.release(A, false, 5);
-  lanes.inHand(A, -1);
-  expect(lanes.held()).toEqual([]);
-  expect(lanes.laned()).toEqual([]);
-});
-
-test('a webhook whose attempt was in the slow lane is known to be in it: the fetch moves its jobs still at the usual priority behind the others', () => {
-  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
-  expect(lanes.take(A, true, 0)).toBe(true);
-  expect(lanes.take(B, false, 0)).toBe(true);
-  expect(lanes.laned()).toEqual([A]);
 });
