@@ -408,6 +408,23 @@ interface Seen {
   errors: string[];
 }
 
+/** For a census that misses events: each delivery of those events, with its queued jobs (a flake under load is read from this). */
+async function deliveriesOf(names: string[]): Promise<unknown> {
+  try {
+    const { rows } = await app.db.raw(
+      `SELECT e.name, e.created_at, d.id, d.attempts, d.last_status_code, d.last_error, d.next_attempt_at, d.delivered_at, d.failed_at, w.slow_until,
+              (SELECT json_agg(json_build_object('state', j.state, 'priority', j.priority, 'start_after', j.start_after, 'retry_count', j.retry_count))
+                 FROM pgboss.job j WHERE j.data->>'deliveryId' = d.id::text) AS jobs
+         FROM webhook_events e LEFT JOIN webhook_deliveries d ON d.event_id = e.id LEFT JOIN webhooks w ON w.id = d.webhook_id
+        WHERE e.name = ANY(?::text[]) ORDER BY e.created_at`,
+      [names],
+    );
+    return rows;
+  } catch (error) {
+    return `could not read them: ${String(error)}`;
+  }
+}
+
 function seen(): Seen[] {
   return receiver.received.map((request) => {
     const name = String(request.headers['x-service-event-name']);
@@ -435,6 +452,8 @@ test('every event of the document is delivered, signed and valid, from real acti
 
   const missing = () => EVERY.filter((name) => !seen().some((delivery) => delivery.name === name));
   await eventually(() => missing().length === 0, `every event (missing: ${missing().join(', ')})`, 60_000).catch(() => undefined);
+  // eslint-disable-next-line no-console
+  if (missing().length > 0) console.log(`what became of the missing events' deliveries: ${JSON.stringify(await deliveriesOf(missing()))}`);
   const deliveries = seen();
   const names = new Set(deliveries.map((delivery) => delivery.name));
   // eslint-disable-next-line no-console
