@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
+import { isStale, keepAnalyzed } from '../db/stale-statistics';
 
 export const QUEUES = {
   bulkImport: 'bulk-import',
@@ -53,38 +54,24 @@ async function tuneQueueTables(boss: PgBoss): Promise<void> {
   }
 }
 
-const STALE_CHECK_MS = 10_000;
-
 /**
  * Even at 2%, autovacuum comes round once a minute at best, and on a busy server we saw it
  * leave a queue unanalyzed for minutes after 400,000 jobs arrived: every fetch in that time
- * sorted them all. So every process looks every 10 seconds (one cheap query) and analyzes a
- * queue table whose rows changed by more than the 2% since its last analysis. It only keeps
- * the planner informed; nothing depends on it for correctness.
+ * sorted them all. So our queues' partitions are analyzed when stale, by
+ * db/stale-statistics.ts's rule, from the first look 10 seconds after the queue starts.
  */
 function analyzeWhenStale(boss: PgBoss, logger: Logger): void {
   const db = boss.getDb();
-  let running = false;
-  const check = async () => {
-    if (running) return;
-    running = true;
-    try {
-      // pg-boss answers nothing once it has stopped (a check that was due as the process stopped).
-      const result = (await db.executeSql(
-        `SELECT s.relname FROM pg_stat_user_tables s JOIN pgboss.queue q ON q.partition_name = s.relname
-          WHERE s.schemaname = 'pgboss' AND q.name = ANY($1) AND s.n_mod_since_analyze > 1000 + 0.02 * s.n_live_tup`,
-        [Object.values(QUEUES)],
-      )) as { rows: { relname: string }[] } | undefined;
-      for (const { relname } of result?.rows ?? []) await db.executeSql(`ANALYZE pgboss."${relname.replace(/"/g, '""')}"`, []);
-    } catch (error) {
-      logger.warn({ err: error }, 'could not refresh the job queue statistics');
-    } finally {
-      running = false;
-    }
+  const analyzeStale = async () => {
+    // pg-boss answers nothing once it has stopped (a check that was due as the process stopped).
+    const result = (await db.executeSql(
+      `SELECT s.relname FROM pg_stat_user_tables s JOIN pgboss.queue q ON q.partition_name = s.relname
+        WHERE s.schemaname = 'pgboss' AND q.name = ANY($1) AND ${isStale('s')}`,
+      [Object.values(QUEUES)],
+    )) as { rows: { relname: string }[] } | undefined;
+    for (const { relname } of result?.rows ?? []) await db.executeSql(`ANALYZE pgboss."${relname.replace(/"/g, '""')}"`, []);
   };
-  const timer = setInterval(() => void check(), STALE_CHECK_MS);
-  timer.unref();
-  boss.once('stopped', () => clearInterval(timer));
+  keepAnalyzed(analyzeStale, (error) => logger.warn({ err: error }, 'could not refresh the job queue statistics'), (stop) => boss.once('stopped', stop), { atOnce: false });
 }
 
 export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
