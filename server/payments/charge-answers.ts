@@ -15,6 +15,7 @@ import type { Tenant } from '../kernel/tenant';
 import { batcher, type Batcher } from '../kernel/batcher';
 import { recordAnswers, type Answer, type AnswerOf } from './charge-steps';
 import type { ChargeOutcome } from './charge-outcome';
+import { familyKey } from './family-locks';
 import type { PaymentDeps } from './payment-deps';
 
 /** One answer to record, with the head of its account family (the parent, or the account itself). */
@@ -27,7 +28,7 @@ export function roundsOf<T extends { tenant: Tenant; head: string }>(items: T[])
   const rounds: T[][] = [];
   const taken: Set<string>[] = [];
   for (const item of items) {
-    const key = `${item.tenant.organizationId}:${item.tenant.environment}:${item.head}`;
+    const key = familyKey(item.tenant, item.head);
     let round = taken.findIndex((heads) => !heads.has(key));
     if (round === -1) {
       round = rounds.length;

@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { batcher, type Batcher } from '../kernel/batcher';
-import { lockFamilies } from './family-locks';
+import { familyKey, lockFamilies } from './family-locks';
 import type { LockedFamily } from './balances';
 import type { PaymentDeps } from './payment-deps';
 import { moneyWrites } from './write-slots';
@@ -50,12 +50,12 @@ export async function reserveTogether<I extends ToReserve, R extends { head: str
       const results: (R | ApiError)[] = [];
       for (const item of items) {
         const family = families.get(item.accountId);
-        const head = family && headKey(item.tenant, family.account.parent_id ?? family.account.id);
+        const head = family && familyKey(item.tenant, family.account.parent_id ?? family.account.id);
         // A family an earlier item reserved on already: read again (its reservation counts).
         const fresh = head && !heads.has(head) ? family : undefined;
         try {
           const reserved = await reserveOne(trx, item, fresh);
-          heads.add(headKey(item.tenant, reserved.head));
+          heads.add(familyKey(item.tenant, reserved.head));
           results.push(reserved);
         } catch (error) {
           if (!(error instanceof ApiError)) throw error;
@@ -68,7 +68,6 @@ export async function reserveTogether<I extends ToReserve, R extends { head: str
   );
 }
 
-const headKey = (tenant: Tenant, head: string) => `${tenant.organizationId}:${tenant.environment}:${head}`;
 
 const batchers = new WeakMap<object, Batcher<ToReserve, unknown>>();
 

@@ -17,7 +17,7 @@ import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer,
 import { CHARGE_COLUMNS, CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
 import { lockFamily, type Family } from './balances';
-import { lockFamilies } from './family-locks';
+import { lockFamilies, tenantKey } from './family-locks';
 import { recordCharge, type ChargeOutcome } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
 import { chargeMade } from './payment-events';
@@ -193,7 +193,7 @@ function deferredEvents(events: EventRecorder): { recorder: EventRecorder; flush
   return {
     recorder: {
       async record(_trx, tenant, recorded) {
-        const key = `${tenant.organizationId}:${tenant.environment}`;
+        const key = tenantKey(tenant);
         const entry = said.get(key) ?? said.set(key, { tenant, events: [] }).get(key)!;
         entry.events.push(...recorded);
       },

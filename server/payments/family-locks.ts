@@ -11,7 +11,11 @@ import { scoped } from '../db/tenant';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { familiesOf, lockFamilyRows, type LockedFamily } from './balances';
 
-const tenantKey = (tenant: Tenant) => `${tenant.organizationId}:${tenant.environment}`;
+/** One tenant's key in maps of work from many tenants. */
+export const tenantKey = (tenant: Tenant) => `${tenant.organizationId}:${tenant.environment}`;
+
+/** One account family's key (its head's id) in maps of work from many tenants. */
+export const familyKey = (tenant: Tenant, head: string) => `${tenantKey(tenant)}:${head}`;
 
 /**
  * The families of `wanted` (accounts by id, each with its tenant), locked; answers each found
