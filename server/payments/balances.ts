@@ -16,8 +16,11 @@ import { CHARGES } from '../charge-store/charge-repo';
 /** An account and its children, locked: what recording a charge's answer needs (spread). */
 export interface Family {
   account: DebtAccountRow;
-  /** The account's children, oldest first (empty for a child or a stand-alone account); `held` by an open dispute. */
-  children: (DebtAccountRow & { held?: boolean })[];
+  /**
+   * The account's children, oldest first (empty for a child or a stand-alone account); `held` by
+   * an open dispute; `reserved`: the cents that `processing` charges made on the child itself hold.
+   */
+  children: (DebtAccountRow & { held?: boolean; reserved?: number })[];
 }
 
 export interface LockedFamily extends Family {
@@ -85,9 +88,15 @@ export async function familiesOf(trx: Knex.Transaction, tenant: Tenant, rows: De
   const wanted = [...asked].map((id) => byId.get(id)).filter((row): row is DebtAccountRow => row !== undefined);
   const childrenOf = (account: DebtAccountRow) => (account.parent_id === null ? rows.filter((row) => row.parent_id === account.id) : []);
   const needed = terms || wanted.some((account) => childrenOf(account).length > 0);
-  const { reserved, disputed } = needed
-    ? await familyFacts(trx, tenant, terms ? [...new Set(wanted.map((account) => account.parent_id ?? account.id))] : [], rows.map((row) => row.id))
-    : { reserved: new Map<string, number>(), disputed: new Set<string>() };
+  const { reserved, disputed, onChildren } = needed
+    ? await familyFacts(
+        trx,
+        tenant,
+        terms ? [...new Set(wanted.map((account) => account.parent_id ?? account.id))] : [],
+        rows.map((row) => row.id),
+        wanted.flatMap((account) => childrenOf(account).map((child) => child.id)),
+      )
+    : { reserved: new Map<string, number>(), disputed: new Set<string>(), onChildren: new Map<string, number>() };
   const families = new Map<string, LockedFamily>();
   for (const account of wanted) {
     const children = childrenOf(account);
@@ -97,7 +106,7 @@ export async function familiesOf(trx: Knex.Transaction, tenant: Tenant, rows: De
       : { in_dispute: false, disputed_share: 0, heldChildren: new Set<string>() };
     families.set(account.id, {
       account: terms ? { ...account, ...fact, reserved_amount: reserved.get(account.parent_id ?? account.id) ?? 0 } : { ...account, reserved_amount: 0 },
-      children: children.map((child) => ({ ...child, held: heldChildren.has(child.id) })),
+      children: children.map((child) => ({ ...child, held: heldChildren.has(child.id), reserved: onChildren.get(child.id) ?? 0 })),
     });
   }
   return families;
@@ -140,33 +149,55 @@ export function reservedByHead(trx: Knex, tenant: Tenant, heads: string[]): Knex
 
 /**
  * Read once the families are locked (so none is added meanwhile), in one statement: what each
- * family under `heads` has reserved (reservedByHead), and which of `locked` an open dispute
- * names (then dispute-hold-fact.ts decides what it holds).
+ * family under `heads` has reserved (reservedByHead), which of `locked` an open dispute names
+ * (then dispute-hold-fact.ts decides what it holds), and what the `processing` charges made on
+ * each of `children` themselves hold (spread leaves it to them).
  */
-async function familyFacts(trx: Knex.Transaction, tenant: Tenant, heads: string[], locked: string[]): Promise<{ reserved: Map<string, number>; disputed: Set<string> }> {
+async function familyFacts(
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  heads: string[],
+  locked: string[],
+  children: string[],
+): Promise<{ reserved: Map<string, number>; disputed: Set<string>; onChildren: Map<string, number> }> {
   const disputed = scoped(trx, DISPUTES, tenant).whereIn('debt_account_id', locked).whereIn('status', OPEN_STATUSES).select('debt_account_id');
-  const { rows } = await trx.raw<{ rows: { kind: 'reserved' | 'disputed'; id: string; sum: string | null }[] }>(
-    `SELECT 'reserved' AS kind, head AS id, sum FROM (?) reserved UNION ALL SELECT DISTINCT 'disputed', debt_account_id, NULL::numeric FROM (?) disputed`,
-    [reservedByHead(trx, tenant, heads), disputed],
+  const onChildren = scoped(trx, CHARGES, tenant).whereIn('debt_account_id', children).where({ status: 'processing' }).groupBy('debt_account_id').select('debt_account_id', trx.raw('sum(amount) AS sum'));
+  const { rows } = await trx.raw<{ rows: { kind: 'reserved' | 'disputed' | 'child'; id: string; sum: string | null }[] }>(
+    `SELECT 'reserved' AS kind, head AS id, sum FROM (?) reserved
+     UNION ALL SELECT DISTINCT 'disputed', debt_account_id, NULL::numeric FROM (?) disputed
+     UNION ALL SELECT 'child', debt_account_id, sum FROM (?) children`,
+    [reservedByHead(trx, tenant, heads), disputed, onChildren],
   );
-  return {
-    reserved: new Map(rows.filter((row) => row.kind === 'reserved').map((row) => [row.id, Number(row.sum ?? 0)])),
-    disputed: new Set(rows.filter((row) => row.kind === 'disputed').map((row) => row.id)),
-  };
+  const sums = (kind: 'reserved' | 'child') => new Map(rows.filter((row) => row.kind === kind).map((row) => [row.id, Number(row.sum ?? 0)]));
+  return { reserved: sums('reserved'), disputed: new Set(rows.filter((row) => row.kind === 'disputed').map((row) => row.id)), onChildren: sums('child') };
 }
 
-/** Oldest child first, each up to its own current balance; an account without children takes it all. */
+/**
+ * How a payment of `amount` on the family's account lands: on the account itself when it has no
+ * children; on a parent, oldest child first, each up to its own current balance, never on a child
+ * an open dispute holds. What a `processing` charge made on a child itself holds is left to that
+ * charge: a charge on the parent and one on its child reserved at the same time (the terms let
+ * both, the family's balance covering both) must not both take the child's balance, or the child
+ * would fall below 0 when the second is recorded. Only money recorded from outside (reserving
+ * nothing beforehand) can find the unheld balances too small; it then takes the held parts too,
+ * oldest child first.
+ */
 export function spread({ account, children }: Family, amount: number): { debt_account_id: string; amount: number }[] {
   if (children.length === 0) return [{ debt_account_id: account.id, amount }];
-  const parts = [];
+  const open = children.filter((one) => !one.held);
+  const taken = new Map<string, number>();
   let left = amount;
-  for (const child of children.filter((one) => !one.held)) {
-    const part = Math.min(left, Number(child.current_balance));
-    if (part > 0) parts.push({ debt_account_id: child.id, amount: part });
-    left -= part;
-    if (left === 0) break;
-  }
-  return parts;
+  const take = (roomOf: (child: Family['children'][number]) => number) => {
+    for (const child of open) {
+      if (left === 0) return;
+      const part = Math.min(left, Math.max(roomOf(child) - (taken.get(child.id) ?? 0), 0));
+      if (part > 0) taken.set(child.id, (taken.get(child.id) ?? 0) + part);
+      left -= part;
+    }
+  };
+  take((child) => Number(child.current_balance) - (child.reserved ?? 0));
+  take((child) => Number(child.current_balance));
+  return open.filter((child) => taken.has(child.id)).map((child) => ({ debt_account_id: child.id, amount: taken.get(child.id)! }));
 }
 
 /**

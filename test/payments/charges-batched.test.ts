@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { accountOf, accountWithCard, newCustomer, newDebtAccount, testCard, unique, type ErrorBody } from '../support/fixtures';
 import { restoreGatewayAfterEach, sandboxTenantOf, startTestApp, type TestApp } from '../support/test-app';
 import { recordInBatch, roundsOf } from '../../server/payments/charge-answers';
+import { recoverCharge } from '../../server/payments/charge-recovery';
 import type { Tenant } from '../../server/kernel/tenant';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 
@@ -164,4 +165,29 @@ test('reservations made together never take more than the balance, also across a
   expect(olderNow.current_balance).toBeGreaterThanOrEqual(0);
   expect(youngerNow.current_balance).toBeGreaterThanOrEqual(0);
   expect(Number((await app.db('charges').whereIn('debt_account_id', [account.id, parent.id, older.id, younger.id]).where({ status: 'processing' }).count<{ n: string }[]>('* as n'))[0]!.n)).toBe(0);
+});
+
+test('a charge on a parent leaves to a charge still being made on a child what that charge holds, so the child never falls below 0', async () => {
+  app.config.testSandboxLoseAnswerCents = 1313;
+  app.config.gatewayAnswerWaitMs = 100;
+  const customer = await newCustomer(app.sandbox);
+  const parentKey = unique('PARENT');
+  const parent = await newDebtAccount(app.sandbox, customer.id, { balance: 0, external_id: parentKey });
+  const older = await newDebtAccount(app.sandbox, customer.id, { balance: 3000, parent_external_id: parentKey });
+  const younger = await newDebtAccount(app.sandbox, customer.id, { balance: 5000, parent_external_id: parentKey });
+  // The gateway took 1313 on the older child, and its answer is not in yet.
+  const onOlder = await charge({ amount: 1313, debt_account_id: older.id, card: testCard() });
+  expect([onOlder.response.status, onOlder.data!.data.status]).toEqual([202, 'processing']);
+  // 3000 on the parent: the older child's 3000 less the 1313 held, then the younger's.
+  const onParent = await charge({ amount: 3000, debt_account_id: parent.id, card: testCard() });
+  expect(onParent.response.status).toBe(201);
+  expect([(await accountOf(app.sandbox, older.id)).current_balance, (await accountOf(app.sandbox, younger.id)).current_balance]).toEqual([1313, 5000 - 1313]);
+  // The older child's answer, found by recovery, takes what it held.
+  expect(await recoverCharge(app.deps, tenant, onOlder.data!.data.id)).toBe(true);
+  expect((await app.sandbox.GET('/charges/{id}', { params: { path: { id: onOlder.data!.data.id } } })).data!.data.status).toBe('succeeded');
+  expect([(await accountOf(app.sandbox, older.id)).current_balance, (await accountOf(app.sandbox, younger.id)).current_balance, (await accountOf(app.sandbox, parent.id)).current_balance]).toEqual([
+    0,
+    5000 - 1313,
+    8000 - 1313 - 3000,
+  ]);
 });
