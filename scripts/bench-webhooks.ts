@@ -33,6 +33,7 @@ import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { startWebhookWorker } from '../server/webhooks/delivery-worker';
+import { newDeliveryStats, type DeliveryStats } from '../server/webhooks/delivery-recording';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { webhookRepo } from '../server/webhooks/webhook-repo';
 import { postWebhook } from '../server/webhooks/sender';
@@ -271,6 +272,15 @@ async function isolation(bench: Bench): Promise<void> {
   const objects = await seedCustomers(db, events, tenant, OBJECTS);
   const fast = await addWebhook(bench, '/fast/0', 'bench_secret_fast_0123456789');
   let delivered = 0;
+  let slow: { id: string } | undefined;
+  /** Where a phase's time went: jobs fetched, sent and put back by endpoint, batches written, the slow lane's move. */
+  const where = (stats: DeliveryStats) => {
+    const of = (id: string | undefined) => (id ? `fetched ${stats.fetched.get(id) ?? 0}, sent ${stats.sent.get(id) ?? 0}, put back ${stats.parked.get(id) ?? 0}` : '');
+    return (
+      `  fast: ${of(fast.id)}${slow ? `; slow: ${of(slow.id)}` : ''}; ${stats.fetches} fetches; ` +
+      `${stats.batches} batches written in ${stats.recordMs} ms; slow lane: ${stats.moved} jobs moved in ${stats.markMs} ms`
+    );
+  };
   const phase = async (label: string, count = EVENTS) => {
     await writeEvents(db, events, tenant, objects, count);
     // Every phase from a vacuumed queue: the jobs deleted by the phase before (thousands at
@@ -278,18 +288,19 @@ async function isolation(bench: Bench): Promise<void> {
     // autovacuum came, and the next phase ran at half its rate or less.
     await db.raw('VACUUM (ANALYZE) pgboss.job, webhook_deliveries');
     const { rows } = await db.raw<{ rows: { at: Date }[] }>('SELECT clock_timestamp() AS at');
-    const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss });
+    const stats = newDeliveryStats();
+    const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss }, { stats });
     delivered += count;
     await deliveredBy(db, delivered, fast.id);
     const [last] = await db('webhook_deliveries').where({ webhook_id: fast.id }).max<{ at: Date }[]>({ at: 'delivered_at' });
     const rate = count / ((last!.at.getTime() - rows[0]!.at.getTime()) / 1000);
     console.log(`${label}: the fast endpoint (${options['fast-ms']} ms) got ${count} deliveries at ${rate.toFixed(0)} per second`);
+    console.log(where(stats));
     await worker.stop();
     return rate;
   };
   // Untimed, so that every measured phase runs on a warm process (compiled code, open connections).
   await phase('warm-up', Math.ceil(EVENTS / 5));
-  let slow: { id: string } | undefined;
   const ratios: number[] = [];
   for (let round = 1; round <= rounds; round++) {
     if (slow) {

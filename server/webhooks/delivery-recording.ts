@@ -25,6 +25,28 @@ import { disableWebhooks, GONE_REASON, noteAttemptsStatement } from './webhook-h
 
 export type Job = PgBoss.Job<DeliveryJob>;
 
+/**
+ * What a worker did, counted for the benchmark to print (scripts/bench-webhooks.ts): nothing in
+ * the worker reads it. By webhook: the jobs fetched, sent, and put back without being sent.
+ */
+export interface DeliveryStats {
+  fetches: number;
+  fetched: Map<string, number>;
+  sent: Map<string, number>;
+  parked: Map<string, number>;
+  /** Time spent writing outcome batches, and their number. */
+  recordMs: number;
+  batches: number;
+  /** Time spent putting webhooks in the slow lane, and the waiting jobs it moved. */
+  markMs: number;
+  moved: number;
+}
+
+export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0, moved: 0 });
+export const count = (counts: Map<string, number> | undefined, key: string | undefined, n = 1) => {
+  if (counts && key) counts.set(key, (counts.get(key) ?? 0) + n);
+};
+
 export interface Outcome {
   job: Job;
   /** skip: nothing to do; defer: put back for `deferSeconds`; cancel: the webhook is disabled; attempt: sent. */
@@ -54,6 +76,7 @@ interface RecorderDeps {
    * before (the webhook's backlog is moved once, after this batch, and would miss it).
    */
   isSlow: (webhookId: string) => boolean;
+  stats?: DeliveryStats;
 }
 
 export interface Recorder {
@@ -75,7 +98,7 @@ const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { c
 /** The most outcomes one batch writes: those handed over while the last batch was written go together. */
 const MAX_BATCH = 500;
 
-export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow }: RecorderDeps): Recorder {
+export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow, stats }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let unmarked: string[] = [];
@@ -117,8 +140,12 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
     if (marking || unmarked.length === 0) return;
     const slow = unmarked;
     unmarked = [];
+    const started = Date.now();
     marking = deliveryRepo(db)
       .markSlow(slow)
+      .then((moved) => {
+        if (stats) (stats.markMs += Date.now() - started), (stats.moved += moved);
+      })
       .catch((error) => {
         unmarked.push(...slow);
         log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
@@ -127,9 +154,11 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   async function writeBatch(items: { outcome: Outcome; done: () => void }[]): Promise<void> {
+    const started = Date.now();
     for (let round = 1; ; round += 1) {
       try {
         await writeOutcomes(items.map((item) => item.outcome));
+        if (stats) (stats.recordMs += Date.now() - started), (stats.batches += 1);
         break;
       } catch (error) {
         // PostgreSQL ended the batch's statement to break a deadlock: nothing of it was

@@ -112,8 +112,8 @@ export function deliveryRepo(db: Knex) {
      * behind everyone else's at once: one pass over the queue's waiting jobs, rather than each
      * of them fetched and put back by a worker.
      */
-    async markSlow(webhookIds: string[]): Promise<void> {
-      if (webhookIds.length === 0) return;
+    async markSlow(webhookIds: string[]): Promise<number> {
+      if (webhookIds.length === 0) return 0;
       const { rows } = await db.raw<{ rows: { id: string; entered: boolean }[] }>(
         `UPDATE ${WEBHOOKS} AS w SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
            FROM (SELECT id, COALESCE(slow_until > now(), false) AS was FROM ${WEBHOOKS} WHERE id = ANY (?::uuid[]) FOR UPDATE) AS old
@@ -122,8 +122,8 @@ export function deliveryRepo(db: Knex) {
         [webhookIds],
       );
       const entered = rows.filter((row) => row.entered).map((row) => row.id);
-      if (entered.length === 0) return;
-      await db.raw(
+      if (entered.length === 0) return 0;
+      const moved = await db.raw<{ rowCount: number }>(
         // A job locked by a worker fetching or completing it is skipped: whatever that worker
         // enqueues for it again goes to the slow lane anyway.
         // One pass over the waiting jobs (the backlog), each looked up by its delivery's key,
@@ -137,6 +137,7 @@ export function deliveryRepo(db: Knex) {
          UPDATE ${JOB_TABLE} AS job SET priority = ? FROM moved WHERE job.name = ? AND job.id = moved.id`,
         [QUEUES.webhookDelivery, SLOW_PRIORITY, entered, SLOW_PRIORITY, QUEUES.webhookDelivery],
       );
+      return moved.rowCount;
     },
 
     /**

@@ -25,7 +25,7 @@ import { QUEUES } from '../jobs/queue';
 import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-attempts';
 import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
-import { outcomeRecorder, type Job, type Outcome } from './delivery-recording';
+import { count, outcomeRecorder, type DeliveryStats, type Job, type Outcome } from './delivery-recording';
 import { deliveryRepo, type DeliveryTarget, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
@@ -41,6 +41,8 @@ export interface WebhookWorkerOptions {
   pollIntervalMs?: number;
   /** The longest an attempt waits in hand for its predecessor and a slot before it is put back. */
   maxWaitMs?: number;
+  /** Counts of what it does, for the benchmark (delivery-recording.ts). */
+  stats?: DeliveryStats;
 }
 
 export interface WebhookWorker {
@@ -76,7 +78,8 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const maxWaitMs = options.maxWaitMs ?? Math.min(2000, config.webhookLeaseMarginSeconds * 100);
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
-  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow });
+  const stats = options.stats;
+  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -121,6 +124,8 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
     let freed = false;
     const finish = async (outcome: Outcome) => {
       freed = true;
+      if (outcome.kind === 'defer') count(stats?.parked, outcome.webhookId);
+      if (outcome.kind === 'attempt') count(stats?.sent, outcome.webhookId);
       inFlight -= 1;
       recording += 1;
       poke();
@@ -184,6 +189,10 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       inFlight -= jobs.length;
       settleIdle();
       return;
+    }
+    if (stats) {
+      stats.fetches += 1;
+      for (const job of jobs) count(stats.fetched, isTestJob(job.data) ? job.data.test.webhookId : targets.get(job.data.deliveryId)?.webhookId);
     }
     for (const job of jobs) {
       if (isTestJob(job.data) || inHand.has(job.data.deliveryId)) continue;
