@@ -36,6 +36,20 @@ export type Boss = PgBoss;
 const FETCH_ORDER_INDEX = `CREATE INDEX IF NOT EXISTS dcs_job_fetch_order ON pgboss.job (name, priority DESC, created_on, id) WHERE state < 'active'`;
 
 /**
+ * The webhook a webhook-delivery job is for, as the job carries it (`webhookId`, or a test
+ * delivery's `test.webhookId`; a job enqueued before jobs carried it has none).
+ */
+export const JOB_WEBHOOK = `COALESCE(data->>'webhookId', data->'test'->>'webhookId')`;
+
+/**
+ * The delivery worker fetches each webhook's due jobs on their own, up to what it may hold of
+ * that webhook (webhooks/delivery-repo.ts `fetchJobs`): with this index, one webhook's backlog
+ * is never read to reach another's, and the webhooks with waiting jobs are found one probe each.
+ */
+const WEBHOOK_DUE_INDEX = `CREATE INDEX IF NOT EXISTS dcs_job_webhook_due ON pgboss.job (name, (${JOB_WEBHOOK}), start_after)
+  WHERE state < 'active' AND name = '${QUEUES.webhookDelivery}'`;
+
+/**
  * The planner picks that index only when it knows how many jobs wait: with the statistics of
  * an empty queue, 400,000 jobs enqueued in a minute were still "169 rows", and each fetch went
  * back to sorting them all. Our queues' partitions are therefore analyzed (and vacuumed, which
@@ -47,6 +61,7 @@ const FRESH_STATISTICS =
 async function tuneQueueTables(boss: PgBoss): Promise<void> {
   const db = boss.getDb();
   await db.executeSql(FETCH_ORDER_INDEX, []);
+  await db.executeSql(WEBHOOK_DUE_INDEX, []);
   const { rows } = (await db.executeSql('SELECT partition_name FROM pgboss.queue WHERE name = ANY($1)', [Object.values(QUEUES)])) as { rows: { partition_name: string }[] };
   for (const { partition_name: table } of rows) {
     // The name is pg-boss's own ('j' and a hex digest); quoted all the same.

@@ -34,6 +34,12 @@ export const MAX_ATTEMPTS = 4;
 export interface StoredDeliveryJob {
   deliveryId: string;
   attempt: number;
+  /**
+   * The delivery's webhook: the worker fetches each webhook's jobs up to what it may hold of
+   * them (delivery-lanes.ts, `fetchJobs`). Jobs enqueued before it was carried have none; their
+   * next job has.
+   */
+  webhookId?: string;
 }
 
 /** A test delivery (POST /webhooks/trigger): nothing is stored, so the job carries the data. */
@@ -90,8 +96,15 @@ export function outcomeOf(data: DeliveryJob, result: AttemptResult): AttemptOutc
   return data.attempt >= MAX_ATTEMPTS ? 'failed' : 'retry';
 }
 
-/** The job's data as its next job carries it: a test delivery keeps the id of its first attempt. */
-export function carried(job: PgBoss.Job<DeliveryJob>): DeliveryJob {
+/** The webhook a job names (a stored delivery's job enqueued before jobs named it: none). */
+export const webhookOfJob = (data: DeliveryJob): string | undefined => (isTestJob(data) ? data.test.webhookId : data.webhookId);
+
+/**
+ * The job's data as its next job carries it: a test delivery keeps the id of its first attempt;
+ * a stored delivery's names its webhook (`webhookId`: the one its attempt went to).
+ */
+export function carried(job: PgBoss.Job<DeliveryJob>, webhookId?: string): DeliveryJob {
   const data = job.data;
-  return isTestJob(data) && !data.test.deliveryId ? { ...data, test: { ...data.test, deliveryId: job.id } } : data;
+  if (isTestJob(data)) return data.test.deliveryId ? data : { ...data, test: { ...data.test, deliveryId: job.id } };
+  return data.webhookId || !webhookId ? data : { ...data, webhookId };
 }

@@ -6,9 +6,8 @@
  * - A webhook is *seen slow* when its slots have all been taken for more than SLOW_ANSWER_MS
  *   (its answers do not free them), or when its answers take more than SLOW_ANSWER_MS on
  *   average. It then enters the slow lane in the database (`webhooks.slow_until`, for
- *   SLOW_LANE_MINUTES, renewed while it stays slow: delivery-repo.ts `markSlow`): its waiting
- *   attempts, and every attempt enqueued for it while it is there, have pg-boss priority
- *   SLOW_PRIORITY, so every process fetches them only when no other webhook's attempt is due.
+ *   SLOW_LANE_MINUTES, renewed while it stays slow: delivery-repo.ts `markSlow`): every process
+ *   fetches its attempts after every other webhook's due ones (delivery-repo.ts `fetchJobs`).
  *   A fast endpoint's attempts are never fetched after, or put back because of, a slow one's.
  * - An attempt that finds no slot waits in this process for one of its webhook's, first come
  *   first served, when its webhook is not in the slow lane and its slots are turning over (one
@@ -17,6 +16,11 @@
  *   caller's `waitMs`, within the lease), and a webhook that frees no slot for TURN_MS sends
  *   all its waiting attempts back at once: a slow webhook holds the process's attempts in hand
  *   for TURN_MS at most, once, before it is seen slow.
+ * - A fetch takes at most what a webhook may hold in hand (`fetchLimits`): its slots' worth
+ *   and as many again to wait for them, or only its slots' worth when they are not turning
+ *   over or it is slow. A webhook whose attempts go unanswered is not fetched at all until they
+ *   are answered: its backlog stays in the queue, unread, and costs the other webhooks nothing,
+ *   from the first second, before it is known slow.
  * - An attempt that gets no slot is put back, spread over the time the slots take to free:
  *   the n-th one parked waits about n × (its webhook's mean answer time) / perWebhook.
  *
@@ -24,6 +28,7 @@
  * counts below are this process's view of its own slots, rebuilt from nothing on restart.
  */
 import { DEFER_SECONDS } from './delivery-jobs';
+import type { FetchLimits } from './delivery-repo';
 
 /** An endpoint slower than this (on average, or holding all its slots this long) is slow. */
 export const SLOW_ANSWER_MS = 1000;
@@ -42,6 +47,11 @@ export interface Lanes {
   seenSlow(webhookId: string): boolean;
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
   takeSeenSlow(): string[];
+  /** A job of `webhookId` fetched (in hand until `drop`): what the next fetch may take of it is less. */
+  hold(webhookId: string | undefined): void;
+  drop(webhookId: string | undefined): void;
+  /** What the next fetch may take, of each webhook and of the slow ones together (delivery-repo.ts `fetchJobs`). */
+  fetchLimits(batchSize: number): FetchLimits;
 }
 
 /** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
@@ -128,8 +138,53 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
     watchdogs.delete(webhookId);
   };
 
+  /** Webhooks whose attempts came to this process in the slow lane (the database's), lately. */
+  const laned = new Map<string, number>();
+  const inLane = (webhookId: string) => lately(webhookId) || Date.now() - (laned.get(webhookId) ?? 0) < REMEMBER_MS;
+  /** Jobs in hand (fetched, not yet sent and answered, or put back), by webhook. */
+  const held = new Map<string, number>();
+  /** Whether a webhook's slots are all taken and none was freed for TURN_MS: it is not turning over. */
+  const stuck = (webhookId: string) => {
+    if ((busy.get(webhookId) ?? 0) < perWebhook) return false;
+    const since = fullSince.get(webhookId) ?? Date.now();
+    fullSince.set(webhookId, since);
+    // Holding all its slots for SLOW_ANSWER_MS is slow, whether or not more of its jobs come.
+    if (Date.now() - since > SLOW_ANSWER_MS) note(webhookId);
+    return Date.now() - since >= TURN_MS;
+  };
+
   return {
+    hold(webhookId) {
+      if (webhookId) held.set(webhookId, (held.get(webhookId) ?? 0) + 1);
+    },
+    drop(webhookId) {
+      if (!webhookId) return;
+      const left = (held.get(webhookId) ?? 1) - 1;
+      if (left > 0) held.set(webhookId, left);
+      else held.delete(webhookId);
+    },
+
+    fetchLimits(batchSize) {
+      // A webhook may have in hand its slots' worth and as many again waiting for them (its
+      // answers free them in turn), or only its slots' worth when they do not turn over; one in
+      // the slow lane only what it may send (its attempts never wait in hand). No more of its
+      // jobs are fetched to wait behind unanswered ones.
+      const caps: Record<string, number> = {};
+      let slowHeld = 0;
+      for (const [webhookId, count] of held) {
+        const slow = inLane(webhookId);
+        if (slow) slowHeld += count;
+        caps[webhookId] = Math.max(0, (slow ? Math.min(perWebhook, slowSlots) : stuck(webhookId) ? perWebhook : 2 * perWebhook) - count);
+      }
+      const slow = [...new Set([...slowAt.keys(), ...laned.keys()])].filter(inLane);
+      return { batchSize, caps, otherCap: 2 * perWebhook, slow, slowCap: Math.max(0, slowSlots - slowHeld) };
+    },
+
     take(webhookId, slow, waitMs) {
+      if (slow) {
+        if (laned.size > MAX_TRACKED) laned.clear();
+        laned.set(webhookId, Date.now());
+      }
       if (tryTake(webhookId, slow)) return true;
       // In the slow lane, or its slots have not turned over lately: park it.
       const since = fullSince.get(webhookId);

@@ -5,7 +5,7 @@
  * disables those that answered 410, all together, so a crash cannot lose a retry. Then, on its
  * own (it waits on no one's locks and no one waits on its), it puts the webhooks seen slow in
  * the slow lane (delivery-lanes.ts); one that could not be put there is tried again with the
- * next batch. A batch that cannot be written leaves its jobs active: they expire and run
+ * next batch (or the worker's next fetch). A batch that cannot be written leaves its jobs active: they expire and run
  * again, and the attempt numbers make that harmless.
  *
  * One batch is written at a time per process, its rows taken in id order: two batches written
@@ -37,12 +37,11 @@ export interface DeliveryStats {
   /** Time spent writing outcome batches, and their number. */
   recordMs: number;
   batches: number;
-  /** Time spent putting webhooks in the slow lane, and the waiting jobs it moved. */
+  /** Time spent putting webhooks in the slow lane. */
   markMs: number;
-  moved: number;
 }
 
-export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0, moved: 0 });
+export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0 });
 export const count = (counts: Map<string, number> | undefined, key: string | undefined, n = 1) => {
   if (counts && key) counts.set(key, (counts.get(key) ?? 0) + n);
 };
@@ -72,8 +71,9 @@ interface RecorderDeps {
   seenSlow: () => string[];
   /**
    * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
-   * put back after its webhook was seen slow goes to the slow lane even when it was decided
-   * before (the webhook's backlog is moved once, after this batch, and would miss it).
+   * put back after its webhook was seen slow is enqueued at the slow lane's priority even when it
+   * was decided before (the priority is the lane as the job was enqueued, for whoever reads the
+   * queue; the fetch goes by the webhook's lane itself: delivery-repo.ts `fetchJobs`).
    */
   isSlow: (webhookId: string) => boolean;
   stats?: DeliveryStats;
@@ -84,6 +84,8 @@ export interface Recorder {
   record(outcome: Outcome): Promise<void>;
   /** Records what is waiting now. */
   flush(): Promise<void>;
+  /** Puts the webhooks seen slow in the slow lane now, without waiting for a batch. */
+  markSlow(): void;
 }
 
 /**
@@ -131,8 +133,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   /**
-   * Puts the webhooks seen slow in the slow lane, beside the batches rather than in their way
-   * (a webhook entering it has its backlog moved), one pass at a time.
+   * Puts the webhooks seen slow in the slow lane (their rows only), beside the batches rather
+   * than in their way, one at a time: after each batch, and when the worker asks.
    */
   let marking: Promise<void> | undefined;
   function markSlow(): void {
@@ -143,8 +145,8 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
     const started = Date.now();
     marking = deliveryRepo(db)
       .markSlow(slow)
-      .then((moved) => {
-        if (stats) (stats.markMs += Date.now() - started), (stats.moved += moved);
+      .then(() => {
+        if (stats) stats.markMs += Date.now() - started;
       })
       .catch((error) => {
         unmarked.push(...slow);
@@ -204,7 +206,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
       const next: PgBoss.JobInsert[] = [];
       for (const { job, kind, result, deferSeconds, slow, webhookId } of outcomes) {
         const laned = slow || (webhookId !== undefined && isSlow(webhookId));
-        const data = carried(job);
+        const data = carried(job, webhookId);
         if (kind === 'defer') next.push(deliveryJob(data, deferSeconds ?? DEFER_SECONDS, laned));
         if (kind !== 'attempt' || !(isTestJob(data) || changed.has(data.deliveryId))) continue;
         const outcome = outcomeOf(data, result!);
@@ -231,5 +233,6 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
         if (!writing) schedule();
       }),
     flush,
+    markSlow,
   };
 }

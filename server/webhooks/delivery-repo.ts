@@ -3,9 +3,10 @@
  * webhook ids that were written by tenant-scoped code, so these queries go by id alone.
  */
 import type { Knex } from 'knex';
+import type PgBoss from 'pg-boss';
 import { eventBodyText } from '../event-body';
-import { JOB_TABLE, QUEUES } from '../jobs/queue';
-import { SLOW_PRIORITY, type AttemptOutcome } from './delivery-jobs';
+import { JOB_TABLE, JOB_WEBHOOK, QUEUES } from '../jobs/queue';
+import type { AttemptOutcome, DeliveryJob } from './delivery-jobs';
 import { DELIVERIES, WEBHOOK_EVENTS, WEBHOOKS, type EventName } from './webhook-repo';
 
 /** How long a webhook seen answering slowly stays in the slow lane (delivery-lanes.ts). */
@@ -59,6 +60,76 @@ export interface AttemptRecord {
 /** The previous secret, only while its rotation's grace lasts (by the worker's clock). */
 const PREVIOUS_SECRET = `CASE WHEN ${WEBHOOKS}.previous_secret_expires_at > ?::timestamptz THEN ${WEBHOOKS}.previous_secret_sealed END`;
 
+export interface FetchLimits {
+  /** The most jobs taken. */
+  batchSize: number;
+  /** The most jobs taken of each webhook named (its share of the process, less what it holds). */
+  caps: Record<string, number>;
+  /** The most jobs taken of any other webhook. */
+  otherCap: number;
+  /** Webhooks this process has seen slow (beside those in the slow lane in the database). */
+  slow: string[];
+  /** The most jobs taken of slow webhooks together. */
+  slowCap: number;
+}
+
+const WAITING = `name = '${QUEUES.webhookDelivery}' AND state < 'active'`;
+
+/**
+ * The next due attempts of the webhook-delivery queue, taken as pg-boss's fetch takes them (the
+ * same lock, the same columns and state, the queue being of the standard policy), but webhook by
+ * webhook: each webhook's due jobs, oldest due first, up to its cap (`caps`, `otherCap`), by the
+ * index on (webhook, start_after) (jobs/queue.ts); then the batch is the oldest due of those,
+ * the slow lane's after every other's (at most `slowCap` of them). So a webhook that holds all it
+ * may hold is not fetched at all: its backlog stays where it is, unread and unwritten, and every
+ * other webhook's jobs are reached without passing it. (Fetched in pg-boss's order, a webhook
+ * that had just turned slow came back in every fetch, half of it, each job put back by a write
+ * until it was found slow and its whole backlog moved behind the others: that halved a fast
+ * webhook's rate for as long as it took, seconds at a backlog of 30,000.) The webhooks with
+ * waiting jobs are found by one index probe each. Jobs enqueued before jobs named their webhook
+ * are taken beside, oldest due first.
+ *
+ * Run on pg-boss's own connections.
+ */
+export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<PgBoss.Job<DeliveryJob>[]> {
+  const { rows } = (await boss.getDb().executeSql(
+    `WITH RECURSIVE hooks (hook) AS (
+       (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} AND ${JOB_WEBHOOK} IS NOT NULL ORDER BY 1 LIMIT 1)
+       UNION ALL
+       SELECT (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} AND ${JOB_WEBHOOK} > hooks.hook ORDER BY 1 LIMIT 1)
+         FROM hooks WHERE hooks.hook IS NOT NULL),
+     lanes AS MATERIALIZED (
+       SELECT h.hook, COALESCE(w.slow_until > now(), false) OR h.hook = ANY ($4::text[]) AS slow,
+              LEAST($1::int, COALESCE(($2::jsonb ->> h.hook)::int, $3::int)) AS cap
+         FROM hooks h LEFT JOIN ${WEBHOOKS} w ON w.id = h.hook::uuid
+        WHERE h.hook IS NOT NULL),
+     candidates AS (
+       SELECT c.id, c.start_after, c.created_on, lanes.slow
+         FROM lanes CROSS JOIN LATERAL (
+           SELECT id, start_after, created_on FROM ${JOB_TABLE}
+            WHERE ${WAITING} AND ${JOB_WEBHOOK} = lanes.hook AND start_after < now()
+            ORDER BY start_after LIMIT lanes.cap) c
+        WHERE lanes.cap > 0
+       UNION ALL
+       (SELECT id, start_after, created_on, false FROM ${JOB_TABLE}
+         WHERE ${WAITING} AND ${JOB_WEBHOOK} IS NULL AND start_after < now() ORDER BY start_after LIMIT $1)),
+     ranked AS (
+       SELECT id, slow, start_after, created_on, row_number() OVER (PARTITION BY slow ORDER BY start_after, created_on, id) AS n FROM candidates),
+     chosen AS (
+       SELECT id FROM ranked WHERE NOT slow OR n <= $5 ORDER BY slow, start_after, created_on, id LIMIT $1),
+     next AS (
+       SELECT id FROM ${JOB_TABLE} WHERE ${WAITING} AND id = ANY (ARRAY(SELECT id FROM chosen)) FOR UPDATE SKIP LOCKED)
+     UPDATE ${JOB_TABLE} AS j
+        SET state = 'active', started_on = now(),
+            retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
+       FROM next
+      WHERE j.name = '${QUEUES.webhookDelivery}' AND j.id = next.id
+     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`,
+    [limits.batchSize, JSON.stringify(limits.caps), limits.otherCap, limits.slow, limits.slowCap],
+  )) as { rows: PgBoss.Job<DeliveryJob>[] };
+  return rows;
+}
+
 export function deliveryRepo(db: Knex) {
   return {
     async targets(deliveryIds: string[], now: Date): Promise<Map<string, DeliveryTarget>> {
@@ -108,36 +179,16 @@ export function deliveryRepo(db: Knex) {
     /**
      * Puts webhooks seen answering slowly in the slow lane until SLOW_LANE_MINUTES from now
      * (renewed when less than half of it is left, so a slow webhook's row is written once in
-     * minutes, not once per batch). A webhook entering the lane has its waiting attempts moved
-     * behind everyone else's at once: one pass over the queue's waiting jobs, rather than each
-     * of them fetched and put back by a worker.
+     * minutes, not once per batch). Nothing of its waiting jobs is written: the fetch reads the
+     * lane from this row (`fetchJobs`).
      */
-    async markSlow(webhookIds: string[]): Promise<number> {
-      if (webhookIds.length === 0) return 0;
-      const { rows } = await db.raw<{ rows: { id: string; entered: boolean }[] }>(
-        `UPDATE ${WEBHOOKS} AS w SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
-           FROM (SELECT id, COALESCE(slow_until > now(), false) AS was FROM ${WEBHOOKS} WHERE id = ANY (?::uuid[]) FOR UPDATE) AS old
-          WHERE w.id = old.id AND (w.slow_until IS NULL OR w.slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))
-          RETURNING w.id, NOT old.was AS entered`,
-        [webhookIds],
+    async markSlow(webhookIds: string[]): Promise<void> {
+      if (webhookIds.length === 0) return;
+      await db.raw(
+        `UPDATE ${WEBHOOKS} SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
+          WHERE id = ANY (?::uuid[]) AND (slow_until IS NULL OR slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))`,
+        [[...webhookIds].sort()],
       );
-      const entered = rows.filter((row) => row.entered).map((row) => row.id);
-      if (entered.length === 0) return 0;
-      const moved = await db.raw<{ rowCount: number }>(
-        // A job locked by a worker fetching or completing it is skipped: whatever that worker
-        // enqueues for it again goes to the slow lane anyway.
-        // One pass over the waiting jobs (the backlog), each looked up by its delivery's key,
-        // once (MATERIALIZED): as `id IN (subquery … FOR UPDATE)` PostgreSQL may run the
-        // subquery again for every job, which over a backlog of thousands took minutes and held
-        // the jobs it had locked (pg-boss's maintenance waited on them).
-        `WITH moved AS MATERIALIZED (
-           SELECT j.id FROM ${JOB_TABLE} j JOIN ${DELIVERIES} d ON d.id = (j.data->>'deliveryId')::uuid
-            WHERE j.name = ? AND j.state < 'active' AND j.priority > ? AND d.webhook_id = ANY (?::uuid[])
-              FOR UPDATE OF j SKIP LOCKED)
-         UPDATE ${JOB_TABLE} AS job SET priority = ? FROM moved WHERE job.name = ? AND job.id = moved.id`,
-        [QUEUES.webhookDelivery, SLOW_PRIORITY, entered, SLOW_PRIORITY, QUEUES.webhookDelivery],
-      );
-      return moved.rowCount;
     },
 
     /**

@@ -23,10 +23,10 @@
 import type { AppDeps } from '../deps';
 import { QUEUES } from '../jobs/queue';
 import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-attempts';
-import { deliveryQueueOptions, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
+import { deliveryQueueOptions, isTestJob, outcomeOf, webhookOfJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
 import { count, outcomeRecorder, type DeliveryStats, type Job, type Outcome } from './delivery-recording';
-import { deliveryRepo, type DeliveryTarget, type Hook } from './delivery-repo';
+import { deliveryRepo, fetchJobs, type DeliveryTarget, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
 /** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
@@ -79,7 +79,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
   const stats = options.stats;
-  const { record, flush } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
+  const { record, flush, markSlow } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;
@@ -114,6 +114,13 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   // the attempts being sent, not the outcomes waiting for their batch to be written (at most
   // MAX_RECORDING of those; the pump fetches no more until they are written).
   let recording = 0;
+  /** Jobs released (in flight no more) since the last fetch that found fewer jobs than it asked for. */
+  let released = 0;
+  const release = (job: Job) => {
+    inFlight -= 1;
+    released += 1;
+    lanes.drop(webhookOfJob(job.data));
+  };
   const settleIdle = () => {
     if (inFlight === 0 && recording === 0) idle?.();
   };
@@ -126,7 +133,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       freed = true;
       if (outcome.kind === 'defer') count(stats?.parked, outcome.webhookId);
       if (outcome.kind === 'attempt') count(stats?.sent, outcome.webhookId);
-      inFlight -= 1;
+      release(job);
       recording += 1;
       poke();
       try {
@@ -171,7 +178,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       sent = true;
     } finally {
       if (!isTestJob(job.data)) settleOf(job.data.deliveryId, state, sent);
-      if (!freed) inFlight -= 1;
+      if (!freed) release(job);
       settleIdle();
       poke();
     }
@@ -186,7 +193,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       hooks = await repo.hooks(jobs.flatMap((job) => (isTestJob(job.data) ? [job.data.test.webhookId] : [])), clock());
     } catch (error) {
       log.error({ err: error }, 'could not load webhook deliveries');
-      inFlight -= jobs.length;
+      for (const job of jobs) release(job);
       settleIdle();
       return;
     }
@@ -219,25 +226,35 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
 
   async function pump(): Promise<void> {
     await ready;
+    // After a fetch that found fewer jobs than it asked for (none due, or the webhooks with
+    // jobs holding all they may), the next waits for pollMs or until a quarter of the slots
+    // are released, rather than fetching a job or two each time one is answered.
+    let short: number | undefined;
     while (!stopping) {
       const free = concurrency - inFlight;
       // Fetch in batches: wait until a quarter of the slots are free again (and the recorder
       // has caught up).
-      if ((free < refill && inFlight > 0) || recording >= MAX_RECORDING) {
-        await nap(pollMs);
+      const waiting = short !== undefined && released < refill && Date.now() - short < pollMs;
+      if ((free < refill && inFlight > 0) || recording >= MAX_RECORDING || waiting) {
+        await nap(waiting ? Math.max(1, pollMs - (Date.now() - short!)) : pollMs);
         continue;
       }
+      const batchSize = Math.min(free, FETCH_MAX);
       let jobs: Job[] = [];
       try {
-        jobs = await boss.fetch<DeliveryJob>(QUEUES.webhookDelivery, { batchSize: Math.min(free, FETCH_MAX) });
+        const limits = lanes.fetchLimits(batchSize);
+        // A webhook found holding all its slots too long is put in the slow lane now: no batch
+        // of its answers may come for a while.
+        markSlow();
+        jobs = await fetchJobs(boss, limits);
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
       }
-      if (jobs.length === 0) {
-        await nap(pollMs);
-        continue;
-      }
+      if (jobs.length < batchSize) (short = Date.now()), (released = 0);
+      else short = undefined;
+      if (jobs.length === 0) continue;
       inFlight += jobs.length;
+      for (const job of jobs) lanes.hold(webhookOfJob(job.data));
       void handle(jobs);
     }
   }

@@ -42,7 +42,7 @@ export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()):
       if (events.length === 0) return;
       const deliveries = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
       // A slow webhook's attempts go behind the others' (delivery-lanes.ts).
-      await enqueueManyIn(boss, trx, deliveries.map(({ id, slow }) => deliveryJob({ deliveryId: id, attempt: 1 }, 0, slow)));
+      await enqueueManyIn(boss, trx, deliveries.map(({ id, webhookId, slow }) => deliveryJob({ deliveryId: id, attempt: 1, webhookId }, 0, slow)));
     },
   };
 }

@@ -119,7 +119,7 @@ async function recoverBatch(trx: Knex.Transaction, boss: AppDeps['boss'], recove
       [task.webhook_id, events.map((event) => event.id)],
     );
     queued = rows.sort((a, b) => Number(a.sequence) - Number(b.sequence)).map((row) => row.id);
-    await enqueueManyIn(boss, trx, queued.map((deliveryId) => deliveryJob({ deliveryId, attempt: 1 })));
+    await enqueueManyIn(boss, trx, queued.map((deliveryId) => deliveryJob({ deliveryId, attempt: 1, webhookId: task.webhook_id })));
   }
   const last = events[events.length - 1];
   const done = events.length < BATCH;

@@ -122,13 +122,13 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
      * The event log and the outbox: every event, and one delivery per enabled webhook
      * subscribed to it, in one statement whatever the number of events. Each delivery carries
      * its event's object and sequence (the order of one object's deliveries). The payload is
-     * stored compressed (event-body.ts). Answers the new deliveries' ids, and whether each one's
-     * webhook is in the slow lane (delivery-lanes.ts).
+     * stored compressed (event-body.ts). Answers the new deliveries' ids, their webhooks, and
+     * whether each one's webhook is in the slow lane (delivery-lanes.ts).
      */
-    async insertEvents(events: { name: string; objectId: string; data: unknown }[], occurredAt: Date): Promise<{ id: string; slow: boolean }[]> {
+    async insertEvents(events: { name: string; objectId: string; data: unknown }[], occurredAt: Date): Promise<{ id: string; webhookId: string; slow: boolean }[]> {
       const { organizationId, environment } = tenant;
       const input = events.map((event) => ({ name: event.name, objectId: event.objectId, body: encodeEventBody(event.data).toString('base64') }));
-      const { rows } = await db.raw<{ rows: { id: string; slow: boolean }[] }>(
+      const { rows } = await db.raw<{ rows: { id: string; webhookId: string; slow: boolean }[] }>(
         `WITH inserted AS (
            INSERT INTO ${WEBHOOK_EVENTS} (organization_id, environment, name, object_id, body, occurred_at)
            SELECT ?, ?, input.name, input."objectId", decode(input.body, 'base64'), ?
@@ -145,7 +145,7 @@ export function webhookRepo(db: Knex, tenant: Tenant) {
             ORDER BY inserted.sequence
            RETURNING id, webhook_id
          )
-         SELECT delivered.id, hooks.slow FROM delivered JOIN hooks ON hooks.id = delivered.webhook_id`,
+         SELECT delivered.id, delivered.webhook_id AS "webhookId", hooks.slow FROM delivered JOIN hooks ON hooks.id = delivered.webhook_id`,
         [organizationId, environment, occurredAt.toISOString(), JSON.stringify(input), organizationId, environment],
       );
       return rows;

@@ -171,7 +171,7 @@ async function redeliver({ db, boss }: WebhookDeps, tenant: Tenant, webhookId: s
     if (!delivery) throw ApiError.notFound('Delivery');
     if (!delivery.delivered_at && !delivery.failed_at) throw ApiError.conflict('This delivery is still pending; its attempts are under way.');
     await repo.restartDelivery(delivery.id);
-    await enqueueManyIn(boss, trx, [deliveryJob({ deliveryId: delivery.id, attempt: 1 })]);
+    await enqueueManyIn(boss, trx, [deliveryJob({ deliveryId: delivery.id, attempt: 1, webhookId })]);
     return deliveryToApi((await repo.findDelivery(webhookId, deliveryId))!);
   });
 }
