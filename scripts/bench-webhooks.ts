@@ -277,7 +277,7 @@ async function isolation(bench: Bench): Promise<void> {
   const where = (stats: DeliveryStats) => {
     const of = (id: string | undefined) => (id ? `fetched ${stats.fetched.get(id) ?? 0}, sent ${stats.sent.get(id) ?? 0}, put back ${stats.parked.get(id) ?? 0}` : '');
     return (
-      `  fast: ${of(fast.id)}${slow ? `; slow: ${of(slow.id)}` : ''}; ${stats.fetches} fetches; ` +
+      `  fast: ${of(fast.id)}${slow ? `; slow: ${of(slow.id)}` : ''}; ${stats.fetches} fetches in ${stats.fetchMs} ms; ` +
       `${stats.batches} batches written in ${stats.recordMs} ms; slow lane marked in ${stats.markMs} ms`
     );
   };

@@ -31,6 +31,8 @@ export type Job = PgBoss.Job<DeliveryJob>;
  */
 export interface DeliveryStats {
   fetches: number;
+  /** Time spent fetching. */
+  fetchMs: number;
   fetched: Map<string, number>;
   sent: Map<string, number>;
   parked: Map<string, number>;
@@ -41,7 +43,7 @@ export interface DeliveryStats {
   markMs: number;
 }
 
-export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0 });
+export const newDeliveryStats = (): DeliveryStats => ({ fetches: 0, fetchMs: 0, fetched: new Map(), sent: new Map(), parked: new Map(), recordMs: 0, batches: 0, markMs: 0 });
 export const count = (counts: Map<string, number> | undefined, key: string | undefined, n = 1) => {
   if (counts && key) counts.set(key, (counts.get(key) ?? 0) + n);
 };

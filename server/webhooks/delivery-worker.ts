@@ -246,7 +246,9 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         // A webhook found holding all its slots too long is put in the slow lane now: no batch
         // of its answers may come for a while.
         markSlow();
+        const started = Date.now();
         jobs = await fetchJobs(boss, limits);
+        if (stats) stats.fetchMs += Date.now() - started;
       } catch (error) {
         log.error({ err: error }, 'could not fetch webhook deliveries');
       }
