@@ -172,9 +172,10 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       const caps: Record<string, number> = {};
       let slowHeld = 0;
       for (const [webhookId, count] of held) {
+        const turning = !stuck(webhookId);
         const slow = inLane(webhookId);
         if (slow) slowHeld += count;
-        caps[webhookId] = Math.max(0, (slow ? Math.min(perWebhook, slowSlots) : stuck(webhookId) ? perWebhook : 2 * perWebhook) - count);
+        caps[webhookId] = Math.max(0, (slow ? Math.min(perWebhook, slowSlots) : turning ? 2 * perWebhook : perWebhook) - count);
       }
       const slow = [...new Set([...slowAt.keys(), ...laned.keys()])].filter(inLane);
       return { batchSize, caps, otherCap: 2 * perWebhook, slow, slowCap: Math.max(0, slowSlots - slowHeld) };

@@ -3,7 +3,7 @@
  * one, first come first served, while its webhook answers; a webhook that frees none for
  * TURN_MS has its waiting attempts sent back (parked), and so has one in the slow lane at once.
  */
-import { deliveryLanes, TURN_MS } from '../../server/webhooks/delivery-lanes';
+import { deliveryLanes, SLOW_ANSWER_MS, TURN_MS } from '../../server/webhooks/delivery-lanes';
 
 const A = 'a0000000-0000-4000-8000-000000000001';
 const B = 'b0000000-0000-4000-8000-000000000002';
@@ -58,4 +58,32 @@ test('an attempt waits no longer than it is given, and a slot freed after is not
   expect(await late).toBe(false);
   lanes.release(A, false, 5);
   expect(lanes.take(A, false, 5000)).toBe(true);
+});
+
+test('a fetch takes of a webhook its slots and as many again, then only its slots while none turns over, and it is seen slow once they have been full for SLOW_ANSWER_MS', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
+  // Nothing in hand: any webhook may bring twice its slots.
+  expect(lanes.fetchLimits(5)).toEqual({ batchSize: 5, caps: {}, otherCap: 4, slow: [], slowCap: 2 });
+  for (let i = 0; i < 3; i++) lanes.hold(A);
+  lanes.hold(B);
+  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 1, [B]: 3 });
+  // A's two slots are taken and none is freed: after TURN_MS no more of its jobs wait in hand.
+  expect(lanes.take(A, false, 0)).toBe(true);
+  expect(lanes.take(A, false, 0)).toBe(true);
+  expect(lanes.fetchLimits(5).caps[A]).toBe(1);
+  await new Promise((done) => setTimeout(done, TURN_MS + 10));
+  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 3 });
+  expect(lanes.takeSeenSlow()).toEqual([]);
+  // Full for more than SLOW_ANSWER_MS: seen slow (to be put in the slow lane), and the slow
+  // lane's share counts what it holds.
+  await new Promise((done) => setTimeout(done, SLOW_ANSWER_MS - TURN_MS));
+  const limits = lanes.fetchLimits(5);
+  expect(lanes.takeSeenSlow()).toEqual([A]);
+  expect(limits.slow).toEqual([A]);
+  expect(limits.slowCap).toBe(0);
+  // Answered, the jobs leave its hand and its slots: it may be fetched again, its slots' worth.
+  lanes.release(A, false, SLOW_ANSWER_MS * 2);
+  lanes.drop(A);
+  lanes.drop(A);
+  expect(lanes.fetchLimits(5).caps[A]).toBe(1);
 });
