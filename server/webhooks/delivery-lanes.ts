@@ -17,8 +17,8 @@
  *   all its waiting attempts back at once: a slow webhook holds the process's attempts in hand
  *   for TURN_MS at most, once, before it is seen slow.
  * - A fetch takes at most what a webhook may hold in hand (`fetchLimits`): its slots' worth
- *   and as many again to wait for them, or only its slots' worth when they are not turning
- *   over or it is slow. A webhook whose attempts go unanswered is not fetched at all until they
+ *   and as many again to wait for them while they turn over, else (a new webhook, one whose
+ *   requests all stay open, one in the slow lane) only its slots' worth. A webhook whose attempts go unanswered is not fetched at all until they
  *   are answered: its backlog stays in the queue, unread, and costs the other webhooks nothing,
  *   from the first second, before it is known slow.
  * - An attempt that gets no slot is put back, spread over the time the slots take to free:
@@ -48,7 +48,7 @@ export interface Lanes {
   /** The webhooks seen slow since the last call: to be put in the slow lane. */
   takeSeenSlow(): string[];
   /** A job of `webhookId` fetched (in hand until `drop`): what the next fetch may take of it is less. */
-  hold(webhookId: string | undefined): void;
+  hold(webhookId: string | undefined, slow: boolean): void;
   drop(webhookId: string | undefined): void;
   /** What the next fetch may take, of each webhook and of the slow ones together (delivery-repo.ts `fetchJobs`). */
   fetchLimits(batchSize: number): FetchLimits;
@@ -141,21 +141,32 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   /** Webhooks whose attempts came to this process in the slow lane (the database's), lately. */
   const laned = new Map<string, number>();
   const inLane = (webhookId: string) => lately(webhookId) || Date.now() - (laned.get(webhookId) ?? 0) < REMEMBER_MS;
+  const inSlowLane = (webhookId: string) => {
+    if (laned.size > MAX_TRACKED) laned.clear();
+    laned.set(webhookId, Date.now());
+  };
   /** Jobs in hand (fetched, not yet sent and answered, or put back), by webhook. */
   const held = new Map<string, number>();
-  /** Whether a webhook's slots are all taken and none was freed for TURN_MS: it is not turning over. */
-  const stuck = (webhookId: string) => {
-    if ((busy.get(webhookId) ?? 0) < perWebhook) return false;
-    const since = fullSince.get(webhookId) ?? Date.now();
-    fullSince.set(webhookId, since);
-    // Holding all its slots for SLOW_ANSWER_MS is slow, whether or not more of its jobs come.
-    if (Date.now() - since > SLOW_ANSWER_MS) note(webhookId);
-    return Date.now() - since >= TURN_MS;
+  /** When each webhook last freed a slot (had an answer). */
+  const freedAt = new Map<string, number>();
+  /**
+   * Whether a webhook's slots are turning over: one was freed within TURN_MS. One holding all
+   * its slots for SLOW_ANSWER_MS is seen slow, whether or not more of its jobs come.
+   */
+  const turning = (webhookId: string) => {
+    if ((busy.get(webhookId) ?? 0) >= perWebhook) {
+      const since = fullSince.get(webhookId) ?? Date.now();
+      fullSince.set(webhookId, since);
+      if (Date.now() - since > SLOW_ANSWER_MS) note(webhookId);
+    }
+    return Date.now() - (freedAt.get(webhookId) ?? 0) < TURN_MS;
   };
 
   return {
-    hold(webhookId) {
-      if (webhookId) held.set(webhookId, (held.get(webhookId) ?? 0) + 1);
+    hold(webhookId, slow) {
+      if (!webhookId) return;
+      held.set(webhookId, (held.get(webhookId) ?? 0) + 1);
+      if (slow) inSlowLane(webhookId);
     },
     drop(webhookId) {
       if (!webhookId) return;
@@ -165,27 +176,26 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
     },
 
     fetchLimits(batchSize) {
-      // A webhook may have in hand its slots' worth and as many again waiting for them (its
-      // answers free them in turn), or only its slots' worth when they do not turn over; one in
-      // the slow lane only what it may send (its attempts never wait in hand). No more of its
-      // jobs are fetched to wait behind unanswered ones.
+      // A webhook may have in hand its slots' worth and as many again waiting for them while
+      // its answers free them (one freed within TURN_MS), else only its slots' worth (a new
+      // webhook until its first answer); one in the slow lane only what it may send (its
+      // attempts never wait in hand). No jobs are fetched to wait behind unanswered ones.
       const caps: Record<string, number> = {};
       let slowHeld = 0;
       for (const [webhookId, count] of held) {
-        const turning = !stuck(webhookId);
+        const answering = turning(webhookId);
         const slow = inLane(webhookId);
         if (slow) slowHeld += count;
-        caps[webhookId] = Math.max(0, (slow ? Math.min(perWebhook, slowSlots) : turning ? 2 * perWebhook : perWebhook) - count);
+        caps[webhookId] = Math.max(0, (slow ? Math.min(perWebhook, slowSlots) : answering ? 2 * perWebhook : perWebhook) - count);
       }
       const slow = [...new Set([...slowAt.keys(), ...laned.keys()])].filter(inLane);
-      return { batchSize, caps, otherCap: 2 * perWebhook, slow, slowCap: Math.max(0, slowSlots - slowHeld) };
+      // Nothing in hand but answering lately: as many again too.
+      for (const [webhookId, at] of freedAt) if (!(webhookId in caps) && Date.now() - at < TURN_MS && !inLane(webhookId)) caps[webhookId] = 2 * perWebhook;
+      return { batchSize, caps, otherCap: perWebhook, slow, slowCap: Math.max(0, slowSlots - slowHeld) };
     },
 
     take(webhookId, slow, waitMs) {
-      if (slow) {
-        if (laned.size > MAX_TRACKED) laned.clear();
-        laned.set(webhookId, Date.now());
-      }
+      if (slow) inSlowLane(webhookId);
       if (tryTake(webhookId, slow)) return true;
       // In the slow lane, or its slots have not turned over lately: park it.
       const since = fullSince.get(webhookId);
@@ -219,6 +229,8 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       if (left > 0) busy.set(webhookId, left);
       else busy.delete(webhookId);
       fullSince.delete(webhookId);
+      if (freedAt.size > MAX_TRACKED) freedAt.clear();
+      freedAt.set(webhookId, Date.now());
       if (slow) slowInFlight -= 1;
       serve(webhookId);
       if (ms === undefined) return;

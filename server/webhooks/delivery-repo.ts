@@ -89,9 +89,11 @@ const WAITING = `name = '${QUEUES.webhookDelivery}' AND state < 'active'`;
  * waiting jobs are found by one index probe each. Jobs enqueued before jobs named their webhook
  * are taken beside, oldest due first.
  *
- * Run on pg-boss's own connections.
+ * Run on pg-boss's own connections. Each job says whether its webhook is in the slow lane.
  */
-export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<PgBoss.Job<DeliveryJob>[]> {
+export type FetchedJob = PgBoss.Job<DeliveryJob> & { slowLane: boolean };
+
+export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<FetchedJob[]> {
   const { rows } = (await boss.getDb().executeSql(
     `WITH RECURSIVE hooks (hook) AS (
        (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} AND ${JOB_WEBHOOK} IS NOT NULL ORDER BY 1 LIMIT 1)
@@ -116,17 +118,17 @@ export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<PgBo
      ranked AS (
        SELECT id, slow, start_after, created_on, row_number() OVER (PARTITION BY slow ORDER BY start_after, created_on, id) AS n FROM candidates),
      chosen AS (
-       SELECT id FROM ranked WHERE NOT slow OR n <= $5 ORDER BY slow, start_after, created_on, id LIMIT $1),
+       SELECT id, slow FROM ranked WHERE NOT slow OR n <= $5 ORDER BY slow, start_after, created_on, id LIMIT $1),
      next AS (
        SELECT id FROM ${JOB_TABLE} WHERE ${WAITING} AND id = ANY (ARRAY(SELECT id FROM chosen)) FOR UPDATE SKIP LOCKED)
      UPDATE ${JOB_TABLE} AS j
         SET state = 'active', started_on = now(),
             retry_count = CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END
-       FROM next
+       FROM next JOIN chosen USING (id)
       WHERE j.name = '${QUEUES.webhookDelivery}' AND j.id = next.id
-     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds"`,
+     RETURNING j.id, j.name, j.data, EXTRACT(epoch FROM j.expire_in) AS "expireInSeconds", chosen.slow AS "slowLane"`,
     [limits.batchSize, JSON.stringify(limits.caps), limits.otherCap, limits.slow, limits.slowCap],
-  )) as { rows: PgBoss.Job<DeliveryJob>[] };
+  )) as { rows: FetchedJob[] };
   return rows;
 }
 

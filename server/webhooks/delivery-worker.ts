@@ -26,7 +26,7 @@ import { attemptOf, attemptSender, prepare, type Attempt } from './delivery-atte
 import { deliveryQueueOptions, isTestJob, outcomeOf, webhookOfJob } from './delivery-jobs';
 import { deliveryLanes } from './delivery-lanes';
 import { count, outcomeRecorder, type DeliveryStats, type Job, type Outcome } from './delivery-recording';
-import { deliveryRepo, fetchJobs, type DeliveryTarget, type Hook } from './delivery-repo';
+import { deliveryRepo, fetchJobs, type DeliveryTarget, type FetchedJob, type Hook } from './delivery-repo';
 import type { AttemptResult } from './sender';
 
 /** `clock`: the time of the failing period (webhook-health.ts); the real clock when not given. */
@@ -240,7 +240,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
         continue;
       }
       const batchSize = Math.min(free, FETCH_MAX);
-      let jobs: Job[] = [];
+      let jobs: FetchedJob[] = [];
       try {
         const limits = lanes.fetchLimits(batchSize);
         // A webhook found holding all its slots too long is put in the slow lane now: no batch
@@ -256,7 +256,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
       else short = undefined;
       if (jobs.length === 0) continue;
       inFlight += jobs.length;
-      for (const job of jobs) lanes.hold(webhookOfJob(job.data));
+      for (const job of jobs) lanes.hold(webhookOfJob(job.data), job.slowLane);
       void handle(jobs);
     }
   }

@@ -1,7 +1,8 @@
 /**
  * The slots of one webhook (delivery-lanes.ts): an attempt that finds them all taken waits for
  * one, first come first served, while its webhook answers; a webhook that frees none for
- * TURN_MS has its waiting attempts sent back (parked), and so has one in the slow lane at once.
+ * TURN_MS has its waiting attempts sent back (parked), and so has one in the slow lane at once;
+ * and what a fetch may take of each webhook.
  */
 import { deliveryLanes, SLOW_ANSWER_MS, TURN_MS } from '../../server/webhooks/delivery-lanes';
 
@@ -60,19 +61,28 @@ test('an attempt waits no longer than it is given, and a slot freed after is not
   expect(lanes.take(A, false, 5000)).toBe(true);
 });
 
-test('a fetch takes of a webhook its slots and as many again, then only its slots while none turns over, and it is seen slow once they have been full for SLOW_ANSWER_MS', async () => {
+test('a fetch takes of a webhook its slots\' worth, as many again while its answers come, none beyond its slots while they stay open, and it is seen slow once they have been full for SLOW_ANSWER_MS', async () => {
   const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
-  // Nothing in hand: any webhook may bring twice its slots.
-  expect(lanes.fetchLimits(5)).toEqual({ batchSize: 5, caps: {}, otherCap: 4, slow: [], slowCap: 2 });
-  for (let i = 0; i < 3; i++) lanes.hold(A);
-  lanes.hold(B);
-  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 1, [B]: 3 });
-  // A's two slots are taken and none is freed: after TURN_MS no more of its jobs wait in hand.
-  expect(lanes.take(A, false, 0)).toBe(true);
-  expect(lanes.take(A, false, 0)).toBe(true);
-  expect(lanes.fetchLimits(5).caps[A]).toBe(1);
-  await new Promise((done) => setTimeout(done, TURN_MS + 10));
+  // Nothing in hand: a webhook not seen yet may bring its slots' worth.
+  expect(lanes.fetchLimits(5)).toEqual({ batchSize: 5, caps: {}, otherCap: 2, slow: [], slowCap: 2 });
+  for (let i = 0; i < 2; i++) lanes.hold(A, false);
+  lanes.hold(B, false);
+  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 1 });
+  // B answers: while its slots turn over, as many again may wait for them in hand.
+  expect(lanes.take(B, false, 0)).toBe(true);
+  lanes.release(B, false, 5);
   expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 3 });
+  lanes.drop(B);
+  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 4 });
+  lanes.hold(B, false);
+  // A's two slots are taken and none is freed: nothing more of it is fetched.
+  expect(lanes.take(A, false, 0)).toBe(true);
+  expect(lanes.take(A, false, 0)).toBe(true);
+  lanes.hold(A, false);
+  expect(lanes.fetchLimits(5).caps[A]).toBe(0);
+  await new Promise((done) => setTimeout(done, TURN_MS + 10));
+  // B's last answer is TURN_MS old: its slots' worth only.
+  expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 1 });
   expect(lanes.takeSeenSlow()).toEqual([]);
   // Full for more than SLOW_ANSWER_MS: seen slow (to be put in the slow lane), and the slow
   // lane's share counts what it holds.
@@ -86,4 +96,15 @@ test('a fetch takes of a webhook its slots and as many again, then only its slot
   lanes.drop(A);
   lanes.drop(A);
   expect(lanes.fetchLimits(5).caps[A]).toBe(1);
+  expect(lanes.fetchLimits(5).slowCap).toBe(1);
+});
+
+test('a webhook whose jobs come in the slow lane is fetched only its share of the slow lane', () => {
+  // 8 slots: the slow lane holds 2 of them.
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 4 });
+  lanes.hold(A, true);
+  const limits = lanes.fetchLimits(5);
+  expect(limits.caps[A]).toBe(1);
+  expect(limits.slow).toEqual([A]);
+  expect(limits.slowCap).toBe(1);
 });
