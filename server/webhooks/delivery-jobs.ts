@@ -72,8 +72,9 @@ export function deliveryQueueOptions(config: Pick<Config, 'webhookTimeoutMs' | '
 }
 
 /**
- * The pg-boss priority of a slow webhook's attempts (delivery-lanes.ts): pg-boss fetches the
- * highest priority first, so they wait behind every other webhook's attempts (default 0).
+ * The pg-boss priority a slow webhook's attempts are enqueued with (delivery-lanes.ts): it shows
+ * the lane in the queue. The worker's fetch goes by the webhook's lane itself, not by this
+ * (delivery-repo.ts `fetchJobs`), so attempts enqueued before it entered the lane need no move.
  */
 export const SLOW_PRIORITY = -10;
 

@@ -1,10 +1,11 @@
 /**
  * The delivery worker: takes attempts off the webhook-delivery queue and POSTs them.
  *
- * It runs its own pump on pg-boss's fetch/complete rather than `boss.work()`: work() hands a
- * batch to a handler and fetches the next batch only when the whole batch is done, so one
- * endpoint that takes the full timeout would hold every other delivery of its batch. Here
- * each attempt frees its slot as soon as it is recorded, and the pump tops the slots up.
+ * It runs its own pump on its own fetch (delivery-repo.ts `fetchJobs`: pg-boss's, webhook by
+ * webhook) rather than `boss.work()`: work() hands a batch to a handler and fetches the next
+ * batch only when the whole batch is done, so one endpoint that takes the full timeout would
+ * hold every other delivery of its batch. Here each attempt frees its slot as soon as it is
+ * recorded, and the pump tops the slots up, taking of each webhook only what it may hold.
  * How slots are shared between webhooks, and how a slow webhook is kept out of the others'
  * way, is delivery-lanes.ts; what a job comes to, delivery-attempts.ts; how outcomes are
  * recorded (in batches, one transaction each), delivery-recording.ts.
