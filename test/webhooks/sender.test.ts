@@ -34,7 +34,7 @@ async function endpoint(dropIf: (request: { reused: boolean; index: number }) =>
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     received,
-    close: () => new Promise((closed) => server.close(() => closed())).then(() => server.closeAllConnections()),
+    close: () => new Promise<void>((closed) => server.close(() => closed())).then(() => server.closeAllConnections()),
   };
 }
 
