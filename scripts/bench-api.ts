@@ -24,7 +24,6 @@ import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp } from '../server/app';
 import { loadConfig } from '../server/config';
@@ -42,7 +41,7 @@ import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
-import { createLogger } from '../server/logging';
+import { createLogger, logDestination } from '../server/logging';
 import { freePort } from '../server/net';
 
 const root = resolve(__dirname, '..');
@@ -193,7 +192,7 @@ async function main(): Promise<void> {
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     // The service's own logger (its redaction included), writing to /dev/null.
-    const logger = createLogger('info', pino.destination('/dev/null'));
+    const logger = createLogger('info', logDestination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const customer = await customerService({ db, events: webhookEvents(boss), clock: () => new Date() }).create(
