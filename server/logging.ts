@@ -32,6 +32,7 @@ const REDACT = [
 
 /** How long a log line may wait in the buffer at most. */
 const FLUSH_MS = 100;
+const destinations = new Map<number | string, ReturnType<typeof pino.destination>>();
 
 /**
  * Where log lines go (stdout unless told): kept in a buffer and written 4 KB at a time, at
@@ -41,7 +42,11 @@ const FLUSH_MS = 100;
  * FLUSH_MS of lines.
  */
 export function logDestination(dest: number | string = 1): pino.DestinationStream {
+  // One buffer per destination in a process, however many loggers write to it.
+  const known = destinations.get(dest);
+  if (known) return known;
   const stream = pino.destination({ dest, sync: true, minLength: 4096 });
+  destinations.set(dest, stream);
   const flush = () => {
     try {
       stream.flushSync();
