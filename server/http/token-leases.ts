@@ -5,7 +5,9 @@
  * request is still counted across processes: a lease's points are in the shared row before
  * any of them is used, and what a lease did not use is given back when it ends.
  *
- * A lease is small and short, so the limit stays what the contract says:
+ * A lease is small and short, so the limit stays what the contract says (16 points at first,
+ * doubled while each is used up within a quarter of LEASE_MS, up to 256 and 1/64 of the limit,
+ * halved when one ends with points left):
  * - it is taken only while the token has used at most half its quota in the window (above
  *   that, every request is counted alone, as before), so the last half is exact;
  * - it lasts at most LEASE_MS, and never past the window's end: a token revoked or deleted is
@@ -19,8 +21,9 @@ import { RATE_LIMIT_TABLE } from './rate-limit';
 
 /** How long a lease lasts at most, and so how long a revoked token may still be accepted. */
 export const LEASE_MS = 1000;
-/** Most points one lease takes. */
-const MOST = 64;
+/** Points of a token's first lease, and the most one lease takes (and never over 1/64 of the limit). */
+const FIRST = 16;
+const MOST = 256;
 
 interface Lease {
   tenant: Tenant;
@@ -33,6 +36,8 @@ interface Lease {
   /** The count row's key and its `expire`: a refund applies to that window only. */
   key: string;
   expire: string;
+  /** Date.now() when it was taken: a lease used up in a quarter of LEASE_MS doubles the next. */
+  takenAt: number;
   timer: NodeJS.Timeout;
 }
 
@@ -56,8 +61,10 @@ export interface TokenLeases {
 }
 
 export function tokenLeases(db: Knex, limit: number): TokenLeases {
-  const size = Math.min(MOST, Math.floor(limit / MOST));
+  const most = Math.min(MOST, Math.floor(limit / 64));
   const leases = new Map<string, Lease>();
+  /** The size of a token's next lease. */
+  const sizes = new Map<string, number>();
   /** Tokens seen in production with their last total: only they may ask for a lease. */
   const lastTotal = new Map<string, number>();
   /** Tokens whose last lease was used up, or asked twice in one batch: they ask for the next. */
@@ -74,7 +81,10 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
     if (leases.get(tokenHash) !== lease) return;
     leases.delete(tokenHash);
     clearTimeout(lease.timer);
-    if (lease.next <= lease.last) refund(lease.key, lease.expire, lease.last - lease.next + 1);
+    if (lease.next > lease.last) return;
+    refund(lease.key, lease.expire, lease.last - lease.next + 1);
+    // Left over: the token is slower than its lease, the next one is half.
+    sizes.set(tokenHash, Math.max(FIRST, (sizes.get(tokenHash) ?? FIRST) / 2));
   }
 
   return {
@@ -88,12 +98,14 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
       if (lease.next > lease.last) {
         end(tokenHash, lease);
         hot.add(tokenHash);
+        if (now - lease.takenAt < LEASE_MS / 4) sizes.set(tokenHash, Math.min(most, 2 * (sizes.get(tokenHash) ?? FIRST)));
         return undefined;
       }
       return { tenant: lease.tenant, points: lease.next++, msBeforeNext: Math.max(0, lease.windowEndsAt - now) };
     },
 
     ask(tokenHash, asked) {
+      const size = Math.min(most, sizes.get(tokenHash) ?? FIRST);
       if (size < 2 || leases.has(tokenHash)) return 0;
       const total = lastTotal.get(tokenHash);
       if (total === undefined || !(hot.has(tokenHash) || asked > 1)) return 0;
@@ -111,7 +123,7 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
       const now = Date.now();
       const windowEndsAt = now + msBeforeNext;
       const endsAt = Math.min(now + LEASE_MS, windowEndsAt);
-      const lease: Lease = { tenant, next: points - leased + 1, last: points, endsAt, windowEndsAt, key, expire, timer: undefined as unknown as NodeJS.Timeout };
+      const lease: Lease = { tenant, next: points - leased + 1, last: points, endsAt, windowEndsAt, key, expire, takenAt: now, timer: undefined as unknown as NodeJS.Timeout };
       lease.timer = setTimeout(() => end(tokenHash, lease), Math.max(0, endsAt - now)).unref();
       const previous = leases.get(tokenHash);
       if (previous) end(tokenHash, previous);
