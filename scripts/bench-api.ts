@@ -9,6 +9,9 @@
  * …) so that no variant always runs first or last. Medians are printed; a ratio against the
  * bare handler is the median of each round's own ratio, so that the machine's speed drifting
  * from one round to the next (it does, on a shared VM) moves both sides of a ratio alike.
+ * Authentication is the service's own in every variant that has it: with the quota this bench
+ * sets (a billion a minute), its one token takes leases of its points (http/token-leases.ts),
+ * as any production token far from its limit does, so about one statement per 256 requests.
  *
  * With `--processes N` (N > 1), the service is also started as `npm start` starts it, once
  * with WEB_CONCURRENCY=1 and once with WEB_CONCURRENCY=N, each a separate process tree over
