@@ -23,20 +23,10 @@ type Customer = Schemas['Customer'];
 export async function loadCustomers(db: Knex, tenant: Tenant, rows: CustomerRow[], include: Set<string>, now: Date): Promise<Customer[]> {
   const ids = rows.map((row) => row.id);
   const billing = include.has('payment_methods.billing_address');
-  // The reads do not depend on one another: outside a transaction they go at once, each on a
-  // connection of its own, so the answer waits for the slowest round trip, not for their sum.
-  // A transaction's reads go one after the other on its one connection.
-  const reads = [
-    () => (include.has('addresses') || billing ? addressRepo(db, tenant).forCustomers(ids) : []),
-    () => (include.has('payment_methods') ? paymentMethodRepo(db, tenant).forCustomers(ids) : []),
-    () => (include.has('debt_accounts') ? debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>()),
-    () => portalAccountsOf(db, tenant, ids),
-  ] as const;
-  const [addressRows, methodRows, accounts, portalAccounts] = db.isTransaction
-    ? [await reads[0](), await reads[1](), await reads[2](), await reads[3]()]
-    : await Promise.all([reads[0](), reads[1](), reads[2](), reads[3]()]);
-  const addresses = groupBy(addressRows, (row) => row.customer_id);
-  const methods = groupBy(methodRows, (row) => row.customer_id);
+  const addresses = groupBy(include.has('addresses') || billing ? await addressRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
+  const methods = groupBy(include.has('payment_methods') ? await paymentMethodRepo(db, tenant).forCustomers(ids) : [], (row) => row.customer_id);
+  const accounts = include.has('debt_accounts') ? await debtAccountsOf(db, tenant, ids, include) : new Map<string, Schemas['DebtAccount'][]>();
+  const portalAccounts = await portalAccountsOf(db, tenant, ids);
   return rows.map((row) => {
     const own: AddressRow[] = addresses.get(row.id) ?? [];
     const primary = own.find((address) => address.is_primary) ?? null;
