@@ -9,6 +9,9 @@
  * …) so that no variant always runs first or last. Medians are printed; a ratio against the
  * bare handler is the median of each round's own ratio, so that the machine's speed drifting
  * from one round to the next (it does, on a shared VM) moves both sides of a ratio alike.
+ * Authentication is the service's own in every variant that has it: with the quota this bench
+ * sets (a billion a minute), its one token takes leases of its points (http/token-leases.ts),
+ * as any production token far from its limit does, so about one statement per 256 requests.
  *
  * With `--processes N` (N > 1), the service is also started as `npm start` starts it, once
  * with WEB_CONCURRENCY=1 and once with WEB_CONCURRENCY=N, each a separate process tree over
@@ -24,7 +27,6 @@ import { join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
-import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp } from '../server/app';
 import { loadConfig } from '../server/config';
@@ -42,7 +44,7 @@ import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
-import { createLogger } from '../server/logging';
+import { createLogger, logDestination } from '../server/logging';
 import { freePort } from '../server/net';
 
 const root = resolve(__dirname, '..');
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
     const organization = await createOrganization(db, 'Bench Recovery');
     const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
     // The service's own logger (its redaction included), writing to /dev/null.
-    const logger = createLogger('info', pino.destination('/dev/null'));
+    const logger = createLogger('info', logDestination('/dev/null'));
     const boss = await startQueue(url.toString(), logger);
     stopQueue = () => boss.stop({ graceful: false, wait: true });
     const customer = await customerService({ db, events: webhookEvents(boss), clock: () => new Date() }).create(

@@ -133,10 +133,21 @@ export function createApp(deps: AppDeps): Express {
   return app;
 }
 
+/**
+ * How long an idle kept-alive connection stays open: longer than the idle timeout of the load
+ * balancers and clients in front of us (60 s for most), so that they close it first. Node's 5 s
+ * let a client send its next request on a connection we were closing at that moment: it failed
+ * with a reset (a load balancer answers 502), through no fault of the request.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** Listens on `port` (0: any free port); rejects with a clear error when the port is taken. */
 export function listen(app: Express, port: number, host?: string): Promise<Server> {
   return new Promise((resolveServer, reject) => {
     const server = app.listen(port, host ?? '0.0.0.0');
+    server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+    // The headers of a request on a kept-alive connection may take as long to start.
+    server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;
     server.once('listening', () => resolveServer(server));
     server.once('error', (error: NodeJS.ErrnoException) =>
       reject(error.code === 'EADDRINUSE' ? new Error(`Port ${port} is already in use; set PORT to another one.`) : error),

@@ -1,9 +1,12 @@
 /**
  * Authentication and the API rate limit in one statement: it finds the tokens (not revoked)
- * and counts the requests against them. Nothing is cached, so a revoked token is refused by
- * every process from the moment the revocation commits, and the count is the one row every
- * process shares (`rate_limits`, the table rate-limiter-flexible keeps the other limits in,
- * with the same fixed window and key shape).
+ * and counts the requests against them. The count is the one row every process shares
+ * (`rate_limits`, the table rate-limiter-flexible keeps the other limits in, with the same
+ * fixed window and key shape). A production token a process sees often may take a lease of a
+ * few of its points in the same statement and serve the next requests without one
+ * (token-leases.ts): such a token is checked again at most LEASE_MS later, so a revoked token
+ * is refused by every process within that bound; without a lease, from the moment the
+ * revocation commits.
  *
  * Requests that arrive while a statement is in flight wait for it and then go together in the
  * next one (group commit): a lone request waits for nothing, a busy process makes one round
@@ -18,6 +21,7 @@ import { hashToken } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
+import { tokenLeases, type TokenLeases } from './token-leases';
 
 // RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
 export const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
@@ -29,6 +33,7 @@ interface Row {
   environment: Tenant['environment'];
   offset_ms: string | null;
   points: number;
+  expire: string;
   ms_before_next: string;
 }
 
@@ -44,7 +49,10 @@ const SQL = `
   WITH unflushed AS (
     SELECT set_config('synchronous_commit', 'off', true)
   ), asked AS (
-    SELECT token_hash, count(*) AS n FROM unnest(CAST($1 AS text[])) AS asked(token_hash) GROUP BY token_hash
+    SELECT token_hash, CAST(sum(n) AS integer) AS n FROM (
+      SELECT token_hash, 1 AS n FROM unnest(CAST($1 AS text[])) AS requests(token_hash)
+      UNION ALL SELECT token_hash, n FROM unnest(CAST($4 AS text[]), CAST($5 AS integer[])) AS leases(token_hash, n)
+    ) AS points GROUP BY token_hash
   ), token AS (
     SELECT t.id AS token_id, asked.token_hash, asked.n, CAST($2 AS text) || asked.token_hash AS key, t.organization_id, t.environment, sc.offset_ms
       FROM asked JOIN api_tokens t ON t.token_hash = asked.token_hash AND t.revoked_at IS NULL
@@ -59,7 +67,7 @@ const SQL = `
       expire = CASE WHEN counts.expire <= EXCLUDED.expire - CAST($3 AS bigint) THEN EXCLUDED.expire ELSE counts.expire END
     RETURNING key, points, expire
   )
-  SELECT token.token_id, token.token_hash, token.organization_id, token.environment, token.offset_ms, counted.points, counted.expire - clock.now AS ms_before_next
+  SELECT token.token_id, token.token_hash, token.organization_id, token.environment, token.offset_ms, counted.points, counted.expire, counted.expire - clock.now AS ms_before_next
     FROM token JOIN counted ON counted.key = token.key CROSS JOIN clock`;
 
 interface PgConnection {
@@ -70,7 +78,7 @@ interface PgConnection {
 async function runPrepared(db: Knex, values: unknown[]): Promise<Row[]> {
   const connection = (await db.client.acquireConnection()) as PgConnection;
   try {
-    return (await connection.query({ name: 'dcs-authenticate-and-count', text: SQL, values })).rows;
+    return (await connection.query({ name: 'dcs-authenticate-count-lease', text: SQL, values })).rows;
   } finally {
     await db.client.releaseConnection(connection);
   }
@@ -82,21 +90,37 @@ interface Waiting {
   fail: (error: unknown) => void;
 }
 
-/** Counts tokens in batches: one statement in flight, the requests meanwhile queued for the next. */
-function tokenCounter(db: Knex, keyPrefix: string, durationMs: number): (tokenHash: string) => Promise<Verdict> {
+/**
+ * Counts tokens in batches: one statement in flight, the requests meanwhile queued for the
+ * next; a request whose token holds a live lease is answered from it at once.
+ */
+function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: TokenLeases): (tokenHash: string) => Promise<Verdict> {
   let queue: Waiting[] = [];
   let busy = false;
 
   async function flush(): Promise<void> {
     if (busy || queue.length === 0) return;
-    busy = true;
-    const batch = queue;
+    // A lease taken by the statement that just ended serves the requests that waited for it.
+    const now = Date.now();
+    const batch: Waiting[] = [];
+    for (const waiting of queue) {
+      const leased = leases.take(waiting.tokenHash, now);
+      if (leased) waiting.settle(leased);
+      else batch.push(waiting);
+    }
     queue = [];
+    if (batch.length === 0) return;
+    busy = true;
     try {
-      const rows = await runPrepared(db, [batch.map((w) => w.tokenHash), `${keyPrefix}:`, durationMs]);
-      const byToken = new Map(rows.map((row) => [row.token_hash, row]));
       const asked = new Map<string, number>();
       for (const waiting of batch) asked.set(waiting.tokenHash, (asked.get(waiting.tokenHash) ?? 0) + 1);
+      const leasing = new Map<string, number>();
+      for (const [tokenHash, n] of asked) {
+        const points = leases.ask(tokenHash, n);
+        if (points > 0) leasing.set(tokenHash, points);
+      }
+      const rows = await runPrepared(db, [batch.map((w) => w.tokenHash), `${keyPrefix}:`, durationMs, [...leasing.keys()], [...leasing.values()]]);
+      const byToken = new Map(rows.map((row) => [row.token_hash, row]));
       const taken = new Map<string, number>();
       for (const waiting of batch) {
         const row = byToken.get(waiting.tokenHash);
@@ -106,13 +130,14 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number): (tokenHa
         }
         const before = taken.get(waiting.tokenHash) ?? 0;
         taken.set(waiting.tokenHash, before + 1);
-        const points = row.points - asked.get(waiting.tokenHash)! + before + 1;
-        waiting.settle({
-          // The sandbox clock comes with the token: every rule of time of the request reads it.
-          tenant: { organizationId: row.organization_id, environment: row.environment, tokenHash: waiting.tokenHash, tokenId: row.token_id, clockOffsetMs: Number(row.offset_ms ?? 0) },
-          points,
-          msBeforeNext: Math.max(0, Number(row.ms_before_next)),
-        });
+        const leased = leasing.get(waiting.tokenHash) ?? 0;
+        // The batch's requests take the numbers below the lease's, in arrival order.
+        const points = row.points - leased - asked.get(waiting.tokenHash)! + before + 1;
+        waiting.settle({ tenant: tenantOfRow(row, waiting.tokenHash), points, msBeforeNext: Math.max(0, Number(row.ms_before_next)) });
+      }
+      for (const row of rows) {
+        const leased = leasing.get(row.token_hash) ?? 0;
+        leases.counted(row.token_hash, { tenant: tenantOfRow(row, row.token_hash), points: row.points, leased, key: `${keyPrefix}:${row.token_hash}`, expire: row.expire, msBeforeNext: Math.max(0, Number(row.ms_before_next)) });
       }
     } catch (error) {
       for (const waiting of batch) waiting.fail(error);
@@ -122,16 +147,28 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number): (tokenHa
     }
   }
 
-  return (tokenHash) =>
-    new Promise<Verdict>((settle, fail) => {
+  return (tokenHash) => {
+    const leased = leases.take(tokenHash, Date.now());
+    if (leased) return Promise.resolve(leased);
+    return new Promise<Verdict>((settle, fail) => {
       queue.push({ tokenHash, settle, fail });
       void flush();
     });
+  };
 }
+
+// The sandbox clock comes with the token: every rule of time of the request reads it.
+const tenantOfRow = (row: Row, tokenHash: string): Tenant => ({
+  organizationId: row.organization_id,
+  environment: row.environment,
+  tokenHash,
+  tokenId: row.token_id,
+  clockOffsetMs: Number(row.offset_ms ?? 0),
+});
 
 /** Sets `res.locals.tenant` and consumes one point of the token's quota, or answers 401 / 429. */
 export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds, keyPrefix }: RateLimitOptions): RequestHandler {
-  const count = tokenCounter(db, keyPrefix, durationSeconds * 1000);
+  const count = tokenCounter(db, keyPrefix, durationSeconds * 1000, tokenLeases(db, limit));
   return async (req, res, next) => {
     try {
       const match = BEARER.exec(req.get('authorization') ?? '');

@@ -2,6 +2,13 @@
  * One HTTP attempt of a delivery: POST the exact bytes, no redirects (node's http never
  * follows them), an answer within the timeout or it is a failure. Connections are kept alive
  * per endpoint, so a busy endpoint costs one TLS handshake, not one per event.
+ *
+ * A kept-alive connection can be closed by the endpoint (its idle timeout: 5 s in Node's http
+ * server) just as our next request goes out on it: the request fails with a reset before any
+ * answer, through no fault of the endpoint, and would wait for the next attempt (15 minutes).
+ * So a request that fails that way on a reused connection is sent again at once, on a new one,
+ * within the same attempt and its timeout (Node's documented remedy, `request.reusedSocket`);
+ * the endpoint cannot have answered it, and a receiver dedupes by `webhook-id` in any case.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -64,41 +71,53 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
 
   return new Promise((settle) => {
     let settled = false;
+    let request: http.ClientRequest;
     const finish = (result: AttemptResult) => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
       settle(result);
     };
-    const request = (secure ? https : http).request(url, {
-      method: 'POST',
-      agent: agents[secure ? 'https:' : 'http:'],
-      headers: { ...headers, 'Content-Length': String(body.length) },
-      // The checked address is the one connected to (see url-safety.ts).
-      ...(options.allowInsecure ? {} : { lookup: pinned }),
-    });
-    // The answer must start within the timeout; its body is drained and ignored.
+    // The answer must start within the timeout, resends on a new connection included.
     const timer = setTimeout(() => {
       finish({ ok: false, status: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
-    request.on('response', (response) => {
-      clearTimeout(timer);
-      // The body is ignored; one that never ends must not keep the connection forever.
-      const drain = setTimeout(() => response.destroy(), options.timeoutMs);
-      response.on('close', () => clearTimeout(drain));
-      response.resume();
-      const status = response.statusCode ?? 0;
-      if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
-      else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect (${status}) not followed` });
-      else if (status === 429 || status === 503) {
-        const header = response.headers['retry-after'];
-        finish({ ok: false, status, error: `answered ${status}`, retryAfterSeconds: retryAfterSeconds(Array.isArray(header) ? header[0] : header) });
-      } else finish({ ok: false, status, error: `answered ${status}` });
-    });
-    request.on('error', (error) => {
-      clearTimeout(timer);
-      finish({ ok: false, status: null, error: error.message.slice(0, 1000) || 'connection failed' });
-    });
-    request.end(body);
+    const send = (resendsLeft: number) => {
+      request = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent: agents[secure ? 'https:' : 'http:'],
+        headers: { ...headers, 'Content-Length': String(body.length) },
+        // The checked address is the one connected to (see url-safety.ts).
+        ...(options.allowInsecure ? {} : { lookup: pinned }),
+      });
+      let answered = false;
+      request.on('response', (response) => {
+        answered = true;
+        clearTimeout(timer);
+        // The body is ignored; one that never ends must not keep the connection forever.
+        const drain = setTimeout(() => response.destroy(), options.timeoutMs);
+        response.on('close', () => clearTimeout(drain));
+        response.resume();
+        const status = response.statusCode ?? 0;
+        if (status >= 200 && status < 300) finish({ ok: true, status, error: null });
+        else if (status >= 300 && status < 400) finish({ ok: false, status, error: `redirect (${status}) not followed` });
+        else if (status === 429 || status === 503) {
+          const header = response.headers['retry-after'];
+          finish({ ok: false, status, error: `answered ${status}`, retryAfterSeconds: retryAfterSeconds(Array.isArray(header) ? header[0] : header) });
+        } else finish({ ok: false, status, error: `answered ${status}` });
+      });
+      const sentOn = request;
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        if (settled) return;
+        if (!answered && sentOn.reusedSocket && error.code === 'ECONNRESET' && resendsLeft > 0) return send(resendsLeft - 1);
+        finish({ ok: false, status: null, error: error.message.slice(0, 1000) || 'connection failed' });
+      });
+      request.end(body);
+    };
+    send(RESENDS_ON_CLOSED_CONNECTIONS);
   });
 }
+
+/** Kept-alive connections found closed, one after another, before the attempt fails (each resend that meets one takes another). */
+const RESENDS_ON_CLOSED_CONNECTIONS = 3;
