@@ -15,7 +15,7 @@ import { afterDecline, afterPayment } from './plan-runner';
 const INSTALMENT_COLUMNS = ['id', 'payment_plan_id', 'seq', 'charge_date', 'amount', 'status', 'attempts', 'due_at', 'successfully_charged_at', 'charge_id', 'error', 'error_code', 'created_at', 'updated_at'] as const;
 
 export async function finishInstalment(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, { charge, declined, now }: Happenings['charge.finished']): Promise<void> {
-  if (!charge.payment_plan_charge_id) return;
+  if (charge.source !== 'payment_plan' || !charge.payment_plan_charge_id) return;
   const plans = planRepo(trx, tenant);
   const paid = charge.status !== 'failed';
   // The attempt this charge started, ended (paid or failed) in the statement that locks the plan

@@ -66,7 +66,8 @@ const declined: Listener<'charge.declined'> = (trx, events, tenant, { charge, no
  * never received): chargeFailed.
  */
 const finished: Listener<'charge.finished'> = async (trx, events, tenant, { charge, now }) => {
-  if (charge.status === 'failed') await chargeFailed(trx, events, tenant, charge.id, now);
+  // Only an offer's own charge (offer-acceptance.ts makes it with source `settlement_offer`) pays an offer: nothing to look up for any other.
+  if (charge.status === 'failed' && charge.source === 'settlement_offer') await chargeFailed(trx, events, tenant, charge.id, now);
 };
 
 /** An offer's scheduled charge canceled before it ran: nothing is set up, and the debtor did not fail to pay. */
