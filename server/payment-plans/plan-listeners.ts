@@ -3,18 +3,18 @@
  * account off completes its plan, and a returned ACH debit of an instalment reopens it
  * (plan-payments.ts holds both rules).
  */
-import { listen, type Listener } from '../events/listeners';
+import { listen, listenAll, type BatchListener, type Listener } from '../events/listeners';
 import { completePaidOffPlans, reopenReturnedInstalment } from './plan-payments';
-import { finishInstalment } from './instalment-outcome';
+import { finishInstalments } from './instalment-outcome';
 
 const completePlans: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, now }) => completePaidOffPlans(trx, events, tenant, accountIds, now);
 const reopenInstalment: Listener<'ach.returned'> = (trx, events, tenant, { charge, now }) => reopenReturnedInstalment(trx, events, tenant, charge, now);
 
-const finishAttempt: Listener<'charge.finished'> = (trx, events, tenant, what) => finishInstalment(trx, events, tenant, what);
+const finishAttempts: BatchListener<'charge.finished'> = (trx, events, happened) => finishInstalments(trx, events, happened);
 
 /** Registers the plans' listeners (once, however often it is called). */
 export function listenToPayments(): void {
   listen('charge.paid-accounts', completePlans);
   listen('ach.returned', reopenInstalment);
-  listen('charge.finished', finishAttempt);
+  listenAll('charge.finished', finishAttempts);
 }

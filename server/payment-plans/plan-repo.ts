@@ -153,3 +153,17 @@ export function planRepo(db: Knex, tenant: Tenant) {
     },
   };
 }
+
+/**
+ * The changes of many plans (of any tenants), in one statement per distinct change (the due
+ * work's answers mostly share one: `consecutive_failures` back to 0).
+ */
+export async function updatePlans(db: Knex, updates: { tenant: Tenant; planId: string; changes: PlanValues }[]): Promise<void> {
+  const groups = new Map<string, { tenant: Tenant; changes: PlanValues; ids: string[] }>();
+  for (const { tenant, planId, changes } of updates) {
+    const key = JSON.stringify([tenant.organizationId, tenant.environment, changes]);
+    const group = groups.get(key) ?? groups.set(key, { tenant, changes, ids: [] }).get(key)!;
+    group.ids.push(planId);
+  }
+  for (const { tenant, changes, ids } of groups.values()) await scoped(db, PAYMENT_PLANS, tenant).whereIn('id', ids).update({ ...changes, updated_at: db.fn.now() });
+}

@@ -271,25 +271,65 @@ export async function afterPayment(
   outcome: InstalmentCharge,
   now: Date,
 ): Promise<PlanValues> {
-  const paid = trx(PLAN_CHARGES)
-    .where({ id: instalment.id })
-    .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() })
-    .returning('id');
-  // In the same statement: what the account owes now (its balance already moved) and whether
-  // another instalment is pending (the statement still sees this one as it was: not counted).
-  const { rows } = await trx.raw<{ rows: (DebtAccountRow & { pending: boolean })[] }>(
-    `WITH paid AS (?)
-     SELECT a.*,
-            EXISTS (SELECT 1 FROM ${PLAN_CHARGES} i WHERE i.payment_plan_id = ? AND i.status = 'pending' AND i.id NOT IN (SELECT id FROM paid)) AS pending
-       FROM ${DEBT_ACCOUNTS} a WHERE a.id = ? AND a.organization_id = ? AND a.environment = ?`,
-    [paid, plan.id, plan.debt_account_id, tenant.organizationId, tenant.environment],
+  const [changes] = await afterPayments(trx, [{ tenant, plan, instalment, amount, attempt, chargeId: outcome.chargeId, now }]);
+  return changes!;
+}
+
+/** One paid instalment of a batch (`afterPayments`). */
+export interface PaidInstalment {
+  tenant: Tenant;
+  plan: PlanRow;
+  instalment: InstalmentRow;
+  amount: number;
+  attempt: number;
+  chargeId: string | null;
+  now: Date;
+}
+
+/**
+ * Paid instalments (of different plans; their accounts' balances already moved) marked
+ * succeeded, and what each plan does after it: completed when its account owes nothing more,
+ * scheduled on one period after this instalment when none is pending but a balance is left,
+ * else it goes on. One statement for all (and one per plan that ends or goes on). Answers each
+ * plan's changes, in order.
+ */
+export async function afterPayments(trx: Knex.Transaction, paid: PaidInstalment[]): Promise<PlanValues[]> {
+  if (paid.length === 0) return [];
+  const column = <T>(pick: (each: PaidInstalment) => T) => paid.map(pick);
+  // In the same statement: what each account owes now and whether another instalment of its
+  // plan is pending (the statement still sees these as they were: not counted).
+  const { rows } = await trx.raw<{ rows: (DebtAccountRow & { plan_id: string; pending: boolean })[] }>(
+    `WITH v AS (SELECT unnest(?::uuid[]) AS id, unnest(?::bigint[]) AS amount, unnest(?::int[]) AS attempt, unnest(?::timestamptz[]) AS now, unnest(?::uuid[]) AS charge_id),
+     paid AS (
+       UPDATE ${PLAN_CHARGES} i
+          SET status = 'succeeded', amount = v.amount, attempts = v.attempt, due_at = NULL, successfully_charged_at = v.now, charge_id = v.charge_id,
+              error = NULL, error_code = NULL, updated_at = now()
+         FROM v WHERE i.id = v.id
+       RETURNING i.id)
+     SELECT a.*, p.id AS plan_id,
+            EXISTS (SELECT 1 FROM ${PLAN_CHARGES} i WHERE i.payment_plan_id = p.id AND i.status = 'pending' AND i.id NOT IN (SELECT id FROM paid)) AS pending
+       FROM ${PAYMENT_PLANS} p JOIN ${DEBT_ACCOUNTS} a ON a.id = p.debt_account_id AND a.organization_id = p.organization_id AND a.environment = p.environment
+      WHERE p.id = ANY(?::uuid[])`,
+    [
+      column((each) => each.instalment.id),
+      column((each) => each.amount),
+      column((each) => each.attempt),
+      column((each) => each.now),
+      column((each) => each.chargeId),
+      column((each) => each.plan.id),
+    ] as unknown as Knex.RawBinding[],
   );
-  const account = rows[0]!;
-  if (amountDue(account) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
-  // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
-  // the plan goes on, one period after this instalment.
-  if (!account.pending) return { consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) };
-  return { consecutive_failures: 0 };
+  const accountOf = new Map(rows.map(({ plan_id, ...account }) => [plan_id, account]));
+  const changes: PlanValues[] = [];
+  for (const { tenant, plan, instalment, now } of paid) {
+    const account = accountOf.get(plan.id)!;
+    if (amountDue(account) <= 0) changes.push({ consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) });
+    // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
+    // the plan goes on, one period after this instalment.
+    else if (!account.pending) changes.push({ consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) });
+    else changes.push({ consecutive_failures: 0 });
+  }
+  return changes;
 }
 
 export async function afterDecline(

@@ -180,11 +180,14 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
           outcomes.push(undefined);
         }
       }
-      const batchEvents = deferredEvents(deps.events);
-      const recorded = await recordCharges({ ...deps, events: batchEvents.recorder }, trx, recordings.map((each) => each.recording));
+      // A batch of one records its events as they are said (payloads read before its listeners
+      // move what they move: a failed offer's charge names the offer it was to pay); a batch of
+      // many, together at its end.
+      const batchEvents = recordings.length > 1 ? deferredEvents(deps.events) : undefined;
+      const recorded = await recordCharges(batchEvents ? { ...deps, events: batchEvents.recorder } : deps, trx, recordings.map((each) => each.recording));
       recordings.forEach(({ index }, at) => (outcomes[index] = recorded[at]));
       for (const { index, first } of twice) outcomes[index] = outcomes[first];
-      await batchEvents.flush(trx);
+      await batchEvents?.flush(trx);
       return outcomes;
     }),
   );

@@ -7,7 +7,8 @@
  * a return, refund or void after completion reverses the write-off (offer-returns.ts).
  */
 import type { Knex } from 'knex';
-import { listen, type Listener } from '../events/listeners';
+import { listen, listenAll, type BatchListener, type Listener } from '../events/listeners';
+import { tenantKey } from '../payments/family-locks';
 import type { EventRecorder } from '../events/events';
 import type { Tenant } from '../kernel/tenant';
 import { nowFor } from '../kernel/clock';
@@ -28,7 +29,30 @@ async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant
 }
 
 const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
-const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
+/**
+ * Instalments paid (a batch of answers recorded together): as `paid` for each, in their order,
+ * with the open offers of all their accounts read in one statement per tenant. Two of one
+ * account in a batch go one after the other instead (the second sees what the first did).
+ */
+const instalmentsPaid: BatchListener<'instalment.paid'> = async (trx, events, happened) => {
+  const byTenant = new Map<string, typeof happened>();
+  for (const each of happened) byTenant.set(tenantKey(each.tenant), [...(byTenant.get(tenantKey(each.tenant)) ?? []), each]);
+  for (const group of byTenant.values()) {
+    const { tenant } = group[0]!;
+    const accountIds = group.flatMap(({ what }) => what.accountIds);
+    if (new Set(accountIds).size !== accountIds.length) {
+      for (const { what } of group) await paid(trx, events, tenant, what.accountIds, what.chargeId, what.now);
+      continue;
+    }
+    const open = await offerRepo(trx, tenant).openOf(accountIds, ['accepted', 'pending']);
+    for (const { what } of group) {
+      const mine = open.filter((offer) => what.accountIds.includes(offer.debt_account_id));
+      if (mine.length === 0) continue;
+      await completePaid(trx, events, tenant, mine.filter((offer) => offer.status === 'accepted'), what.chargeId, what.now);
+      await supersedeOffers(trx, events, tenant, mine.filter((offer) => offer.status === 'pending'), what.now);
+    }
+  }
+};
 /** A refund or void: a completed offer it paid has its write-off reversed and is broken (offer-returns.ts); a pending one is superseded. */
 const givenBack: Listener<'money.given-back'> = async (trx, events, tenant, { accountIds, chargeId }) => {
   const now = tenantNow(tenant);
@@ -94,7 +118,7 @@ const defaulted: Listener<'plan.defaulted'> = async (trx, events, tenant, { plan
 /** Registers the offers' listeners (once, however often it is called); after the plans' own. */
 export function listenForSettlements(): void {
   listen('charge.paid-accounts', chargePaid);
-  listen('instalment.paid', instalmentPaid);
+  listenAll('instalment.paid', instalmentsPaid);
   listen('money.given-back', givenBack);
   listen('account.updated', updated);
   listen('charge.declined', declined);
