@@ -133,6 +133,25 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return row as ChargeRow;
     },
 
+    /** Many charges stored in one statement; answers them in the order of `rows`. */
+    async insertMany(rows: ChargeValues[]): Promise<ChargeRow[]> {
+      if (rows.length === 0) return [];
+      const stored = (await db(CHARGES)
+        .insert(
+          rows.map((values) => ({
+            ...values,
+            card: values.card && JSON.stringify(values.card),
+            bank_account: values.bank_account && JSON.stringify(values.bank_account),
+            metadata: JSON.stringify(values.metadata),
+            ...tenantColumns(tenant),
+          })),
+        )
+        .returning(CHARGE_COLUMNS)) as ChargeRow[];
+      // Each by its reference number (unique per tenant): RETURNING promises no order.
+      const byReference = new Map(stored.map((row) => [row.reference_number, row]));
+      return rows.map((values) => byReference.get(values.reference_number)!);
+    },
+
     async update(
       id: string,
       values: Partial<Pick<ChargeRow, 'status' | 'error' | 'error_code' | 'return_code' | 'settled_at' | 'payment_method_id' | 'gateway_reference' | 'charged_at' | 'settles_at'>> & {

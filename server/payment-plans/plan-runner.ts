@@ -29,16 +29,23 @@ export interface InstalmentCharge {
   errorCode?: string;
 }
 
+/** One instalment's charge to reserve: of `amount`, to its plan's method, at `now` (its tenant's time). */
+export interface ChargeRequest {
+  tenant: Tenant;
+  plan: PlanRow;
+  instalment: InstalmentRow;
+  amount: number;
+  attempt: number;
+  now: Date;
+}
+
 /**
- * The payments port as the plans see it: reserve a charge of `amount` to the plan's method, on
- * `trx`; `finish` (called after the commit) asks the gateway and records its answer. No charge
- * could be made: the failed attempt's outcome instead.
+ * The payments port as the plans see it: reserve the charges of a batch of instalments (one or
+ * many, of any tenants), on `trx`, set-based; for each, `finish` (called after the commit) asks
+ * the gateway and records its answer. One that could not be made: the failed attempt's outcome
+ * instead. Answers in the order of `requests`.
  */
-export type InstalmentCharger = (
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  request: { plan: PlanRow; instalment: InstalmentRow; amount: number; attempt: number; now: Date },
-) => Promise<InstalmentCharge | { chargeId: string; finish: () => Promise<unknown> }>;
+export type InstalmentCharger = (trx: Knex.Transaction, requests: ChargeRequest[]) => Promise<(InstalmentCharge | { chargeId: string; finish: () => Promise<unknown> })[]>;
 
 export type RunnerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
 
@@ -159,6 +166,7 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
 
       const inFlight: { item: DueInstalment; instalment: InstalmentRow; attempt: number; chargeId: string }[] = [];
       const started: Started[] = [];
+      const toCharge: { index: number; item: DueInstalment; request: ChargeRequest }[] = [];
       for (const item of items) {
         const peek = peekOf.get(item.ref.id);
         const plan = peek && plans.get(peek.payment_plan_id);
@@ -168,9 +176,21 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
           started.push(false);
           continue;
         }
-        const outcome = await startOne(deps, trx, charge, item, account, plan, instalment);
-        if (typeof outcome === 'object') inFlight.push({ item, instalment, attempt: outcome.attempt, chargeId: outcome.chargeId });
-        started.push(typeof outcome === 'object' ? { finish: outcome.finish } : outcome);
+        const outcome = await startOne(deps, trx, item, account, plan, instalment);
+        if (typeof outcome === 'object') toCharge.push({ index: started.length, item, request: { tenant: item.tenant, plan, instalment, now: item.now, ...outcome } });
+        started.push(outcome === true);
+      }
+      // The charges of those to charge, reserved together.
+      const charged = toCharge.length > 0 ? await charge(trx, toCharge.map((each) => each.request)) : [];
+      for (const [at, { index, item, request }] of toCharge.entries()) {
+        const outcome = charged[at]!;
+        if ('finish' in outcome) {
+          inFlight.push({ item, instalment: request.instalment, attempt: request.attempt, chargeId: outcome.chargeId });
+          started[index] = { finish: outcome.finish };
+        } else {
+          await notCharged(deps, trx, request, outcome);
+          started[index] = true;
+        }
       }
       if (inFlight.length > 0) {
         // The key of exactly once: a second process recording one of these attempts fails here (and rolls the batch back).
@@ -204,19 +224,18 @@ interface TenantOf {
 const ofTenant = (row: TenantOf, tenant: Tenant) => row.organization_id === tenant.organizationId && row.environment === tenant.environment;
 
 /**
- * One locked instalment, checked again and started: its charge reserved (its attempt is
- * inserted by the caller, with the batch's), or what happens instead (skipped for a dispute, the
- * plan ended, a charge that could not be made recorded as a failed attempt).
+ * One locked instalment, checked again: the attempt and amount to charge (the caller reserves
+ * the batch's charges together), or what happens instead (skipped for a dispute, the plan
+ * ended; false: nothing to do).
  */
 async function startOne(
   deps: RunnerDeps,
   trx: Knex.Transaction,
-  charge: InstalmentCharger,
   { tenant, now }: DueInstalment,
   account: DebtAccountRow,
   plan: PlanRow,
   instalment: InstalmentRow,
-): Promise<boolean | { chargeId: string; attempt: number; finish: () => Promise<unknown> }> {
+): Promise<boolean | { attempt: number; amount: number }> {
   if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
   const plans = planRepo(trx, tenant);
   let changes: PlanValues = {};
@@ -231,26 +250,28 @@ async function startOne(
     // out of collection: the plan is canceled, nothing is charged.
     changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
   } else {
-    const attempt = instalment.attempts + 1;
-    const amount = Math.min(Number(instalment.amount), maximum);
-    const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
-    if ('finish' in outcome) return { chargeId: outcome.chargeId, attempt, finish: outcome.finish };
-    // No charge could be made: the attempt is recorded failed at once (its key, as a charged one's).
-    await trx(PLAN_CHARGE_ATTEMPTS).insert({
-      payment_plan_charge_id: instalment.id,
-      attempt,
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
-      outcome: outcome.paid ? 'paid' : 'failed',
-      charge_id: outcome.chargeId,
-    });
-    if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
-    changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
-    if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
+    return { attempt: instalment.attempts + 1, amount: Math.min(Number(instalment.amount), maximum) };
   }
   await plans.update(plan.id, changes);
   await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
   return true;
+}
+
+/** No charge could be made for the instalment: the attempt is recorded failed at once (its key, as a charged one's), and the plan goes on after it. */
+async function notCharged(deps: RunnerDeps, trx: Knex.Transaction, { tenant, plan, instalment, attempt, amount, now }: ChargeRequest, outcome: InstalmentCharge): Promise<void> {
+  await trx(PLAN_CHARGE_ATTEMPTS).insert({
+    payment_plan_charge_id: instalment.id,
+    attempt,
+    organization_id: tenant.organizationId,
+    environment: tenant.environment,
+    outcome: outcome.paid ? 'paid' : 'failed',
+    charge_id: outcome.chargeId,
+  });
+  if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
+  const changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
+  if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
+  await planRepo(trx, tenant).update(plan.id, changes);
+  await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
 }
 
 /** Marks a due instalment `skipped`; when none is left pending, the plan goes on one period later. */
