@@ -13,7 +13,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import type { ChargeOutcome as GatewayAnswer } from '../gateway/gateway';
-import { announce, announceAll } from '../events/listeners';
+import { announce, announceAll, type Happened } from '../events/listeners';
 import { moveBalances, spread, type Family } from './balances';
 import { answerCharges, insertMoney, type AnsweredRow, type ChargeRow, type MoneyRow } from '../charge-store/charge-repo';
 import type { PaymentDeps } from './payment-deps';
@@ -127,12 +127,12 @@ export async function recordCharges(deps: PaymentDeps, trx: Knex.Transaction, it
   });
   for (const { tenant, deltas } of byTenant.values()) await moveBalances(trx, tenant, deltas);
 
-  const outcomes: ChargeOutcome[] = [];
+  const outcomes: ChargeOutcome[] = charges.map((charge, index) => ({ charge, declined: decided[index]!.declined }));
+  const paidAccounts: Happened<'charge.paid-accounts'>[] = [];
   for (const [index, item] of items.entries()) {
     const { tenant, now } = item;
-    const { parts, declined, byGateway, checkAfterSeconds } = decided[index]!;
+    const { parts, declined, byGateway } = decided[index]!;
     const charge = charges[index]!;
-    outcomes.push({ charge, declined });
     if (declined) {
       await chargeMade(deps.events, trx, tenant, charge, []);
       if (byGateway) await announce(trx, deps.events, tenant, 'charge.declined', { charge, now });
@@ -140,10 +140,15 @@ export async function recordCharges(deps: PaymentDeps, trx: Knex.Transaction, it
       const moved = movedBy(item.family, parts);
       await chargeMade(deps.events, trx, tenant, charge, moved);
       // A plan's own instalment: the plan's listener of `charge.finished` completes its plan itself.
-      if (charge.source !== 'payment_plan') await announce(trx, deps.events, tenant, 'charge.paid-accounts', { accountIds: moved, now, chargeId: charge.id });
-      if (checkAfterSeconds !== undefined) await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: checkAfterSeconds });
-      if (charge.send_email) await sendToDebtor(deps, trx, tenant, receipt(charge, now));
+      if (charge.source !== 'payment_plan') paidAccounts.push({ tenant, what: { accountIds: moved, now, chargeId: charge.id } });
     }
+  }
+  await announceAll(trx, deps.events, 'charge.paid-accounts', paidAccounts);
+  for (const [index, { tenant, now }] of items.entries()) {
+    const { declined, checkAfterSeconds } = decided[index]!;
+    const charge = charges[index]!;
+    if (!declined && checkAfterSeconds !== undefined) await enqueueIn(deps.boss, trx, QUEUES.achSettlement, settlementJob(tenant, charge.id), { startAfter: checkAfterSeconds });
+    if (!declined && charge.send_email) await sendToDebtor(deps, trx, tenant, receipt(charge, now));
     if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
   }
   await announceAll(

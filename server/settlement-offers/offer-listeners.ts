@@ -28,13 +28,12 @@ async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant
   await supersedeOffers(trx, events, tenant, open.filter((offer) => offer.status === 'pending'), now);
 }
 
-const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
 /**
- * Instalments paid (a batch of answers recorded together): as `paid` for each, in their order,
- * with the open offers of all their accounts read in one statement per tenant. Two of one
- * account in a batch go one after the other instead (the second sees what the first did).
+ * Payments (a batch of answers recorded together: charges, or instalments): as `paid` for each,
+ * in their order, with the open offers of all their accounts read in one statement per tenant.
+ * Two of one account in a batch go one after the other instead (the second sees what the first did).
  */
-const instalmentsPaid: BatchListener<'instalment.paid'> = async (trx, events, happened) => {
+async function paidAll(trx: Knex.Transaction, events: EventRecorder, happened: { tenant: Tenant; what: { accountIds: string[]; chargeId?: string; now: Date } }[]): Promise<void> {
   const byTenant = new Map<string, typeof happened>();
   for (const each of happened) byTenant.set(tenantKey(each.tenant), [...(byTenant.get(tenantKey(each.tenant)) ?? []), each]);
   for (const group of byTenant.values()) {
@@ -48,11 +47,14 @@ const instalmentsPaid: BatchListener<'instalment.paid'> = async (trx, events, ha
     for (const { what } of group) {
       const mine = open.filter((offer) => what.accountIds.includes(offer.debt_account_id));
       if (mine.length === 0) continue;
-      await completePaid(trx, events, tenant, mine.filter((offer) => offer.status === 'accepted'), what.chargeId, what.now);
+      if (what.chargeId) await completePaid(trx, events, tenant, mine.filter((offer) => offer.status === 'accepted'), what.chargeId, what.now);
       await supersedeOffers(trx, events, tenant, mine.filter((offer) => offer.status === 'pending'), what.now);
     }
   }
-};
+}
+
+const chargesPaid: BatchListener<'charge.paid-accounts'> = paidAll;
+const instalmentsPaid: BatchListener<'instalment.paid'> = paidAll;
 /** A refund or void: a completed offer it paid has its write-off reversed and is broken (offer-returns.ts); a pending one is superseded. */
 const givenBack: Listener<'money.given-back'> = async (trx, events, tenant, { accountIds, chargeId }) => {
   const now = tenantNow(tenant);
@@ -117,7 +119,7 @@ const defaulted: Listener<'plan.defaulted'> = async (trx, events, tenant, { plan
 
 /** Registers the offers' listeners (once, however often it is called); after the plans' own. */
 export function listenForSettlements(): void {
-  listen('charge.paid-accounts', chargePaid);
+  listenAll('charge.paid-accounts', chargesPaid);
   listenAll('instalment.paid', instalmentsPaid);
   listen('money.given-back', givenBack);
   listen('account.updated', updated);
