@@ -140,14 +140,20 @@ export interface AnswerOf {
 export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Promise<(ChargeOutcome | undefined)[]> {
   return moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx) => {
-      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string }[] }>(`SELECT id, debt_account_id FROM ${CHARGES} WHERE id = ANY(?::uuid[])`, [
-        entries.map((entry) => entry.chargeId),
-      ]);
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string; organization_id: string; environment: string }[] }>(
+        `SELECT id, debt_account_id, organization_id, environment FROM ${CHARGES} WHERE id = ANY(?::uuid[])`,
+        [entries.map((entry) => entry.chargeId)],
+      );
       const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
-      const tenantOf = new Map(entries.map((entry) => [entry.chargeId, entry.tenant]));
+      // Each charge's family under an entry of its own tenant (an entry of another tenant finds nothing).
+      const tenantOf = (peek: (typeof peeks)[number]) =>
+        entries.find((entry) => entry.chargeId === peek.id && entry.tenant.organizationId === peek.organization_id && entry.tenant.environment === peek.environment)?.tenant;
       const families = await lockFamilies(
         trx,
-        peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
+        peeks.flatMap((peek) => {
+          const tenant = tenantOf(peek);
+          return tenant ? [{ tenant, accountId: peek.debt_account_id }] : [];
+        }),
         // Recording needs no terms (what is reserved, the dispute hold's fact): as lockFamily.
         { terms: false },
       );
