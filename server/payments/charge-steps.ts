@@ -114,7 +114,8 @@ export async function recordAnswer(
   now: Date,
   within?: Within,
 ): Promise<ChargeOutcome | undefined> {
-  const [outcome] = await recordAnswers(deps, [{ tenant, chargeId, answer, now, within }]);
+  // Its events recorded as they are said (a failed offer's charge names the offer it was to pay, before the offer moves).
+  const [outcome] = await recordAnswers(deps, [{ tenant, chargeId, answer, now, within }], { together: false });
   return outcome;
 }
 
@@ -137,7 +138,12 @@ export interface AnswerOf {
  * record per tenant (one read of the payloads for all), in the order they were said. Answers each
  * charge's outcome in order (undefined: no such charge).
  */
-export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Promise<(ChargeOutcome | undefined)[]> {
+export async function recordAnswers(
+  deps: PaymentDeps,
+  entries: AnswerOf[],
+  /** false: the events recorded as they are said, not at the batch's end (`recordAnswer`, a charge alone). */
+  { together = true }: { together?: boolean } = {},
+): Promise<(ChargeOutcome | undefined)[]> {
   return moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx) => {
       const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string; organization_id: string; environment: string }[] }>(
@@ -186,10 +192,7 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
           outcomes.push(undefined);
         }
       }
-      // A batch of one records its events as they are said (payloads read before its listeners
-      // move what they move: a failed offer's charge names the offer it was to pay); a batch of
-      // many, together at its end.
-      const batchEvents = recordings.length > 1 ? deferredEvents(deps.events) : undefined;
+      const batchEvents = together ? deferredEvents(deps.events) : undefined;
       const recorded = await recordCharges(batchEvents ? { ...deps, events: batchEvents.recorder } : deps, trx, recordings.map((each) => each.recording));
       recordings.forEach(({ index }, at) => (outcomes[index] = recorded[at]));
       for (const { index, first } of twice) outcomes[index] = outcomes[first];
