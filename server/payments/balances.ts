@@ -112,18 +112,6 @@ export async function familiesOf(trx: Knex.Transaction, tenant: Tenant, rows: De
   return families;
 }
 
-/**
- * The account `key` and its children, all locked, without the terms' facts: enough to record a
- * charge's answer. Undefined when it does not exist.
- */
-export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<Family | undefined> {
-  const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));
-  const family = [...(await familiesOf(trx, tenant, rows, asked, false)).values()][0];
-  return family && { account: withoutReserved(family.account), children: family.children };
-}
-
-const withoutReserved = ({ reserved_amount: _reserved, ...account }: LockedFamily['account']): DebtAccountRow => account;
-
 /** The account `key` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
 export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<LockedFamily | undefined> {
   const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));

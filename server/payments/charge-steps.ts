@@ -160,7 +160,7 @@ export async function recordAnswers(
           const tenant = tenantOf(peek);
           return tenant ? [{ tenant, accountId: peek.debt_account_id }] : [];
         }),
-        // Recording needs no terms (what is reserved, the dispute hold's fact): as lockFamily.
+        // Recording needs no terms (what is reserved, the dispute hold's fact).
         { terms: false },
       );
       // Then the charges, by id, in one statement (each checked to be its entry's tenant's).
