@@ -165,5 +165,6 @@ export async function updatePlans(db: Knex, updates: { tenant: Tenant; planId: s
     const group = groups.get(key) ?? groups.set(key, { tenant, changes, ids: [] }).get(key)!;
     group.ids.push(planId);
   }
-  for (const { tenant, changes, ids } of groups.values()) await scoped(db, PAYMENT_PLANS, tenant).whereIn('id', ids).update({ ...changes, updated_at: db.fn.now() });
+  // One text whatever the number of plans (an array, not an IN list): one prepared statement.
+  for (const { tenant, changes, ids } of groups.values()) await scoped(db, PAYMENT_PLANS, tenant).whereRaw('id = ANY(?::uuid[])', [ids]).update({ ...changes, updated_at: db.fn.now() });
 }
