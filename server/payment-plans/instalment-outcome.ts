@@ -11,7 +11,7 @@ import type { EventRecorder } from '../events/events';
 import { announce, announceAll, type Happened } from '../events/listeners';
 import type { Tenant } from '../kernel/tenant';
 import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, updatePlans, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
-import { afterDecline, afterPayments, type PaidInstalment } from './plan-runner';
+import { afterDecline, afterPayments, type PaidInstalment } from './plan-after';
 
 /** An instalment's columns (InstalmentRow), read beside its plan's. */
 const INSTALMENT_COLUMNS = ['id', 'payment_plan_id', 'seq', 'charge_date', 'amount', 'status', 'attempts', 'due_at', 'successfully_charged_at', 'charge_id', 'error', 'error_code', 'created_at', 'updated_at'] as const;
