@@ -61,8 +61,8 @@ export async function tellDeclined(
 
 /** Finishes the autopay run waiting for `charge`, if one is; nothing for any other charge. */
 export async function finishAutopayRun(deps: OutcomeDeps, trx: Knex.Transaction, tenant: Tenant, { charge, declined, now }: Happenings['charge.finished']): Promise<void> {
-  // An autopay run's charge is the account's own (autopay-runner.ts), never a plan's instalment: nothing to look up for one.
-  if (charge.payment_plan_charge_id) return;
+  // Only an autopay run's charge (autopay-runner.ts makes it with source `autopay`): nothing to look up for any other.
+  if (charge.source !== 'autopay') return;
   const paid = charge.status !== 'failed';
   const reason = paid ? null : (declined?.message ?? charge.error ?? 'the payment was declined');
   const repo = autopayRepo(trx, tenant);

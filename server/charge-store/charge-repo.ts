@@ -133,6 +133,25 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return row as ChargeRow;
     },
 
+    /** Many charges stored in one statement; answers them in the order of `rows`. */
+    async insertMany(rows: ChargeValues[]): Promise<ChargeRow[]> {
+      if (rows.length === 0) return [];
+      const stored = (await db(CHARGES)
+        .insert(
+          rows.map((values) => ({
+            ...values,
+            card: values.card && JSON.stringify(values.card),
+            bank_account: values.bank_account && JSON.stringify(values.bank_account),
+            metadata: JSON.stringify(values.metadata),
+            ...tenantColumns(tenant),
+          })),
+        )
+        .returning(CHARGE_COLUMNS)) as ChargeRow[];
+      // Each by its reference number (unique per tenant): RETURNING promises no order.
+      const byReference = new Map(stored.map((row) => [row.reference_number, row]));
+      return rows.map((values) => byReference.get(values.reference_number)!);
+    },
+
     async update(
       id: string,
       values: Partial<Pick<ChargeRow, 'status' | 'error' | 'error_code' | 'return_code' | 'settled_at' | 'payment_method_id' | 'gateway_reference' | 'charged_at' | 'settles_at'>> & {
@@ -207,6 +226,55 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return transactions().where({ charge_id: chargeId }).orderBy('number', 'asc').select(TRANSACTION_COLUMNS);
     },
   };
+}
+
+/** The columns a gateway's answer decides, for one charge (`answerCharges`). */
+export type AnsweredRow = { id: string } & Pick<ChargeRow, 'gateway_reference' | 'status' | 'error' | 'error_code' | 'settled_at' | 'settles_at'>;
+
+/**
+ * The answers of many charges written in ONE statement (of any tenants: the caller has locked
+ * each charge and checked it is its tenant's). Answers the charges as they now are, in the
+ * order of `answers`.
+ */
+export async function answerCharges(db: Knex, answers: AnsweredRow[]): Promise<ChargeRow[]> {
+  if (answers.length === 0) return [];
+  const column = <K extends keyof AnsweredRow>(key: K) => answers.map((answer) => answer[key] ?? null);
+  const { rows } = await db.raw<{ rows: ChargeRow[] }>(
+    `UPDATE ${CHARGES}
+        SET status = v.status, gateway_reference = v.gateway_reference, error = v.error, error_code = v.error_code,
+            settled_at = v.settled_at, settles_at = v.settles_at, updated_at = now()
+       FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::text[]) AS status, unnest(?::text[]) AS gateway_reference, unnest(?::text[]) AS error,
+                    unnest(?::text[]) AS error_code, unnest(?::timestamptz[]) AS settled_at, unnest(?::timestamptz[]) AS settles_at) v
+      WHERE ${CHARGES}.id = v.id
+      RETURNING ${CHARGE_COLUMNS.join(', ')}`,
+    [column('id'), column('status'), column('gateway_reference'), column('error'), column('error_code'), column('settled_at'), column('settles_at')] as unknown as Knex.RawBinding[],
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return answers.map((answer) => byId.get(answer.id)!);
+}
+
+/** A row of money one charge made: on each account it paid, its allocation (when `allocated`) and its transaction. */
+export interface MoneyRow {
+  tenant: Tenant;
+  charge_id: string;
+  debt_account_id: string;
+  amount: number;
+  kind: TransactionKind;
+  status: TransactionStatus;
+  gateway_reference: string | null;
+  /** A part the charge paid (an allocation too); a failed charge's row of 0 is a transaction only. */
+  allocated: boolean;
+}
+
+/** The allocations and transactions of many charges (of any tenants), in ONE statement, transactions in the order of `rows`. */
+export async function insertMoney(db: Knex, rows: MoneyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const transactions = rows.map(({ tenant, allocated: _allocated, ...row }) => ({ ...row, ...tenantColumns(tenant) }));
+  const allocations = rows
+    .filter((row) => row.allocated)
+    .map((row) => ({ charge_id: row.charge_id, debt_account_id: row.debt_account_id, amount: row.amount, ...tenantColumns(row.tenant) }));
+  const insert = allocations.length > 0 ? db.with('allocated', db(ALLOCATIONS).insert(allocations)).insert(transactions) : db.insert(transactions);
+  await insert.into(TRANSACTIONS);
 }
 
 /** The latest `limit` charges and transactions of each account, newest first: one query each. */

@@ -27,7 +27,16 @@ export interface Happenings {
   'plan.defaulted': { planId: string; accountId: string; now: Date };
   /** The gateway's answer for a `processing` charge was recorded (by its request or by recovery): `charge` as it now is. */
   'charge.finished': {
-    charge: { id: string; status: string; amount: string; payment_plan_charge_id: string | null; error: string | null; error_code: string | null };
+    charge: {
+      id: string;
+      status: string;
+      amount: string;
+      /** Who the charge is for (`api`, `payment_plan`, `autopay`, `settlement_offer`): a listener skips what is not its own by it, without a query. */
+      source: string;
+      payment_plan_charge_id: string | null;
+      error: string | null;
+      error_code: string | null;
+    };
     declined?: { message: string; errorCode: string };
     now: Date;
   };
@@ -39,15 +48,53 @@ export interface Happenings {
 
 export type Listener<K extends keyof Happenings> = (trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, what: Happenings[K]) => Promise<void>;
 
-const listeners: { [K in keyof Happenings]?: Listener<K>[] } = {};
+/** One happening of a batch, with its tenant (a batch may hold many tenants' happenings). */
+export interface Happened<K extends keyof Happenings> {
+  tenant: Tenant;
+  what: Happenings[K];
+}
+
+/**
+ * A listener of a batch of happenings of one name at once (the answers of many charges recorded
+ * in one transaction): reacts to all of them with a statement per kind of row instead of one per
+ * happening. It must do what it would do for each happening alone, in their order.
+ */
+export type BatchListener<K extends keyof Happenings> = (trx: Knex.Transaction, events: EventRecorder, happened: Happened<K>[]) => Promise<void>;
+
+type Registered<K extends keyof Happenings> = { one: Listener<K> } | { all: BatchListener<K> };
+
+const listeners: { [K in keyof Happenings]?: Registered<K>[] } = {};
+
+function register<K extends keyof Happenings>(name: K, entry: Registered<K>): void {
+  const list = (listeners[name] ??= []) as Registered<K>[];
+  const same = (each: Registered<K>) => ('one' in each && 'one' in entry && each.one === entry.one) || ('all' in each && 'all' in entry && each.all === entry.all);
+  if (!list.some(same)) list.push(entry);
+}
 
 /** Adds `listener` for `name`; the same listener twice is kept once. */
 export function listen<K extends keyof Happenings>(name: K, listener: Listener<K>): void {
-  const list = (listeners[name] ??= []) as Listener<K>[];
-  if (!list.includes(listener)) list.push(listener);
+  register(name, { one: listener });
+}
+
+/** Adds a batch listener for `name` (called once per announceAll, and with one happening per announce); the same twice is kept once. */
+export function listenAll<K extends keyof Happenings>(name: K, listener: BatchListener<K>): void {
+  register(name, { all: listener });
 }
 
 /** Runs the listeners of `name`, in `trx`. */
 export async function announce<K extends keyof Happenings>(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, name: K, what: Happenings[K]): Promise<void> {
-  for (const listener of (listeners[name] ?? []) as Listener<K>[]) await listener(trx, events, tenant, what);
+  await announceAll(trx, events, name, [{ tenant, what }]);
+}
+
+/**
+ * Runs the listeners of `name` for the happenings `happened`, in `trx`, listener after listener
+ * in the order they registered: a batch listener once with them all, any other once per
+ * happening, in their order.
+ */
+export async function announceAll<K extends keyof Happenings>(trx: Knex.Transaction, events: EventRecorder, name: K, happened: Happened<K>[]): Promise<void> {
+  if (happened.length === 0) return;
+  for (const entry of (listeners[name] ?? []) as Registered<K>[]) {
+    if ('all' in entry) await entry.all(trx, events, happened);
+    else for (const { tenant, what } of happened) await entry.one(trx, events, tenant, what);
+  }
 }

@@ -12,7 +12,8 @@ import { gatewayFor } from '../gateway/gateways';
 import type { Knex } from 'knex';
 import type { LockedFamily } from '../payments/balances';
 import { lockFamilies } from '../payments/family-locks';
-import { reserveOn } from '../payments/create-charge';
+import { reserveAllOn } from '../payments/create-charge';
+import type { PaymentGateway } from '../gateway/gateway';
 import { askAndRecord, recordAnswers, type Answer, type AnswerOf } from '../payments/charge-steps';
 import type { ChargeOutcome } from '../payments/charge-outcome';
 import { batcher } from '../kernel/batcher';
@@ -21,7 +22,7 @@ import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../kernel/tenant';
 import type { DueWorkPorts } from './due-work';
 import { messageDueSources } from '../communications/due-messages';
-import type { DueRef } from './plan-runner';
+import type { ChargeRequest, DueRef } from './plan-runner';
 
 /** The app's clock as it reads when the tenant's clock shows `now`. */
 const atTenantTime = (deps: AppDeps, tenant: Tenant, now: Date): AppDeps => ({ ...deps, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) });
@@ -45,31 +46,47 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
       lockedOn.set(trx, families);
       return new Map([...families].map(([id, family]) => [id, family.account]));
     },
-    charge: async (trx, tenant, { plan, instalment, amount, now }) => {
-      const gateway = gatewayFor(deps, tenant);
-      if (!gateway) return { chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' };
-      if (!plan.payment_method_id) return { chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' };
-      // The payments service reads the instalment's time (`now` on the tenant's clock is the
-      // app's clock plus the sandbox offset).
-      const chargeDeps = atTenantTime(deps, tenant, now);
-      try {
-        const { charge, token } = await reserveOn(
-          chargeDeps,
-          trx,
+    charge: async (trx, requests) => {
+      const outcomes: Awaited<ReturnType<DueWorkPorts['charge']>> = [];
+      const toReserve: { index: number; gateway: PaymentGateway; request: ChargeRequest }[] = [];
+      for (const request of requests) {
+        const gateway = gatewayFor(deps, request.tenant);
+        if (!gateway) outcomes.push({ chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' });
+        else if (!request.plan.payment_method_id) outcomes.push({ chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' });
+        else {
+          toReserve.push({ index: outcomes.length, gateway, request });
+          outcomes.push({ chargeId: null, paid: false });
+        }
+      }
+      // The charges reserved together, each checked by the payments' rules (reserveOn's, one path).
+      const reserved = await reserveAllOn(
+        deps,
+        trx,
+        toReserve.map(({ gateway, request: { tenant, plan, instalment, amount, now } }) => ({
           tenant,
           gateway,
-          { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id },
-          { source: 'payment_plan', payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
-          lockedOn.get(trx)?.get(plan.debt_account_id),
-        );
+          now,
+          body: { amount, debt_account_id: plan.debt_account_id, payment_method_id: plan.payment_method_id! },
+          origin: { source: 'payment_plan' as const, payment_plan_id: plan.id, payment_plan_charge_id: instalment.id },
+          family: lockedOn.get(trx)?.get(plan.debt_account_id),
+        })),
+      );
+      toReserve.forEach(({ index, gateway, request: { tenant, now } }, at) => {
+        const made = reserved[at]!;
+        // A rule of the charge refused it (an expired card, a method without a token): a failed attempt.
+        if (made instanceof ApiError) {
+          outcomes[index] = { chargeId: null, paid: false, error: made.message, errorCode: made.errorCode };
+          return;
+        }
+        const { charge, token } = made;
+        // The payments service reads the instalment's time (`now` on the tenant's clock is the
+        // app's clock plus the sandbox offset).
+        const chargeDeps = atTenantTime(deps, tenant, now);
         // The instalment's attempt is finished by the answer's `charge.finished` (instalment-outcome.ts).
         const record = (answer: Answer) => answers.add({ tenant, chargeId: charge.id, answer, now });
-        return { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now, record }) };
-      } catch (error) {
-        // A rule of the charge refused it (an expired card, a method without a token): a failed attempt.
-        if (error instanceof ApiError) return { chargeId: null, paid: false, error: error.message, errorCode: error.errorCode };
-        throw error;
-      }
+        outcomes[index] = { chargeId: charge.id, finish: () => askAndRecord(chargeDeps, gateway, tenant, charge, token, { now, record }) };
+      });
+      return outcomes;
     },
   };
 }

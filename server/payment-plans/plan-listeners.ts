@@ -3,18 +3,24 @@
  * account off completes its plan, and a returned ACH debit of an instalment reopens it
  * (plan-payments.ts holds both rules).
  */
-import { listen, type Listener } from '../events/listeners';
-import { completePaidOffPlans, reopenReturnedInstalment } from './plan-payments';
-import { finishInstalment } from './instalment-outcome';
+import { listen, listenAll, type BatchListener, type Listener } from '../events/listeners';
+import { completePaidOffPlansOf, reopenReturnedInstalment } from './plan-payments';
+import { tenantKey } from '../payments/family-locks';
+import { finishInstalments } from './instalment-outcome';
 
-const completePlans: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, now }) => completePaidOffPlans(trx, events, tenant, accountIds, now);
+/** Payments of a batch: the plans of their accounts read once per tenant. */
+const completePlans: BatchListener<'charge.paid-accounts'> = async (trx, events, happened) => {
+  const byTenant = new Map<string, typeof happened>();
+  for (const each of happened) byTenant.set(tenantKey(each.tenant), [...(byTenant.get(tenantKey(each.tenant)) ?? []), each]);
+  for (const group of byTenant.values()) await completePaidOffPlansOf(trx, events, group[0]!.tenant, group.map(({ what }) => what));
+};
 const reopenInstalment: Listener<'ach.returned'> = (trx, events, tenant, { charge, now }) => reopenReturnedInstalment(trx, events, tenant, charge, now);
 
-const finishAttempt: Listener<'charge.finished'> = (trx, events, tenant, what) => finishInstalment(trx, events, tenant, what);
+const finishAttempts: BatchListener<'charge.finished'> = (trx, events, happened) => finishInstalments(trx, events, happened);
 
 /** Registers the plans' listeners (once, however often it is called). */
 export function listenToPayments(): void {
-  listen('charge.paid-accounts', completePlans);
+  listenAll('charge.paid-accounts', completePlans);
   listen('ach.returned', reopenInstalment);
-  listen('charge.finished', finishAttempt);
+  listenAll('charge.finished', finishAttempts);
 }

@@ -18,6 +18,18 @@ import { announce } from '../events/listeners';
  * the accounts' locks (plans are locked after accounts, the order the scheduler uses).
  */
 export async function completePaidOffPlans(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, accountIds: string[], now: Date): Promise<void> {
+  await completePaidOffPlansOf(trx, events, tenant, [{ accountIds, now }]);
+}
+
+/**
+ * As completePaidOffPlans for many payments of one tenant at once (a batch of answers): the
+ * plans of all their accounts read in one statement; each plan completed at the time of the
+ * first payment that named its account.
+ */
+export async function completePaidOffPlansOf(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, payments: { accountIds: string[]; now: Date }[]): Promise<void> {
+  const nowOf = new Map<string, Date>();
+  for (const { accountIds, now } of payments) for (const id of accountIds) if (!nowOf.has(id)) nowOf.set(id, now);
+  const accountIds = [...nowOf.keys()];
   if (accountIds.length === 0) return;
   const paidOff: { id: string; debt_account_id: string }[] = await scoped(trx, PAYMENT_PLANS, tenant)
     .join(DEBT_ACCOUNTS, `${DEBT_ACCOUNTS}.id`, `${PAYMENT_PLANS}.debt_account_id`)
@@ -29,7 +41,7 @@ export async function completePaidOffPlans(trx: Knex.Transaction, events: EventR
   const plans = planRepo(trx, tenant);
   for (const plan of paidOff) {
     await plans.cancelPending(plan.id);
-    await plans.update(plan.id, { status: 'completed', ended_at: now });
+    await plans.update(plan.id, { status: 'completed', ended_at: nowOf.get(plan.debt_account_id)! });
   }
   if (paidOff.length > 0) await events.record(trx, tenant, [{ name: 'payment-plan.update', ids: paidOff.map((plan) => plan.debt_account_id) }]);
 }

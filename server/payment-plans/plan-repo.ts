@@ -153,3 +153,18 @@ export function planRepo(db: Knex, tenant: Tenant) {
     },
   };
 }
+
+/**
+ * The changes of many plans (of any tenants), in one statement per distinct change (the due
+ * work's answers mostly share one: `consecutive_failures` back to 0).
+ */
+export async function updatePlans(db: Knex, updates: { tenant: Tenant; planId: string; changes: PlanValues }[]): Promise<void> {
+  const groups = new Map<string, { tenant: Tenant; changes: PlanValues; ids: string[] }>();
+  for (const { tenant, planId, changes } of updates) {
+    const key = JSON.stringify([tenant.organizationId, tenant.environment, changes]);
+    const group = groups.get(key) ?? groups.set(key, { tenant, changes, ids: [] }).get(key)!;
+    group.ids.push(planId);
+  }
+  // One text whatever the number of plans (an array, not an IN list): one prepared statement.
+  for (const { tenant, changes, ids } of groups.values()) await scoped(db, PAYMENT_PLANS, tenant).whereRaw('id = ANY(?::uuid[])', [ids]).update({ ...changes, updated_at: db.fn.now() });
+}

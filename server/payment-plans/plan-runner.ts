@@ -11,34 +11,34 @@
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Environment, Tenant } from '../kernel/tenant';
-import { DEBT_ACCOUNTS, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { PAYMENT_PLANS, PLAN_CHARGE_ATTEMPTS, PLAN_CHARGES, PLAN_COLUMNS, planRepo, type InstalmentRow, type PlanRow, type PlanValues } from './plan-repo';
 import { scheduleFrom } from './plan-service';
-import { amountDue, termsOf } from '../payment-terms/payment-terms';
+import { termsOf } from '../payment-terms/payment-terms';
 import { announce } from '../events/listeners';
-import { afterFailure, chargeDate } from './schedule';
+import { chargeDate } from './schedule';
+import { afterDecline, afterPayment, endPlan, type InstalmentCharge } from './plan-after';
+
+export type { InstalmentCharge };
 import { moneyWrites } from '../payments/write-slots';
 
-/** What charging one instalment answered. */
-export interface InstalmentCharge {
-  /** The charge made (also a failed one); null when none could be made. */
-  chargeId: string | null;
-  /** Whether the money was taken (an ACH debit still settling counts). */
-  paid: boolean;
-  error?: string;
-  errorCode?: string;
+/** One instalment's charge to reserve: of `amount`, to its plan's method, at `now` (its tenant's time). */
+export interface ChargeRequest {
+  tenant: Tenant;
+  plan: PlanRow;
+  instalment: InstalmentRow;
+  amount: number;
+  attempt: number;
+  now: Date;
 }
 
 /**
- * The payments port as the plans see it: reserve a charge of `amount` to the plan's method, on
- * `trx`; `finish` (called after the commit) asks the gateway and records its answer. No charge
- * could be made: the failed attempt's outcome instead.
+ * The payments port as the plans see it: reserve the charges of a batch of instalments (one or
+ * many, of any tenants), on `trx`, set-based; for each, `finish` (called after the commit) asks
+ * the gateway and records its answer. One that could not be made: the failed attempt's outcome
+ * instead. Answers in the order of `requests`.
  */
-export type InstalmentCharger = (
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  request: { plan: PlanRow; instalment: InstalmentRow; amount: number; attempt: number; now: Date },
-) => Promise<InstalmentCharge | { chargeId: string; finish: () => Promise<unknown> }>;
+export type InstalmentCharger = (trx: Knex.Transaction, requests: ChargeRequest[]) => Promise<(InstalmentCharge | { chargeId: string; finish: () => Promise<unknown> })[]>;
 
 export type RunnerDeps = Pick<AppDeps, 'db' | 'events' | 'clock'>;
 
@@ -83,12 +83,6 @@ export async function dueInstalmentsOf(db: Knex, tenant: Tenant, upTo: Date, lim
     .orderBy([{ column: 'due_at' }, { column: 'seq' }])
     .limit(limit)
     .select('id', 'organization_id', 'environment', 'due_at');
-}
-
-/** Ends a plan: its pending instalments are canceled. */
-async function endPlan(trx: Knex, tenant: Tenant, plan: PlanRow, status: 'completed' | 'canceled' | 'defaulted', now: Date): Promise<PlanValues> {
-  await planRepo(trx, tenant).cancelPending(plan.id);
-  return { status, ended_at: now, ...(status === 'canceled' ? { canceled_at: now } : {}) };
 }
 
 /** An instalment the flow found due, with its tenant and the time (its tenant's) it is carried out at. */
@@ -159,6 +153,7 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
 
       const inFlight: { item: DueInstalment; instalment: InstalmentRow; attempt: number; chargeId: string }[] = [];
       const started: Started[] = [];
+      const toCharge: { index: number; item: DueInstalment; request: ChargeRequest }[] = [];
       for (const item of items) {
         const peek = peekOf.get(item.ref.id);
         const plan = peek && plans.get(peek.payment_plan_id);
@@ -168,9 +163,21 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
           started.push(false);
           continue;
         }
-        const outcome = await startOne(deps, trx, charge, item, account, plan, instalment);
-        if (typeof outcome === 'object') inFlight.push({ item, instalment, attempt: outcome.attempt, chargeId: outcome.chargeId });
-        started.push(typeof outcome === 'object' ? { finish: outcome.finish } : outcome);
+        const outcome = await startOne(deps, trx, item, account, plan, instalment);
+        if (typeof outcome === 'object') toCharge.push({ index: started.length, item, request: { tenant: item.tenant, plan, instalment, now: item.now, ...outcome } });
+        started.push(outcome === true);
+      }
+      // The charges of those to charge, reserved together.
+      const charged = toCharge.length > 0 ? await charge(trx, toCharge.map((each) => each.request)) : [];
+      for (const [at, { index, item, request }] of toCharge.entries()) {
+        const outcome = charged[at]!;
+        if ('finish' in outcome) {
+          inFlight.push({ item, instalment: request.instalment, attempt: request.attempt, chargeId: outcome.chargeId });
+          started[index] = { finish: outcome.finish };
+        } else {
+          await notCharged(deps, trx, request, outcome);
+          started[index] = true;
+        }
       }
       if (inFlight.length > 0) {
         // The key of exactly once: a second process recording one of these attempts fails here (and rolls the batch back).
@@ -204,19 +211,18 @@ interface TenantOf {
 const ofTenant = (row: TenantOf, tenant: Tenant) => row.organization_id === tenant.organizationId && row.environment === tenant.environment;
 
 /**
- * One locked instalment, checked again and started: its charge reserved (its attempt is
- * inserted by the caller, with the batch's), or what happens instead (skipped for a dispute, the
- * plan ended, a charge that could not be made recorded as a failed attempt).
+ * One locked instalment, checked again: the attempt and amount to charge (the caller reserves
+ * the batch's charges together), or what happens instead (skipped for a dispute, the plan
+ * ended; false: nothing to do).
  */
 async function startOne(
   deps: RunnerDeps,
   trx: Knex.Transaction,
-  charge: InstalmentCharger,
   { tenant, now }: DueInstalment,
   account: DebtAccountRow,
   plan: PlanRow,
   instalment: InstalmentRow,
-): Promise<boolean | { chargeId: string; attempt: number; finish: () => Promise<unknown> }> {
+): Promise<boolean | { attempt: number; amount: number }> {
   if (instalment.status !== 'pending' || !instalment.due_at || instalment.due_at.getTime() > now.getTime() || plan.status !== 'active') return false;
   const plans = planRepo(trx, tenant);
   let changes: PlanValues = {};
@@ -231,26 +237,28 @@ async function startOne(
     // out of collection: the plan is canceled, nothing is charged.
     changes = await endPlan(trx, tenant, plan, refusal.reason === 'paid_off' ? 'completed' : 'canceled', now);
   } else {
-    const attempt = instalment.attempts + 1;
-    const amount = Math.min(Number(instalment.amount), maximum);
-    const outcome = await charge(trx, tenant, { plan, instalment, amount, attempt, now });
-    if ('finish' in outcome) return { chargeId: outcome.chargeId, attempt, finish: outcome.finish };
-    // No charge could be made: the attempt is recorded failed at once (its key, as a charged one's).
-    await trx(PLAN_CHARGE_ATTEMPTS).insert({
-      payment_plan_charge_id: instalment.id,
-      attempt,
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
-      outcome: outcome.paid ? 'paid' : 'failed',
-      charge_id: outcome.chargeId,
-    });
-    if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
-    changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
-    if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
+    return { attempt: instalment.attempts + 1, amount: Math.min(Number(instalment.amount), maximum) };
   }
   await plans.update(plan.id, changes);
   await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
   return true;
+}
+
+/** No charge could be made for the instalment: the attempt is recorded failed at once (its key, as a charged one's), and the plan goes on after it. */
+async function notCharged(deps: RunnerDeps, trx: Knex.Transaction, { tenant, plan, instalment, attempt, amount, now }: ChargeRequest, outcome: InstalmentCharge): Promise<void> {
+  await trx(PLAN_CHARGE_ATTEMPTS).insert({
+    payment_plan_charge_id: instalment.id,
+    attempt,
+    organization_id: tenant.organizationId,
+    environment: tenant.environment,
+    outcome: outcome.paid ? 'paid' : 'failed',
+    charge_id: outcome.chargeId,
+  });
+  if (outcome.paid && outcome.chargeId) await announce(trx, deps.events, tenant, 'instalment.paid', { accountIds: [plan.debt_account_id], chargeId: outcome.chargeId, now });
+  const changes = outcome.paid ? await afterPayment(trx, tenant, plan, instalment, amount, attempt, outcome, now) : await afterDecline(trx, tenant, plan, instalment, attempt, outcome, now);
+  if (changes.status === 'defaulted') await announce(trx, deps.events, tenant, 'plan.defaulted', { planId: plan.id, accountId: plan.debt_account_id, now });
+  await planRepo(trx, tenant).update(plan.id, changes);
+  await deps.events.record(trx, tenant, [{ name: 'payment-plan.update', ids: [plan.debt_account_id] }]);
 }
 
 /** Marks a due instalment `skipped`; when none is left pending, the plan goes on one period later. */
@@ -259,61 +267,4 @@ async function skipInstalment(trx: Knex.Transaction, tenant: Tenant, plan: PlanR
   const pending = await trx(PLAN_CHARGES).where({ payment_plan_id: plan.id, status: 'pending' }).first('id');
   if (!pending) return scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now);
   return {};
-}
-
-export async function afterPayment(
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  plan: PlanRow,
-  instalment: InstalmentRow,
-  amount: number,
-  attempt: number,
-  outcome: InstalmentCharge,
-  now: Date,
-): Promise<PlanValues> {
-  const paid = trx(PLAN_CHARGES)
-    .where({ id: instalment.id })
-    .update({ status: 'succeeded', amount, attempts: attempt, due_at: null, successfully_charged_at: now, charge_id: outcome.chargeId, error: null, error_code: null, updated_at: trx.fn.now() })
-    .returning('id');
-  // In the same statement: what the account owes now (its balance already moved) and whether
-  // another instalment is pending (the statement still sees this one as it was: not counted).
-  const { rows } = await trx.raw<{ rows: (DebtAccountRow & { pending: boolean })[] }>(
-    `WITH paid AS (?)
-     SELECT a.*,
-            EXISTS (SELECT 1 FROM ${PLAN_CHARGES} i WHERE i.payment_plan_id = ? AND i.status = 'pending' AND i.id NOT IN (SELECT id FROM paid)) AS pending
-       FROM ${DEBT_ACCOUNTS} a WHERE a.id = ? AND a.organization_id = ? AND a.environment = ?`,
-    [paid, plan.id, plan.debt_account_id, tenant.organizationId, tenant.environment],
-  );
-  const account = rows[0]!;
-  if (amountDue(account) <= 0) return { consecutive_failures: 0, ...(await endPlan(trx, tenant, plan, 'completed', now)) };
-  // The schedule ran out but a balance is left (it grew, or an instalment failed for good):
-  // the plan goes on, one period after this instalment.
-  if (!account.pending) return { consecutive_failures: 0, ...(await scheduleFrom(trx, tenant, plan, account, chargeDate(plan.frequency!, instalment.charge_date, 1), now)) };
-  return { consecutive_failures: 0 };
-}
-
-export async function afterDecline(
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  plan: PlanRow,
-  instalment: InstalmentRow,
-  attempt: number,
-  outcome: InstalmentCharge,
-  now: Date,
-): Promise<PlanValues> {
-  const consecutiveFailures = plan.consecutive_failures + 1;
-  const next = afterFailure({ attempts: attempt, consecutiveFailures, chargeDate: instalment.charge_date });
-  await trx(PLAN_CHARGES)
-    .where({ id: instalment.id })
-    .update({
-      status: next.retryAt ? 'pending' : 'failed',
-      attempts: attempt,
-      due_at: next.retryAt,
-      charge_id: outcome.chargeId,
-      error: outcome.error?.slice(0, 255) ?? 'The charge failed.',
-      error_code: outcome.errorCode?.slice(0, 32) ?? null,
-      updated_at: trx.fn.now(),
-    });
-  if (next.defaulted) return { consecutive_failures: consecutiveFailures, ...(await endPlan(trx, tenant, plan, 'defaulted', now)) };
-  return { consecutive_failures: consecutiveFailures };
 }

@@ -112,18 +112,6 @@ export async function familiesOf(trx: Knex.Transaction, tenant: Tenant, rows: De
   return families;
 }
 
-/**
- * The account `key` and its children, all locked, without the terms' facts: enough to record a
- * charge's answer. Undefined when it does not exist.
- */
-export async function lockFamily(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<Family | undefined> {
-  const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));
-  const family = [...(await familiesOf(trx, tenant, rows, asked, false)).values()][0];
-  return family && { account: withoutReserved(family.account), children: family.children };
-}
-
-const withoutReserved = ({ reserved_amount: _reserved, ...account }: LockedFamily['account']): DebtAccountRow => account;
-
 /** The account `key` and its children, all locked, with the facts the payment terms read; undefined when it does not exist. */
 export async function lockAccount(trx: Knex.Transaction, tenant: Tenant, key: AccountKey): Promise<LockedFamily | undefined> {
   const { rows, asked } = await lockFamilyRows(trx, tenant, foundBy(trx, tenant, key));
@@ -202,38 +190,44 @@ export function spread({ account, children }: Family, amount: number): { debt_ac
 
 /**
  * Moves each account's current_balance by `delta` (negative: paid), flipping paid_off/active
- * at 0 in the same statement, then re-sums and re-flags the parents. The caller holds the
- * locks. Answers the accounts whose balance moved, parents included.
+ * at 0, all accounts in ONE statement (an account named twice moves by the sum); then re-sums
+ * and re-flags their parents in one more (none when no account has a parent). The caller holds
+ * the locks. Answers the accounts whose balance moved, in the order first named, parents after.
  */
 export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas: { debt_account_id: string; delta: number }[]): Promise<string[]> {
-  const ids = deltas.map((d) => d.debt_account_id);
-  const parentIds = new Set<string>();
-  for (const { debt_account_id, delta } of deltas) {
-    const moved: { parent_id: string | null }[] = await scoped(trx, DEBT_ACCOUNTS, tenant)
-      .where({ id: debt_account_id })
-      .update({
-        current_balance: trx.raw('current_balance + ?', [delta]),
-        // Active at 0 becomes paid_off, paid_off above 0 becomes active again (as flagPaidOff).
-        status: trx.raw(
-          `(CASE WHEN status = 'active' AND current_balance + ? = 0 THEN 'paid_off' WHEN status = 'paid_off' AND current_balance + ? > 0 THEN 'active' ELSE status::text END)::debt_account_status`,
-          [delta, delta],
-        ),
-        updated_at: trx.fn.now(),
-      })
-      .returning('parent_id');
-    for (const { parent_id } of moved) if (parent_id) parentIds.add(parent_id);
-  }
-  const parents = [...parentIds];
-  const accounts = debtAccountRepo(trx, tenant);
-  for (const parentId of parents) await accounts.recalculate(parentId);
-  if (parents.length > 0) await flagPaidOff(trx, tenant, parents);
-  return [...new Set([...ids, ...parents])];
+  const summed = new Map<string, number>();
+  for (const { debt_account_id, delta } of deltas) summed.set(debt_account_id, (summed.get(debt_account_id) ?? 0) + delta);
+  if (summed.size === 0) return [];
+  const { rows: moved } = await trx.raw<{ rows: { parent_id: string | null }[] }>(
+    `UPDATE ${DEBT_ACCOUNTS} a
+        SET current_balance = a.current_balance + v.delta,
+            -- Active at 0 becomes paid_off, paid_off above 0 becomes active again (as the parents below).
+            status = (CASE WHEN a.status = 'active' AND a.current_balance + v.delta = 0 THEN 'paid_off'
+                           WHEN a.status = 'paid_off' AND a.current_balance + v.delta > 0 THEN 'active'
+                           ELSE a.status::text END)::debt_account_status,
+            updated_at = now()
+       FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::bigint[]) AS delta) v
+      WHERE a.id = v.id AND a.organization_id = ? AND a.environment = ?
+      RETURNING a.parent_id`,
+    [[...summed.keys()], [...summed.values()], tenant.organizationId, tenant.environment],
+  );
+  const parents = [...new Set(moved.flatMap(({ parent_id }) => (parent_id ? [parent_id] : [])))];
+  if (parents.length > 0) await resumParents(trx, tenant, parents);
+  return [...new Set([...summed.keys(), ...parents])];
 }
 
-async function flagPaidOff(trx: Knex.Transaction, tenant: Tenant, ids: string[]): Promise<void> {
-  // One statement: active at 0 becomes paid_off, paid_off above 0 becomes active again.
-  await scoped(trx, DEBT_ACCOUNTS, tenant)
-    .whereIn('id', ids)
-    .where((flip) => flip.where({ status: 'active', current_balance: 0 }).orWhere((back) => back.where('status', 'paid_off').where('current_balance', '>', 0)))
-    .update({ status: trx.raw(`(CASE WHEN current_balance = 0 THEN 'paid_off' ELSE 'active' END)::debt_account_status`), updated_at: trx.fn.now() });
+/** Each parent's balances re-summed from its children and re-flagged (paid_off at 0, active above), in one statement. */
+async function resumParents(trx: Knex.Transaction, tenant: Tenant, parents: string[]): Promise<void> {
+  await trx.raw(
+    `UPDATE ${DEBT_ACCOUNTS} parent
+        SET balance = sums.balance, current_balance = sums.current_balance,
+            status = (CASE WHEN parent.status = 'active' AND sums.current_balance = 0 THEN 'paid_off'
+                           WHEN parent.status = 'paid_off' AND sums.current_balance > 0 THEN 'active'
+                           ELSE parent.status::text END)::debt_account_status,
+            updated_at = now()
+       FROM (SELECT parent_id, coalesce(sum(balance), 0) AS balance, coalesce(sum(current_balance), 0) AS current_balance
+               FROM ${DEBT_ACCOUNTS} WHERE parent_id = ANY(?::uuid[]) GROUP BY parent_id) sums
+      WHERE parent.id = sums.parent_id AND parent.organization_id = ? AND parent.environment = ?`,
+    [parents, tenant.organizationId, tenant.environment],
+  );
 }

@@ -12,16 +12,15 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type ErrorCode } from '../kernel/errors';
-import { announce } from '../events/listeners';
 import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
-import { CHARGE_COLUMNS, CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
+import { CHARGE_COLUMNS, CHARGES, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
-import { lockFamily, type Family } from './balances';
 import { lockFamilies, tenantKey } from './family-locks';
-import { recordCharge, type ChargeOutcome } from './charge-outcome';
+import { recordCharges, type Answer, type ChargeOutcome, type Recording, type Within } from './charge-outcome';
 import type { PaymentDeps } from './payment-deps';
-import { chargeMade } from './payment-events';
 import { moneyWrites } from './write-slots';
+
+export type { Answer, Within };
 
 /** The steps a test may stop a process at (TEST_CHARGE_STEP): after the reservation commits, after the answer, after it is recorded. */
 export type ChargeStep = 'reserved' | 'answered' | 'recorded';
@@ -37,11 +36,6 @@ export async function atStep(config: Config, step: ChargeStep, charge: ChargeRow
   process.stderr.write(`TEST_CHARGE_STEP paused at ${step} ${charge.id}\n`);
   await new Promise(() => {});
 }
-
-/** What step 3 also commits: the caller's own rows (a Portal checkout's events). */
-export type Within = (trx: Knex.Transaction, outcome: ChargeOutcome) => Promise<void>;
-
-const NEVER_RECEIVED = 'The payment gateway never received the charge; no money was moved.';
 
 /** The outcome a finished charge answered (a decline as its 400 again); a `processing` one as itself. */
 export function outcomeOf(charge: ChargeRow): ChargeOutcome {
@@ -93,9 +87,6 @@ export async function askAndRecord(
   }
 }
 
-/** What step 3 records: the gateway's answer, its refusal of the request, or that it never received it. */
-export type Answer = GatewayAnswer | 'refused' | 'never_received';
-
 /** The gateway's answer; undefined when none came (the charge stays `processing` for recovery). */
 async function ask(gateway: PaymentGateway, token: string, charge: ChargeRow): Promise<GatewayAnswer | 'refused' | undefined> {
   try {
@@ -113,6 +104,7 @@ async function ask(gateway: PaymentGateway, token: string, charge: ChargeRow): P
  * lock (succeeded or pending: transactions, balances, events; failed or never received: the
  * reservation released). A charge that is no longer `processing` was recorded by someone else:
  * its outcome is answered as it is. Announces `charge.finished` (a plan's instalment follows it).
+ * A batch of one of `recordAnswers`: one path for every answer.
  */
 export async function recordAnswer(
   deps: PaymentDeps,
@@ -122,13 +114,9 @@ export async function recordAnswer(
   now: Date,
   within?: Within,
 ): Promise<ChargeOutcome | undefined> {
-  return moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
-    const charges = chargeRepo(trx, tenant);
-    const family = await lockFamily(trx, tenant, { chargeId });
-    if (!family) return undefined;
-    const charge = (await charges.find(chargeId, { forUpdate: true }))!;
-    return recordOn(deps, trx, tenant, family, charge, answer, now, within);
-  }));
+  // Its events recorded as they are said (a failed offer's charge names the offer it was to pay, before the offer moves).
+  const [outcome] = await recordAnswers(deps, [{ tenant, chargeId, answer, now, within }], { together: false });
+  return outcome;
 }
 
 /** One answer to record in a batch (`recordAnswers`). */
@@ -137,28 +125,42 @@ export interface AnswerOf {
   chargeId: string;
   answer: Answer;
   now: Date;
+  /** What must commit with this answer (not run when the charge was recorded already). */
+  within?: Within;
 }
 
 /**
- * Step 3 for many charges at once (the due work's answers that arrive close together), in ONE
- * short transaction: their account families locked at once in one fixed order (family-locks.ts,
- * as the due work's starts lock), then each charge, and each answer recorded
- * as `recordAnswer` records it. The events of the batch are recorded together at its end, one
+ * Step 3 for many charges at once (the due work's answers that arrive close together, the API's
+ * batched answers, or one), in ONE short transaction: their account families locked at once in
+ * one fixed order (family-locks.ts, as the due work's starts lock), then the charges, then the
+ * answers of those still `processing` recorded set-based (charge-outcome.ts `recordCharges`: one
+ * statement per kind of row). The events of the batch are recorded together at its end, one
  * record per tenant (one read of the payloads for all), in the order they were said. Answers each
  * charge's outcome in order (undefined: no such charge).
  */
-export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Promise<(ChargeOutcome | undefined)[]> {
+export async function recordAnswers(
+  deps: PaymentDeps,
+  entries: AnswerOf[],
+  /** false: the events recorded as they are said, not at the batch's end (`recordAnswer`, a charge alone). */
+  { together = true }: { together?: boolean } = {},
+): Promise<(ChargeOutcome | undefined)[]> {
   return moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx) => {
-      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string }[] }>(`SELECT id, debt_account_id FROM ${CHARGES} WHERE id = ANY(?::uuid[])`, [
-        entries.map((entry) => entry.chargeId),
-      ]);
+      const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string; organization_id: string; environment: string }[] }>(
+        `SELECT id, debt_account_id, organization_id, environment FROM ${CHARGES} WHERE id = ANY(?::uuid[])`,
+        [entries.map((entry) => entry.chargeId)],
+      );
       const peekOf = new Map(peeks.map((peek) => [peek.id, peek]));
-      const tenantOf = new Map(entries.map((entry) => [entry.chargeId, entry.tenant]));
+      // Each charge's family under an entry of its own tenant (an entry of another tenant finds nothing).
+      const tenantOf = (peek: (typeof peeks)[number]) =>
+        entries.find((entry) => entry.chargeId === peek.id && entry.tenant.organizationId === peek.organization_id && entry.tenant.environment === peek.environment)?.tenant;
       const families = await lockFamilies(
         trx,
-        peeks.map((peek) => ({ tenant: tenantOf.get(peek.id)!, accountId: peek.debt_account_id })),
-        // Recording needs no terms (what is reserved, the dispute hold's fact): as lockFamily.
+        peeks.flatMap((peek) => {
+          const tenant = tenantOf(peek);
+          return tenant ? [{ tenant, accountId: peek.debt_account_id }] : [];
+        }),
+        // Recording needs no terms (what is reserved, the dispute hold's fact).
         { terms: false },
       );
       // Then the charges, by id, in one statement (each checked to be its entry's tenant's).
@@ -168,17 +170,33 @@ export async function recordAnswers(deps: PaymentDeps, entries: AnswerOf[]): Pro
         .forUpdate()
         .select([...CHARGE_COLUMNS, `${CHARGES}.organization_id`, `${CHARGES}.environment`])) as (ChargeRow & { organization_id: string; environment: string })[];
       const chargeOf = new Map(locked.map(({ organization_id, environment, ...charge }) => [charge.id, { charge: charge as ChargeRow, organization_id, environment }]));
-      const batchEvents = deferredEvents(deps.events);
-      const batchDeps = { ...deps, events: batchEvents.recorder };
       const outcomes: (ChargeOutcome | undefined)[] = [];
+      const recordings: { index: number; recording: Recording }[] = [];
+      const twice: { index: number; first: number }[] = [];
+      const taken = new Map<string, number>();
       for (const entry of entries) {
         const peek = peekOf.get(entry.chargeId);
         const family = peek && families.get(peek.debt_account_id);
         const found = chargeOf.get(entry.chargeId);
         const ours = found && found.organization_id === entry.tenant.organizationId && found.environment === entry.tenant.environment;
-        outcomes.push(family && ours ? await recordOn(batchDeps, trx, entry.tenant, family, found.charge, entry.answer, entry.now) : undefined);
+        if (!family || !ours) outcomes.push(undefined);
+        // Recorded by someone else already: answered as it is.
+        else if (found.charge.status !== 'processing') outcomes.push(outcomeOf(found.charge));
+        // Named twice in this batch: recorded once, both answered its outcome.
+        else if (taken.has(found.charge.id)) {
+          twice.push({ index: outcomes.length, first: taken.get(found.charge.id)! });
+          outcomes.push(undefined);
+        } else {
+          taken.set(found.charge.id, outcomes.length);
+          recordings.push({ index: outcomes.length, recording: { tenant: entry.tenant, family, charge: found.charge, answer: entry.answer, now: entry.now, within: entry.within } });
+          outcomes.push(undefined);
+        }
       }
-      await batchEvents.flush(trx);
+      const batchEvents = together ? deferredEvents(deps.events) : undefined;
+      const recorded = await recordCharges(batchEvents ? { ...deps, events: batchEvents.recorder } : deps, trx, recordings.map((each) => each.recording));
+      recordings.forEach(({ index }, at) => (outcomes[index] = recorded[at]));
+      for (const { index, first } of twice) outcomes[index] = outcomes[first];
+      await batchEvents?.flush(trx);
       return outcomes;
     }),
   );
@@ -202,43 +220,4 @@ function deferredEvents(events: EventRecorder): { recorder: EventRecorder; flush
       for (const { tenant, events: recorded } of said.values()) await events.record(trx, tenant, recorded);
     },
   };
-}
-
-/** Records `answer` for `charge`, locked with its `family` on `trx`: what `recordAnswer` and `recordAnswers` do for each charge. */
-async function recordOn(
-  deps: PaymentDeps,
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  family: Family,
-  charge: ChargeRow,
-  answer: Answer,
-  now: Date,
-  within?: Within,
-): Promise<ChargeOutcome> {
-  if (charge.status !== 'processing') return outcomeOf(charge);
-  const charges = chargeRepo(trx, tenant);
-  const outcome =
-    typeof answer === 'string'
-      ? await release(deps, trx, tenant, charge, answer === 'refused' ? 'The payment gateway refused the payment method; no money was moved.' : NEVER_RECEIVED)
-      : await recordCharge(deps, trx, tenant, {
-          family,
-          amount: Number(charge.amount),
-          answer,
-          now,
-          ofPlan: charge.source === 'payment_plan',
-          write: (answered) => charges.update(charge.id, answered),
-        });
-  if (charge.scheduled_at) await deps.events.record(trx, tenant, [{ name: 'scheduled-charge.update', ids: [charge.id] }]);
-  await announce(trx, deps.events, tenant, 'charge.finished', { charge: outcome.charge, declined: outcome.declined, now });
-  await within?.(trx, outcome);
-  return outcome;
-}
-
-/** No money moved: the charge fails as a decline would, and what it reserved is free again. */
-async function release(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, charge: ChargeRow, message: string): Promise<ChargeOutcome> {
-  const charges = chargeRepo(trx, tenant);
-  const failed = await charges.update(charge.id, { status: 'failed', error: message, error_code: 'processing_error' });
-  await charges.insertTransactions(charge.id, [{ debt_account_id: charge.debt_account_id, kind: 'charge', status: 'failed', amount: 0, gateway_reference: null }]);
-  await chargeMade(deps.events, trx, tenant, failed, []);
-  return { charge: failed, declined: new ApiError('processing_error', message) };
 }

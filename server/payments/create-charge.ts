@@ -45,8 +45,9 @@ function referenceNumber(): string {
   return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
 }
 
-async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date): Promise<PaymentMethodRow> {
-  const method = await paymentMethodRepo(trx, tenant).find(id);
+async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date, methods?: Map<string, PaymentMethodRow>): Promise<PaymentMethodRow> {
+  // Read before by a batch (`reserveAllOn`: its customers' methods at once), or now.
+  const method = methods ? methods.get(id) : await paymentMethodRepo(trx, tenant).find(id);
   if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
   if (!method.gateway_token) {
     throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
@@ -98,6 +99,8 @@ interface Prepared {
   family?: LockedFamily;
   /** ChargeContext.reserved: run once the charge is stored, before any event names it. */
   reserved?: ChargeContext['reserved'];
+  /** The saved methods of the account's customer, read by a batch (`reserveAllOn`). */
+  methods?: Map<string, PaymentMethodRow>;
 }
 
 const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
@@ -196,7 +199,26 @@ export async function reserveOn(
 
 /** Locks the account family, checks the terms against what can still be charged, and stores the charge. */
 async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<Reservation> {
-  const { body, intent, origin, idempotency, now, later, inlineValues, inlineToken, reserved } = prepared;
+  const { later, reserved } = prepared;
+  const { values, token, head } = await reservationOf(deps, trx, tenant, gateway, prepared);
+  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
+  const charge = await chargeRepo(trx, tenant).insert(processing(values));
+  await reserved?.(trx, charge);
+  return { charge, token, head };
+}
+
+/** A reserved charge's row: `processing`, nothing answered yet. */
+const processing = (values: Omit<ChargeValues, keyof AnsweredValues>): ChargeValues => ({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
+
+/** What `reserve` checks under the family's lock and the charge's row it would store (the customer's method saved, if asked). */
+async function reservationOf(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  gateway: PaymentGateway,
+  prepared: Prepared,
+): Promise<{ values: Omit<ChargeValues, keyof AnsweredValues>; token: string; head: string }> {
+  const { body, intent, origin, idempotency, now, inlineValues, inlineToken } = prepared;
   // Saving a method locks the customer (as saving one directly does); taking it before the
   // accounts keeps one lock order, customer then accounts, for every charge.
   if (inlineValues && body.save_payment_method) {
@@ -210,7 +232,7 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
   throwIfDisputed(terms, body.amount);
   throwIfAny(amountErrors(terms, intent));
 
-  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now) : undefined;
+  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now, prepared.methods) : undefined;
   if (inlineValues && body.save_payment_method) {
     const methods = paymentMethodRepo(trx, tenant);
     const first = !(await methods.hasAny(account.customer_id));
@@ -239,8 +261,57 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
     ...keyColumns(idempotency),
     ...origin,
   };
-  if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
-  const charge = await chargeRepo(trx, tenant).insert({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
-  await reserved?.(trx, charge);
-  return { charge, token, head: account.parent_id ?? account.id };
+  return { values, token, head: account.parent_id ?? account.id };
+}
+
+/** One instalment's charge to reserve in a batch (`reserveAllOn`): what `reserveOn` takes, and its tenant's time. */
+export interface ToReserveOn {
+  tenant: Tenant;
+  gateway: PaymentGateway;
+  body: ChargeCreate;
+  origin: Origin;
+  family?: LockedFamily;
+  /** The tenant's time (the sandbox clock in a sandbox). */
+  now: Date;
+}
+
+/**
+ * Step 1 of many instalments' charges at once, on the plan runner's transaction (which holds
+ * their families' locks): each checked as `reserveOn` checks it, their customers' saved methods
+ * read in one statement per tenant, and the charges stored in one per tenant. Answers each
+ * one's reservation, or the ApiError of the rule that refused it, in order.
+ */
+export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, requests: ToReserveOn[]): Promise<({ charge: ChargeRow; token: string; head: string } | ApiError)[]> {
+  const tenants = new Map<string, { tenant: Tenant; customers: Set<string>; methods: Map<string, PaymentMethodRow> }>();
+  for (const { tenant, family } of requests) {
+    const key = `${tenant.organizationId}:${tenant.environment}`;
+    const entry = tenants.get(key) ?? tenants.set(key, { tenant, customers: new Set(), methods: new Map() }).get(key)!;
+    if (family) entry.customers.add(family.account.customer_id);
+  }
+  for (const { tenant, customers, methods } of tenants.values()) {
+    for (const method of await paymentMethodRepo(trx, tenant).forCustomers([...customers])) methods.set(method.id, method);
+  }
+  const results: ({ charge: ChargeRow; token: string; head: string } | ApiError | undefined)[] = [];
+  const toStore: { index: number; tenant: Tenant; values: ChargeValues; token: string; head: string }[] = [];
+  for (const { tenant, gateway, body, origin, family, now } of requests) {
+    const intent = intentOf(body, origin, {});
+    // Only the family's own customer's methods were read: any other request reads its own.
+    const methods = family?.account.id === body.debt_account_id ? tenants.get(`${tenant.organizationId}:${tenant.environment}`)!.methods : undefined;
+    try {
+      throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
+      const prepared: Prepared = { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family, methods };
+      const { values, token, head } = await reservationOf(deps, trx, tenant, gateway, prepared);
+      toStore.push({ index: results.length, tenant, values: processing(values), token, head });
+      results.push(undefined);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      results.push(error);
+    }
+  }
+  for (const { tenant } of tenants.values()) {
+    const mine = toStore.filter((each) => each.tenant.organizationId === tenant.organizationId && each.tenant.environment === tenant.environment);
+    const stored = await chargeRepo(trx, tenant).insertMany(mine.map((each) => each.values));
+    mine.forEach((each, at) => (results[each.index] = { charge: stored[at]!, token: each.token, head: each.head }));
+  }
+  return results as ({ charge: ChargeRow; token: string; head: string } | ApiError)[];
 }

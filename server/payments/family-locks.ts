@@ -20,7 +20,7 @@ export const familyKey = (tenant: Tenant, head: string) => `${tenantKey(tenant)}
 /**
  * The families of `wanted` (accounts by id, each with its tenant), locked; answers each found
  * account's family by account id. `terms` (default true): with the facts the payment terms read
- * (as lockAccount); false: only what recording an answer needs (as lockFamily). Call it once per
+ * (as lockAccount); false: only what recording an answer needs (charge-steps.ts `recordAnswers`). Call it once per
  * transaction, before any other lock of these families is taken.
  */
 export async function lockFamilies(trx: Knex.Transaction, wanted: { tenant: Tenant; accountId: string }[], { terms = true }: { terms?: boolean } = {}): Promise<Map<string, LockedFamily>> {

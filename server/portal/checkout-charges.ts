@@ -61,8 +61,8 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean, schedul
 
 /** The answer of a checkout's charge was recorded: its activity events, in that transaction, once. */
 async function checkoutFinished(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, { charge }: Happenings['charge.finished']): Promise<void> {
-  // A checkout's charge is a one-time payment, never a plan's instalment: nothing to look up for one.
-  if (charge.payment_plan_charge_id) return;
+  // A checkout's charge is the Portal's one-time payment, made as the API's (source `api`): nothing to look up for any other.
+  if (charge.source !== 'api') return;
   const [row] = (await trx(CHECKOUT_CHARGES)
     .where({ charge_id: charge.id, organization_id: tenant.organizationId, environment: tenant.environment })
     .whereNull('tracked_at')

@@ -7,7 +7,8 @@
  * a return, refund or void after completion reverses the write-off (offer-returns.ts).
  */
 import type { Knex } from 'knex';
-import { listen, type Listener } from '../events/listeners';
+import { listen, listenAll, type BatchListener, type Listener } from '../events/listeners';
+import { tenantKey } from '../payments/family-locks';
 import type { EventRecorder } from '../events/events';
 import type { Tenant } from '../kernel/tenant';
 import { nowFor } from '../kernel/clock';
@@ -27,8 +28,33 @@ async function paid(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant
   await supersedeOffers(trx, events, tenant, open.filter((offer) => offer.status === 'pending'), now);
 }
 
-const chargePaid: Listener<'charge.paid-accounts'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
-const instalmentPaid: Listener<'instalment.paid'> = (trx, events, tenant, { accountIds, chargeId, now }) => paid(trx, events, tenant, accountIds, chargeId, now);
+/**
+ * Payments (a batch of answers recorded together: charges, or instalments): as `paid` for each,
+ * in their order, with the open offers of all their accounts read in one statement per tenant.
+ * Two of one account in a batch go one after the other instead (the second sees what the first did).
+ */
+async function paidAll(trx: Knex.Transaction, events: EventRecorder, happened: { tenant: Tenant; what: { accountIds: string[]; chargeId?: string; now: Date } }[]): Promise<void> {
+  const byTenant = new Map<string, typeof happened>();
+  for (const each of happened) byTenant.set(tenantKey(each.tenant), [...(byTenant.get(tenantKey(each.tenant)) ?? []), each]);
+  for (const group of byTenant.values()) {
+    const { tenant } = group[0]!;
+    const accountIds = group.flatMap(({ what }) => what.accountIds);
+    if (new Set(accountIds).size !== accountIds.length) {
+      for (const { what } of group) await paid(trx, events, tenant, what.accountIds, what.chargeId, what.now);
+      continue;
+    }
+    const open = await offerRepo(trx, tenant).openOf(accountIds, ['accepted', 'pending']);
+    for (const { what } of group) {
+      const mine = open.filter((offer) => what.accountIds.includes(offer.debt_account_id));
+      if (mine.length === 0) continue;
+      if (what.chargeId) await completePaid(trx, events, tenant, mine.filter((offer) => offer.status === 'accepted'), what.chargeId, what.now);
+      await supersedeOffers(trx, events, tenant, mine.filter((offer) => offer.status === 'pending'), what.now);
+    }
+  }
+}
+
+const chargesPaid: BatchListener<'charge.paid-accounts'> = paidAll;
+const instalmentsPaid: BatchListener<'instalment.paid'> = paidAll;
 /** A refund or void: a completed offer it paid has its write-off reversed and is broken (offer-returns.ts); a pending one is superseded. */
 const givenBack: Listener<'money.given-back'> = async (trx, events, tenant, { accountIds, chargeId }) => {
   const now = tenantNow(tenant);
@@ -66,7 +92,8 @@ const declined: Listener<'charge.declined'> = (trx, events, tenant, { charge, no
  * never received): chargeFailed.
  */
 const finished: Listener<'charge.finished'> = async (trx, events, tenant, { charge, now }) => {
-  if (charge.status === 'failed') await chargeFailed(trx, events, tenant, charge.id, now);
+  // Only an offer's own charge (offer-acceptance.ts makes it with source `settlement_offer`) pays an offer: nothing to look up for any other.
+  if (charge.status === 'failed' && charge.source === 'settlement_offer') await chargeFailed(trx, events, tenant, charge.id, now);
 };
 
 /** An offer's scheduled charge canceled before it ran: nothing is set up, and the debtor did not fail to pay. */
@@ -92,8 +119,8 @@ const defaulted: Listener<'plan.defaulted'> = async (trx, events, tenant, { plan
 
 /** Registers the offers' listeners (once, however often it is called); after the plans' own. */
 export function listenForSettlements(): void {
-  listen('charge.paid-accounts', chargePaid);
-  listen('instalment.paid', instalmentPaid);
+  listenAll('charge.paid-accounts', chargesPaid);
+  listenAll('instalment.paid', instalmentsPaid);
   listen('money.given-back', givenBack);
   listen('account.updated', updated);
   listen('charge.declined', declined);

@@ -61,11 +61,11 @@ test("one organization's 200 due instalments do not hold back another's 10, due 
   // The order in which instalments end (their answer recorded), by organization.
   const ended: string[] = [];
   const ports = planPorts(app.deps);
-  const charge: typeof ports.charge = async (trx, tenant, request) => {
-    const made = await ports.charge(trx, tenant, request);
-    if (!('finish' in made)) throw new Error(`not charged: ${made.error}`);
-    return { ...made, finish: () => made.finish().then(() => void ended.push(tenant.organizationId)) };
-  };
+  const charge: typeof ports.charge = async (trx, requests) =>
+    (await ports.charge(trx, requests)).map((made, index) => {
+      if (!('finish' in made)) throw new Error(`not charged: ${made.error}`);
+      return { ...made, finish: () => made.finish().then(() => void ended.push(requests[index]!.tenant.organizationId)) };
+    });
   // The clock of the test app stands still; the instalments are due on the real one.
   const done = await runDueNow({ ...app.deps, clock: () => new Date() }, { ...ports, charge, others: [] }, 4);
 

@@ -178,6 +178,7 @@ test('a charge on a parent leaves to a charge still being made on a child what t
   // The gateway took 1313 on the older child, and its answer is not in yet.
   const onOlder = await charge({ amount: 1313, debt_account_id: older.id, card: testCard() });
   expect([onOlder.response.status, onOlder.data!.data.status]).toEqual([202, 'processing']);
+  // The parent's charge answered whatever the machine's load (only the older child's answer is lost).
   app.config.gatewayAnswerWaitMs = 10_000;
   // 3000 on the parent: the older child's 3000 less the 1313 held, then the younger's.
   const onParent = await charge({ amount: 3000, debt_account_id: parent.id, card: testCard() });
