@@ -44,6 +44,7 @@ import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
 import { freePort } from '../server/net';
+import { watchPermitWaits } from '../server/db/pool-priority';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -277,15 +278,10 @@ async function main(): Promise<void> {
     let counting = false;
     if (options.statements) db.on('query', (q: { sql: string }) => counting && statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
     counting = true;
-    // How long the in-process server's statements waited for a pooled connection meanwhile.
-    const waits: number[] = [];
-    const asked = new Map<number, number>();
-    const pool = db.client.pool as { on(event: string, listener: (id: number) => void): void } | undefined;
-    pool?.on('acquireRequest', (id) => counting && asked.set(id, performance.now()));
-    pool?.on('acquireSuccess', (id) => {
-      const at = asked.get(id);
-      if (at !== undefined) (asked.delete(id), waits.push(performance.now() - at));
-    });
+    // How long the in-process server's statements waited for a pooled connection meanwhile: the
+    // charges' (yielding, db/pool-priority.ts) and the others' (the reads above all).
+    const waits = { charges: [] as number[], others: [] as number[] };
+    watchPermitWaits(db.client, (yieldingWork, ms) => counting && (yieldingWork ? waits.charges : waits.others).push(ms));
     const cpuBefore = { server: served.cpuMs(), database: treeCpuMs(database) };
     delay.enable();
     const [charged, readsLoaded] = await Promise.all([load(origin, token, 'POST', Number(options.connections), charges), readsAlone()]);
@@ -311,10 +307,13 @@ async function main(): Promise<void> {
       console.error(`${(all / count).toFixed(2)} statements per charge (the reads' own included):`);
       for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`${(n / count).toFixed(2).padStart(7)} ${sql.slice(0, 220)}`);
     }
-    if (PROCESSES === 1 && waits.length > 0) {
-      waits.sort((a, b) => a - b);
-      const at = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))]!.toFixed(1);
-      console.log(`pool waits while charges ran: ${waits.length} acquisitions, mean ${(waits.reduce((sum, w) => sum + w, 0) / waits.length).toFixed(1)} ms, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`);
+    if (PROCESSES === 1) {
+      const summary = (all: number[]) => {
+        all.sort((a, b) => a - b);
+        const at = (q: number) => (all[Math.min(all.length - 1, Math.floor(q * all.length))] ?? 0).toFixed(1);
+        return `${all.length} (mean ${(all.reduce((sum, w) => sum + w, 0) / Math.max(1, all.length)).toFixed(1)} ms, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms)`;
+      };
+      console.log(`waits for a pooled connection while charges ran: the charges' ${summary(waits.charges)}, the others' ${summary(waits.others)}`);
     }
     console.log(`CPU per charge while charges ran (reads made meanwhile included): server ${perCharge(cpu.server)}, database ${perCharge(cpu.database)}${loop}`);
     const ratio = Math.round((readsLoaded.p99 / aloneP99) * 100) / 100;

@@ -194,7 +194,8 @@ test('a charge on a parent leaves to a charge still being made on a child what t
 
 test('a repeat of a charge still being made, asked beside new charges, is told it still runs and later gets that charge; the new ones are their own', async () => {
   app.config.testSandboxLoseAnswerCents = 1313;
-  app.config.gatewayAnswerWaitMs = 100;
+  // The lost answer never comes, so the repeat is told 409 once this is over; the new ones are answered well within it.
+  app.config.gatewayAnswerWaitMs = 3000;
   const { account, methodId } = await accountWithCard(app.sandbox, 10_000);
   const others = await Promise.all([0, 1, 2].map(() => accountWithCard(app.sandbox, 10_000)));
   const key = randomUUID();
