@@ -3,7 +3,8 @@
  * API's charges: a hundred at once, each a few statements) always gets up to `GUARANTEED`
  * connections, and beyond them every connection nobody else asks for, but a statement of any other
  * work never queues behind its hundred: when a connection comes back, it goes to the oldest other
- * request first (once yielding work holds its guaranteed few), and yielding work keeps `RESERVED`
+ * request first (once yielding work holds its guaranteed few, and `OTHERS_PER_YIELDING` of them
+ * at a time, so that yielding work is never starved), and yielding work keeps `RESERVED`
  * connections free for the others even while none is asked. A read of `GET /debt-accounts/{id}`
  * then waits at most for the next connection to come back, not for the hundred charges'
  * statements asked before it.
@@ -22,8 +23,10 @@ export function yieldingPool<T>(work: () => T): T {
 
 /** Connections yielding work leaves to the others at all times. */
 const RESERVED = 2;
-/** Connections yielding work gets whenever it asks, whatever else waits: it is never starved. */
+/** Connections yielding work gets whenever it asks, whatever else waits. */
 const GUARANTEED = 4;
+/** Beyond those, while both wait, other work gets this many connections for each one yielding work gets: neither starves. */
+const OTHERS_PER_YIELDING = 3;
 
 interface PooledClient {
   acquireConnection(): Promise<unknown>;
@@ -53,14 +56,27 @@ export function prioritizePool(client: PooledClient, size: number): void {
   const held = new Map<unknown, boolean>();
 
   const yieldingFloor = Math.min(GUARANTEED, yieldingShare);
-  const grantYielding = (upTo: number) => {
-    while (free > 0 && after.length > 0 && yieldingHeld < upTo) (free -= 1), (yieldingHeld += 1), after.shift()!();
-  };
-  /** Gives the permits that are free: yielding work up to its guaranteed few, then other work, then yielding work within its share. */
+  /** Permits given to other work in a row while yielding work waited within its share. */
+  let othersInARow = 0;
+  /**
+   * Gives the permits that are free: yielding work up to its guaranteed few first; then other
+   * work, OTHERS_PER_YIELDING at a time before one to yielding work while both wait (so neither
+   * starves); yielding work never beyond its share.
+   */
   const grant = () => {
-    grantYielding(yieldingFloor);
-    while (free > 0 && first.length > 0) (free -= 1), first.shift()!();
-    grantYielding(yieldingShare);
+    while (free > 0) {
+      const yieldingMay = after.length > 0 && yieldingHeld < yieldingShare;
+      if (yieldingMay && (yieldingHeld < yieldingFloor || first.length === 0 || othersInARow >= OTHERS_PER_YIELDING)) {
+        free -= 1;
+        yieldingHeld += 1;
+        othersInARow = 0;
+        after.shift()!();
+      } else if (first.length > 0) {
+        free -= 1;
+        if (yieldingMay) othersInARow += 1;
+        first.shift()!();
+      } else return;
+    }
   };
 
   client.acquireConnection = async () => {
