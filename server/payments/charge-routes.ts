@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../kernel/tenant';
 import { envelope, pageRequest } from '../http/pagination';
@@ -7,6 +7,13 @@ import { idempotencyOf } from '../idempotency/idempotency';
 import { chargeToApi } from '../charge-store/charge-mapper';
 import { chargeService, transactionService } from './charge-service';
 import { yieldingPool } from '../db/pool-priority';
+
+/**
+ * In the API's chain once the body is read (app.ts): POST /charges yields the pool from then on,
+ * its authentication and idempotency claim too (db/pool-priority.ts), so reads never queue behind
+ * a hundred charges' statements.
+ */
+export const chargesYieldThePool: RequestHandler = (_req, _res, next) => yieldingPool(next);
 
 export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const charges = chargeService(deps);
