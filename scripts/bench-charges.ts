@@ -26,7 +26,8 @@ import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import pino from 'pino';
@@ -43,6 +44,7 @@ import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
 import { freePort } from '../server/net';
+import { watchPermitWaits } from '../server/db/pool-priority';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -54,6 +56,7 @@ const { values: options } = parseArgs({
     seconds: { type: 'string', default: '10' },
     'read-connections': { type: 'string', default: '10' },
     processes: { type: 'string', default: '1' },
+    statements: { type: 'boolean', default: false },
   },
 });
 const ACCOUNTS = Number(options.accounts);
@@ -108,6 +111,44 @@ async function load(origin: string, token: string, method: 'GET' | 'POST', conne
   return { perSecond: report['2xx'] / report.duration, p50: report.latency.p50, p99: report.latency.p99, statuses };
 }
 
+/** Clock ticks per second of /proc's times (Linux's USER_HZ). */
+const TICKS = 100;
+
+/**
+ * CPU time in ms so far of the process `root` (or those whose command line contains it) and of all their
+ * descendants, with what their exited children used (Linux /proc; NaN elsewhere or when none).
+ */
+function treeCpuMs(root: number | string): number {
+  try {
+    const stats = new Map<number, { ppid: number; own: number; children: number }>();
+    const roots: number[] = [];
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        // After the command's name in parentheses: state ppid ... utime(14) stime(15) cutime(16) cstime(17).
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const [ppid, utime, stime, cutime, cstime] = [1, 11, 12, 13, 14].map((index) => Number(fields[index]));
+        stats.set(Number(name), { ppid: ppid!, own: utime! + stime!, children: cutime! + cstime! });
+        if (typeof root === 'number' ? Number(name) === root : readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(root)) roots.push(Number(name));
+      } catch {
+        // Gone since the directory was read.
+      }
+    }
+    if (roots.length === 0) return NaN;
+    const inTree = new Set(roots);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [pid, { ppid }] of stats) if (!inTree.has(pid) && inTree.has(ppid)) (inTree.add(pid), (grew = true));
+    }
+    let ticks = 0;
+    for (const pid of inTree) ticks += stats.get(pid)!.own + (roots.includes(pid) ? stats.get(pid)!.children : 0);
+    return (ticks * 1000) / TICKS;
+  } catch {
+    return NaN;
+  }
+}
+
 /** `ACCOUNTS` customers, an account each and a card each (its own sandbox token); answers the accounts and cards. */
 async function seed(deps: AppDeps, tenant: Tenant): Promise<{ account_id: string; method_id: string }[]> {
   const { db } = deps;
@@ -144,6 +185,8 @@ async function seed(deps: AppDeps, tenant: Tenant): Promise<{ account_id: string
 /** The service under load: where it answers, when every request so far is answered, and how it stops. */
 interface Served {
   base: string;
+  /** CPU time the server's processes have used so far, in ms. */
+  cpuMs(): number;
   settled(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -174,6 +217,7 @@ async function startServers(databaseUrl: string, db: AppDeps['db'], dataKey: Buf
   }
   return {
     base: `http://127.0.0.1:${port}${API_BASE}`,
+    cpuMs: () => treeCpuMs(child.pid!),
     settled: async () => {
       for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((done) => setTimeout(done, 100))) {
         const [row] = await db('charges').where({ status: 'processing' }).count<{ n: string }[]>('* as n');
@@ -212,7 +256,7 @@ async function main(): Promise<void> {
       served = await startServers(scratch.url, db, dataKey);
     } else {
       const bench: BenchServer = await serveForBench(createApp(deps));
-      served = bench;
+      served = { ...bench, cpuMs: () => { const { user, system } = process.cpuUsage(); return (user + system) / 1000; } };
     }
     const origin = new URL(served.base).origin;
     const path = new URL(served.base).pathname;
@@ -225,8 +269,26 @@ async function main(): Promise<void> {
 
     await load(origin, token, 'GET', 2, reads.slice(0, 50)); // warm-up
     const before = await readsAlone();
+    // What the charges cost in CPU, the server's and the database's (the embedded one's processes;
+    // NaN on DATABASE_URL), and how late this process's event loop ran meanwhile (in-process only).
+    const database = `bench-charges-${process.pid}/pg`;
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    // --statements (in-process only): each statement's count while the charges ran, on stderr.
+    const statements = new Map<string, number>();
+    let counting = false;
+    if (options.statements) db.on('query', (q: { sql: string }) => counting && statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
+    counting = true;
+    // How long the in-process server's statements waited for a pooled connection meanwhile: the
+    // charges' (yielding, db/pool-priority.ts) and the others' (the reads above all).
+    const waits = { charges: [] as number[], others: [] as number[] };
+    watchPermitWaits(db.client, (yieldingWork, ms) => counting && (yieldingWork ? waits.charges : waits.others).push(ms));
+    const cpuBefore = { server: served.cpuMs(), database: treeCpuMs(database) };
+    delay.enable();
     const [charged, readsLoaded] = await Promise.all([load(origin, token, 'POST', Number(options.connections), charges), readsAlone()]);
     await served.settled();
+    delay.disable();
+    counting = false;
+    const cpu = { server: served.cpuMs() - cpuBefore.server, database: treeCpuMs(database) - cpuBefore.database };
     const after = await readsAlone();
 
     const aloneP99 = (before.p99 + after.p99) / 2;
@@ -236,6 +298,24 @@ async function main(): Promise<void> {
     );
     const made = await db('charges').where({ organization_id: tenant.organizationId }).groupBy('status').select('status').count('* as n');
     console.log(`charges made: ${made.map((row) => `${row.n} ${row.status}`).join(', ')}`);
+    // The reads made meanwhile are counted in too: per charge is an upper bound of the charge's own.
+    const count = made.reduce((sum, row) => sum + Number(row.n), 0);
+    const perCharge = (ms: number) => (Number.isNaN(ms) ? 'n/a' : `${((ms * 1000) / count).toFixed(0)} µs`);
+    const loop = PROCESSES > 1 ? '' : `; event loop delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, max ${(delay.max / 1e6).toFixed(0)} ms`;
+    if (options.statements) {
+      const all = [...statements.values()].reduce((sum, n) => sum + n, 0);
+      console.error(`${(all / count).toFixed(2)} statements per charge (the reads' own included):`);
+      for (const [sql, n] of [...statements].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.error(`${(n / count).toFixed(2).padStart(7)} ${sql.slice(0, 220)}`);
+    }
+    if (PROCESSES === 1) {
+      const summary = (all: number[]) => {
+        all.sort((a, b) => a - b);
+        const at = (q: number) => (all[Math.min(all.length - 1, Math.floor(q * all.length))] ?? 0).toFixed(1);
+        return `${all.length} (mean ${(all.reduce((sum, w) => sum + w, 0) / Math.max(1, all.length)).toFixed(1)} ms, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms)`;
+      };
+      console.log(`waits for a pooled connection while charges ran: the charges' ${summary(waits.charges)}, the others' ${summary(waits.others)}`);
+    }
+    console.log(`CPU per charge while charges ran (reads made meanwhile included): server ${perCharge(cpu.server)}, database ${perCharge(cpu.database)}${loop}`);
     const ratio = Math.round((readsLoaded.p99 / aloneP99) * 100) / 100;
     console.log(JSON.stringify({ bench: 'charges', gateway_latency_ms: LATENCY_MS, per_second: Math.round(charged.perSecond), read_p99_ratio: ratio, processes: PROCESSES }));
   } finally {

@@ -99,6 +99,14 @@ export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_
   settled_at: Date | null;
 };
 
+/** A charge's values as its columns hold them (JSON as text). */
+const columnsOf = (values: ChargeValues) => ({
+  ...values,
+  card: values.card && JSON.stringify(values.card),
+  bank_account: values.bank_account && JSON.stringify(values.bank_account),
+  metadata: JSON.stringify(values.metadata),
+});
+
 export function chargeRepo(db: Knex, tenant: Tenant) {
   const charges = () => scoped(db, CHARGES, tenant);
   const transactions = () => scoped(db, TRANSACTIONS, tenant);
@@ -115,6 +123,16 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       return charges().where({ idempotency_scope: scope, idempotency_key: key }).first(CHARGE_COLUMNS);
     },
 
+    /** The charges made under any of `keys` (scope and key each), at most one per pair (a unique index). */
+    async findByIdempotencyKeys(keys: { scope: string; key: string }[]): Promise<ChargeRow[]> {
+      if (keys.length === 0) return [];
+      // One text for any number of keys (a named statement, db/prepared-statements.ts).
+      return charges()
+        .whereNotNull('idempotency_key')
+        .whereRaw('(idempotency_scope, idempotency_key) IN (SELECT * FROM unnest(?::text[], ?::text[]))', [keys.map((each) => each.scope), keys.map((each) => each.key)])
+        .select(CHARGE_COLUMNS);
+    },
+
     async findByGatewayReference(reference: string, { forUpdate = false } = {}): Promise<ChargeRow | undefined> {
       const query = charges().where({ gateway_reference: reference }).first(CHARGE_COLUMNS);
       return (forUpdate ? query.forUpdate() : query) as Promise<ChargeRow | undefined>;
@@ -122,34 +140,20 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
 
     async insert(values: ChargeValues): Promise<ChargeRow> {
       const [row] = await db(CHARGES)
-        .insert({
-          ...values,
-          card: values.card && JSON.stringify(values.card),
-          bank_account: values.bank_account && JSON.stringify(values.bank_account),
-          metadata: JSON.stringify(values.metadata),
-          ...tenantColumns(tenant),
-        })
+        .insert({ ...columnsOf(values), ...tenantColumns(tenant) })
         .returning(CHARGE_COLUMNS);
       return row as ChargeRow;
     },
 
-    /** Many charges stored in one statement; answers them in the order of `rows`. */
-    async insertMany(rows: ChargeValues[]): Promise<ChargeRow[]> {
-      if (rows.length === 0) return [];
-      const stored = (await db(CHARGES)
-        .insert(
-          rows.map((values) => ({
-            ...values,
-            card: values.card && JSON.stringify(values.card),
-            bank_account: values.bank_account && JSON.stringify(values.bank_account),
-            metadata: JSON.stringify(values.metadata),
-            ...tenantColumns(tenant),
-          })),
-        )
+    /** Several charges in one statement; answers their rows in the order of `values`. */
+    async insertMany(values: ChargeValues[]): Promise<ChargeRow[]> {
+      if (values.length === 0) return [];
+      const rows = (await db(CHARGES)
+        .insert(values.map((each) => ({ ...columnsOf(each), ...tenantColumns(tenant) })))
         .returning(CHARGE_COLUMNS)) as ChargeRow[];
-      // Each by its reference number (unique per tenant): RETURNING promises no order.
-      const byReference = new Map(stored.map((row) => [row.reference_number, row]));
-      return rows.map((values) => byReference.get(values.reference_number)!);
+      // RETURNING's order is not promised: each row is found again by its reference number (unique per tenant).
+      const byReference = new Map(rows.map((row) => [row.reference_number, row]));
+      return values.map((each) => byReference.get(each.reference_number)!);
     },
 
     async update(

@@ -5,6 +5,7 @@ import { startEmbedded } from './embedded';
 import { migrationSource } from './migrations';
 import { within } from '../within';
 import { installPreparedStatements } from './prepared-statements';
+import { prioritizePool } from './pool-priority';
 
 export interface Database {
   knex: Knex;
@@ -19,10 +20,16 @@ export interface Database {
 // DATE columns stay 'YYYY-MM-DD' strings: a JS Date would shift them by the time zone.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value: string) => value);
 
-/** A pool on `url`; its statements named (prepared-statements.ts) unless `preparedStatements` is false. */
+/**
+ * A pool on `url`; its statements named (prepared-statements.ts) unless `preparedStatements` is
+ * false; its connections given to yielding work (the API's charges) only after any other
+ * (pool-priority.ts).
+ */
 export function connect(url: string, poolMax = 10, { preparedStatements = true }: { preparedStatements?: boolean } = {}): Knex {
   if (preparedStatements) installPreparedStatements();
-  return knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax }, preparedStatements } as Knex.Config);
+  const db = knex({ client: 'pg', connection: url, pool: { min: 0, max: poolMax }, preparedStatements } as Knex.Config);
+  prioritizePool(db.client, poolMax);
+  return db;
 }
 
 export async function openDatabase(config: Config, log: (line: string) => void = () => {}): Promise<Database> {

@@ -6,8 +6,9 @@
  *
  * It behaves like a processor outside our database even though its tables live in it: it is
  * never handed a transaction of ours (it refuses one), each request runs in a short
- * transaction of its own on a pooled connection (a charge, the busiest, in one statement: it
- * holds a connection only for that statement, never across its simulated wait), and its ledger
+ * transaction of its own on a pooled connection (a charge, the busiest, in one statement with
+ * those asked at the same time: it holds a connection only for that statement, never across its
+ * simulated wait), and its ledger
  * of requests (`sandbox_requests`, by our idempotency key) answers a repeat as the first time. It answers
  * as slowly as it is told (SANDBOX_GATEWAY_LATENCY_MS: a median, each answer drawn around it),
  * half on the way in and half on the way out, so a process can die on either side.
@@ -17,6 +18,7 @@ import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { tenantColumns } from '../db/tenant';
+import { batcher, type Batcher } from '../kernel/batcher';
 import {
   GatewayRefusal,
   GatewayUnanswered,
@@ -94,6 +96,86 @@ export function jittered(median: number, random = Math.random): number {
 
 const sleep = (ms: number) => (ms > 0 ? new Promise<void>((done) => setTimeout(done, ms)) : Promise.resolve());
 
+/** A charge's claim: its key, and the payment to make when the key is new. */
+interface ChargeClaim {
+  tenant: Tenant;
+  idempotencyKey: string;
+  token: string;
+  amount: number;
+  outcome: ChargeOutcome;
+}
+
+/**
+ * Claims the keys of `claims` and makes the payments of those that are new, in ONE statement
+ * (its own transaction); answers, for each, whether its key was new. The simulator's work is
+ * a real processor's, not ours: done in few statements, it takes little of the database and the
+ * machine the service shares with it. Keys are unique within `claims`.
+ */
+async function claimCharges(db: Knex, claims: ChargeClaim[]): Promise<boolean[]> {
+  const column = <T>(pick: (claim: ChargeClaim) => T) => claims.map(pick);
+  const { rows } = await db.raw(
+    `WITH input AS (
+       SELECT * FROM unnest(?::uuid[], ?::environment[], ?::text[], ?::jsonb[], ?::text[], ?::text[], ?::bigint[], ?::text[])
+         AS input(organization_id, environment, idempotency_key, answer, reference, token, amount, status)
+     ), claimed AS (
+       INSERT INTO ${REQUESTS} (organization_id, environment, idempotency_key, kind, answer)
+       SELECT organization_id, environment, idempotency_key, 'charge', answer FROM input
+       ON CONFLICT (organization_id, environment, idempotency_key) DO NOTHING
+       RETURNING organization_id, environment, idempotency_key
+     ), paid AS (
+       INSERT INTO ${PAYMENTS} (organization_id, environment, reference, token, amount, status)
+       SELECT input.organization_id, input.environment, input.reference, input.token, input.amount, input.status
+         FROM input JOIN claimed USING (organization_id, environment, idempotency_key)
+     )
+     SELECT organization_id, environment, idempotency_key FROM claimed`,
+    [
+      column((claim) => claim.tenant.organizationId),
+      column((claim) => claim.tenant.environment),
+      column((claim) => claim.idempotencyKey),
+      column((claim) => JSON.stringify(claim.outcome)),
+      column((claim) => claim.outcome.reference),
+      column((claim) => claim.token),
+      column((claim) => claim.amount),
+      column((claim) => claim.outcome.status),
+    ],
+  );
+  const claimed = new Set((rows as { organization_id: string; environment: string; idempotency_key: string }[]).map((row) => claimKey(row.organization_id, row.environment, row.idempotency_key)));
+  return claims.map((claim) => claimed.has(claimKey(claim.tenant.organizationId, claim.tenant.environment, claim.idempotencyKey)));
+}
+
+const claimKey = (organizationId: string, environment: string, idempotencyKey: string) => `${organizationId}:${environment}:${idempotencyKey}`;
+
+/** Claims in one statement at once per pool. */
+const CLAIM_BATCHES = 2;
+const claimBatchers = new WeakMap<Knex, Batcher<ChargeClaim, boolean>>();
+
+/**
+ * Whether `claim`'s key was new (its payment made), claimed with the others asked at the same
+ * time (kernel/batcher.ts). The same key twice in one batch: the second is claimed after it,
+ * alone, and finds the first's.
+ */
+function claimInBatch(db: Knex, claim: ChargeClaim): Promise<boolean> {
+  let claims = claimBatchers.get(db);
+  if (!claims) {
+    claims = batcher<ChargeClaim, boolean>(
+      async (batch) => {
+        const keys = new Set<string>();
+        const first = batch.filter((each) => {
+          const key = claimKey(each.tenant.organizationId, each.tenant.environment, each.idempotencyKey);
+          return !keys.has(key) && keys.add(key);
+        });
+        const answered = new Map<ChargeClaim, boolean>();
+        (await claimCharges(db, first)).forEach((isNew, index) => answered.set(first[index]!, isNew));
+        for (const again of batch.filter((each) => !answered.has(each))) answered.set(again, (await claimCharges(db, [again]))[0]!);
+        return batch.map((each) => answered.get(each)!);
+      },
+      { parallel: CLAIM_BATCHES },
+    );
+    claimBatchers.set(db, claims);
+  }
+  return claims.add(claim);
+}
+
 export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, options: SandboxOptions): PaymentGateway {
   if (db.isTransaction) throw new Error('The sandbox gateway is outside our transactions: hand it the pool, not a transaction');
   const key = (idempotencyKey: string) => ({ ...tenantColumns(tenant), idempotency_key: idempotencyKey });
@@ -153,9 +235,9 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
 
   /**
    * A charge carried out once per key, in one statement (its own transaction, as short as can
-   * be): the key claimed with its answer, and the payment made only when the claim is new. A
-   * key already taken answers what it holds; a request racing with the first waits on the
-   * key's row until the first commits.
+   * be) with the charges asked at the same time (`claimCharges`): the key claimed with its
+   * answer, and the payment made only when the claim is new. A key already taken answers what it
+   * holds; a request racing with the first waits on the key's row until the first commits.
    */
   async function chargeOnce(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome> {
     const source = await behaviour(token);
@@ -166,19 +248,7 @@ export function sandboxGateway(db: Knex, tenant: Tenant, secrets: SecretBox, opt
         : source.decline
           ? { status: 'failed', reference, ...source.decline }
           : { status: 'succeeded', reference };
-    const { rows } = await db.raw(
-      `WITH claimed AS (
-         INSERT INTO ${REQUESTS} (organization_id, environment, idempotency_key, kind, answer) VALUES (?, ?, ?, 'charge', ?::jsonb)
-         ON CONFLICT (organization_id, environment, idempotency_key) DO NOTHING
-         RETURNING 1
-       ), paid AS (
-         INSERT INTO ${PAYMENTS} (organization_id, environment, reference, token, amount, status)
-         SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM claimed)
-       )
-       SELECT EXISTS (SELECT 1 FROM claimed) AS claimed`,
-      [tenant.organizationId, tenant.environment, idempotencyKey, JSON.stringify(outcome), tenant.organizationId, tenant.environment, reference, token, amount, outcome.status],
-    );
-    if (rows[0].claimed) return outcome;
+    if (await claimInBatch(db, { tenant, idempotencyKey, token, amount, outcome })) return outcome;
     const row = (await db(REQUESTS).where(key(idempotencyKey)).first('kind', 'answer')) as { kind: string; answer: Stored | null };
     if (row.kind !== 'charge') throw new GatewayRefusal(`The idempotency key was used for a ${row.kind}.`);
     const earlier = row.answer ?? { status: 'never_received' };

@@ -62,6 +62,12 @@ export function paymentMethodRepo(db: Knex, tenant: Tenant) {
       return methods().where({ customer_id: customerId });
     },
 
+    /** The tenant's methods among `ids` (those that exist), in one statement. */
+    async findMany(ids: string[]): Promise<PaymentMethodRow[]> {
+      if (ids.length === 0) return [];
+      return methods().whereRaw('id = ANY(?::uuid[])', [ids]).select(PAYMENT_METHOD_COLUMNS);
+    },
+
     async find(id: string, { forUpdate = false } = {}): Promise<PaymentMethodRow | undefined> {
       const query = methods().where({ id }).first(PAYMENT_METHOD_COLUMNS);
       return (forUpdate ? query.forUpdate() : query) as Promise<PaymentMethodRow | undefined>;

@@ -36,9 +36,13 @@ export function reusedKey(): ApiError {
  * (NULL) is answered to its own caller, as it was before.
  */
 export async function earlierCharge(db: Knex, tenant: Tenant, scope: IdempotencyScope, waitMs = 0): Promise<ChargeOutcome | undefined> {
+  const charge = await chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
+  return charge && answerEarlier(db, tenant, scope, charge, waitMs);
+}
+
+/** What the key's earlier `charge` answers this caller's request (as earlierCharge says). */
+export async function answerEarlier(db: Knex, tenant: Tenant, scope: IdempotencyScope, charge: ChargeRow, waitMs = 0): Promise<ChargeOutcome> {
   const find = () => chargeRepo(db, tenant).findByIdempotencyKey(scopeText(scope), scope.key);
-  let charge = await find();
-  if (!charge) return undefined;
   // Being made by the first request: its outcome is waited for (as long as that request itself
   // waits for the gateway), holding no connection in between.
   for (const deadline = Date.now() + waitMs; charge.status === 'processing' && Date.now() < deadline; ) {

@@ -25,7 +25,8 @@ import { paymentMethodSaved } from './payment-events';
 import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
 import { askAndRecord, type Answer } from './charge-steps';
 import { recordInBatch } from './charge-answers';
-import { reserveInBatch } from './charge-reservations';
+import { reserveInBatch, type Reserving } from './charge-reservations';
+import { tenantKey } from './family-locks';
 import { UUID } from '../db/tenant';
 import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
@@ -33,8 +34,8 @@ import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
 import { amountErrors, intentErrors, laterDayOf, throwIfAny, throwIfDisputed } from '../payment-terms/payment-intent';
-import type { IdempotencyScope } from '../idempotency/request-fingerprint';
-import { chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
+import { scopeText, type IdempotencyScope } from '../idempotency/request-fingerprint';
+import { answerEarlier, chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
 
@@ -45,9 +46,9 @@ function referenceNumber(): string {
   return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
 }
 
-async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date, methods?: Map<string, PaymentMethodRow>): Promise<PaymentMethodRow> {
-  // Read before by a batch (`reserveAllOn`: its customers' methods at once), or now.
-  const method = methods ? methods.get(id) : await paymentMethodRepo(trx, tenant).find(id);
+/** The saved method `id` of the customer, read here or, in a batch, read already (`read`: the batch's methods by id). */
+async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date, read?: Map<string, PaymentMethodRow>): Promise<PaymentMethodRow> {
+  const method = read ? read.get(id) : await paymentMethodRepo(trx, tenant).find(id);
   if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
   if (!method.gateway_token) {
     throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
@@ -99,7 +100,7 @@ interface Prepared {
   family?: LockedFamily;
   /** ChargeContext.reserved: run once the charge is stored, before any event names it. */
   reserved?: ChargeContext['reserved'];
-  /** The saved methods of the account's customer, read by a batch (`reserveAllOn`). */
+  /** In a batch: the saved methods the batch read for its charges, by id. */
   methods?: Map<string, PaymentMethodRow>;
 }
 
@@ -126,33 +127,43 @@ export async function createCharge(
   origin ??= context.source ? { source: context.source, payment_plan_id: null, payment_plan_charge_id: null } : undefined;
   const intent = intentOf(body, origin, context);
   throwIfAny(intentErrors(intent, at));
-  const earlier = idempotency && (await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs));
-  if (earlier) return earlier;
   const inline = body.card ? { card: body.card } : body.ach ? { ach: body.ach } : undefined;
+  const later = laterDayOf(body, at.today);
+  // The API's own charge made now (nothing of the caller's to commit with it, no method to
+  // save, the account by id) is reserved with those asked together (charge-reservations.ts).
+  const together = !context.before && !context.reserved && !context.within && !origin && !later && !(inline && body.save_payment_method) && UUID.test(body.debt_account_id);
+  // The key's earlier charge: looked for by the batch itself when nothing is asked of the gateway
+  // before it (a saved method), else here, before the inline details are tokenized.
+  if (idempotency && !(together && !inline)) {
+    const earlier = await earlierCharge(deps.db, tenant, idempotency, deps.config.gatewayAnswerWaitMs);
+    if (earlier) return earlier;
+  }
   const prepared: Prepared = {
     body,
     intent,
     origin,
     idempotency,
     now,
-    later: laterDayOf(body, at.today),
+    later,
     inlineValues: inline && paymentMethodValues(inline, deps.secrets, now),
     inlineToken: inline && (await tokenize(gateway, inline)),
     reserved: context.reserved,
   };
-  // The API's own charge made now (nothing of the caller's to commit with it, no method to
-  // save, the account by id) is reserved with those asked together (charge-reservations.ts).
-  const together = !context.before && !context.reserved && !context.within && !origin && !prepared.later && !(inline && body.save_payment_method) && UUID.test(body.debt_account_id);
   let reservation: Reservation;
   try {
-    reservation = together
-      ? await reserveInBatch(deps, { tenant, accountId: body.debt_account_id, gateway, prepared }, reserveOne(deps))
-      : await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
+    if (together) {
+      const reserved = await reserveInBatch(deps, { tenant, accountId: body.debt_account_id, gateway, prepared }, reserving(deps));
+      // The key made a charge already: answered as earlierCharge answers it.
+      if ('earlier' in reserved) return await answerEarlier(deps.db, tenant, idempotency!, reserved.earlier, deps.config.gatewayAnswerWaitMs);
+      reservation = reserved;
+    } else {
+      reservation = await moneyWrites(deps.db, () => deps.db.transaction(async (trx) => {
           await context.before?.(trx);
           const reserved = await reserve(deps, trx, tenant, gateway, prepared);
           if ('scheduled' in reserved) await context.within?.(trx, reserved.scheduled);
           return reserved;
         }));
+    }
   } catch (error) {
     // Two requests of one caller with one key that both got past the checks before: the
     // database lets one reservation through, before any gateway is asked; the other answers
@@ -167,12 +178,72 @@ export async function createCharge(
   return askAndRecord(deps, gateway, tenant, charge, token, { now, within: context.within, record });
 }
 
-/** Reserves one charge of a batch (charge-reservations.ts), on the family the batch locked for it if any. */
-const reserveOne = (deps: PaymentDeps) => async (trx: Knex.Transaction, item: { tenant: Tenant; gateway: PaymentGateway; prepared: Prepared }, family: LockedFamily | undefined) => {
-  const reserved = await reserve(deps, trx, item.tenant, item.gateway, { ...item.prepared, family });
-  if ('scheduled' in reserved) throw new Error('A charge reserved in a batch is never scheduled for a later day');
-  return reserved;
-};
+/** One API charge of a reservation batch. */
+interface BatchItem {
+  tenant: Tenant;
+  accountId: string;
+  gateway: PaymentGateway;
+  prepared: Prepared;
+}
+
+/** A charge of a batch checked, to store: its values, and what asking the gateway needs. */
+interface Planned {
+  tenant: Tenant;
+  values: ChargeValues;
+  token: string;
+  head: string;
+}
+
+/** What a batch reads for its charges: by tenant, the earlier charges of their keys (by scope and key) and their saved methods. */
+type BatchRead = Map<string, { earlier: Map<string, ChargeRow>; methods: Map<string, PaymentMethodRow> }>;
+
+const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
+
+/**
+ * The API's charges reserved in batches (charge-reservations.ts): the batch reads the earlier
+ * charges of their keys and their saved methods (one statement each per tenant), checks each
+ * charge as `reserve` does, and stores the charges in one insert per tenant. A charge whose key
+ * made one already answers `{ earlier }` instead.
+ */
+const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, { charge: ChargeRow; token: string; head: string } | { earlier: ChargeRow }> => ({
+  async read(trx, items) {
+    const read: BatchRead = new Map();
+    for (const [key, ofTenant] of groupBy(items, (item) => tenantKey(item.tenant))) {
+      const { tenant } = ofTenant[0]!;
+      const keys = ofTenant.flatMap(({ prepared: { idempotency, inlineValues } }) => (idempotency && !inlineValues ? [{ scope: scopeText(idempotency), key: idempotency.key }] : []));
+      const methodIds = [...new Set(ofTenant.flatMap(({ prepared: { body } }) => (body.payment_method_id ? [body.payment_method_id] : [])))];
+      const earlier = await chargeRepo(trx, tenant).findByIdempotencyKeys(keys);
+      const methods = await paymentMethodRepo(trx, tenant).findMany(methodIds.filter((id) => UUID.test(id)));
+      read.set(key, {
+        earlier: new Map(earlier.map((charge) => [keyOf(charge.idempotency_scope!, charge.idempotency_key!), charge])),
+        methods: new Map(methods.map((method) => [method.id, method])),
+      });
+    }
+    return read;
+  },
+  async check(trx, item, family, read) {
+    const { earlier, methods } = read.get(tenantKey(item.tenant))!;
+    const { idempotency } = item.prepared;
+    const made = idempotency && !item.prepared.inlineValues ? earlier.get(keyOf(scopeText(idempotency), idempotency.key)) : undefined;
+    if (made) return { answer: { earlier: made } };
+    const planned = await plan(deps, trx, item.tenant, item.gateway, { ...item.prepared, family, methods });
+    return { store: { tenant: item.tenant, ...planned } };
+  },
+  async store(trx, plans) {
+    const stored = new Map<Planned, ChargeRow>();
+    for (const [, ofTenant] of groupBy(plans, (each) => tenantKey(each.tenant))) {
+      const rows = await chargeRepo(trx, ofTenant[0]!.tenant).insertMany(ofTenant.map((each) => each.values));
+      ofTenant.forEach((each, index) => stored.set(each, rows[index]!));
+    }
+    return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
+  },
+});
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) groups.set(keyOf(item), [...(groups.get(keyOf(item)) ?? []), item]);
+  return groups;
+}
 
 /**
  * Step 1 of an instalment's charge, on the plan runner's transaction (which holds the account's
@@ -199,26 +270,21 @@ export async function reserveOn(
 
 /** Locks the account family, checks the terms against what can still be charged, and stores the charge. */
 async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<Reservation> {
+  const { values, token, head } = await plan(deps, trx, tenant, gateway, prepared);
   const { later, reserved } = prepared;
-  const { values, token, head } = await reservationOf(deps, trx, tenant, gateway, prepared);
   if (later) return { scheduled: { charge: await scheduleCharge(deps, trx, tenant, values, later, reserved && ((stored) => reserved(trx, stored))) } };
-  const charge = await chargeRepo(trx, tenant).insert(processing(values));
+  const charge = await chargeRepo(trx, tenant).insert(values);
   await reserved?.(trx, charge);
   return { charge, token, head };
 }
 
-/** A reserved charge's row: `processing`, nothing answered yet. */
-const processing = (values: Omit<ChargeValues, keyof AnsweredValues>): ChargeValues => ({ ...values, status: 'processing', gateway_reference: null, error: null, error_code: null, settled_at: null, settles_at: null });
-
-/** What `reserve` checks under the family's lock and the charge's row it would store (the customer's method saved, if asked). */
-async function reservationOf(
-  deps: PaymentDeps,
-  trx: Knex.Transaction,
-  tenant: Tenant,
-  gateway: PaymentGateway,
-  prepared: Prepared,
-): Promise<{ values: Omit<ChargeValues, keyof AnsweredValues>; token: string; head: string }> {
-  const { body, intent, origin, idempotency, now, inlineValues, inlineToken } = prepared;
+/**
+ * Locks the account family, checks the terms against what can still be charged (saving the
+ * inline method when asked), and answers the charge to store (`processing`), with the token
+ * to charge and its family's head.
+ */
+async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<{ values: ChargeValues; token: string; head: string }> {
+  const { body, intent, origin, idempotency, now, inlineValues, inlineToken, methods } = prepared;
   // Saving a method locks the customer (as saving one directly does); taking it before the
   // accounts keeps one lock order, customer then accounts, for every charge.
   if (inlineValues && body.save_payment_method) {
@@ -232,11 +298,11 @@ async function reservationOf(
   throwIfDisputed(terms, body.amount);
   throwIfAny(amountErrors(terms, intent));
 
-  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now, prepared.methods) : undefined;
+  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now, methods) : undefined;
   if (inlineValues && body.save_payment_method) {
-    const methods = paymentMethodRepo(trx, tenant);
-    const first = !(await methods.hasAny(account.customer_id));
-    method = await methods.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
+    const saved = paymentMethodRepo(trx, tenant);
+    const first = !(await saved.hasAny(account.customer_id));
+    method = await saved.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
     await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
   }
   const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
@@ -244,7 +310,7 @@ async function reservationOf(
 
   // The customer's e-mail by default, read by the insert itself (no round trip of its own under the lock).
   const email = body.email ?? (trx.raw(`(SELECT email FROM customers WHERE id = ?)`, [account.customer_id]) as unknown as string);
-  const values: Omit<ChargeValues, keyof AnsweredValues> = {
+  const values: ChargeValues = {
     reference_number: referenceNumber(),
     debt_account_id: account.id,
     customer_id: account.customer_id,
@@ -260,6 +326,12 @@ async function reservationOf(
     metadata: body.metadata ?? {},
     ...keyColumns(idempotency),
     ...origin,
+    status: 'processing',
+    gateway_reference: null,
+    error: null,
+    error_code: null,
+    settled_at: null,
+    settles_at: null,
   };
   return { values, token, head: account.parent_id ?? account.id };
 }
@@ -300,8 +372,8 @@ export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, req
     try {
       throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
       const prepared: Prepared = { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family, methods };
-      const { values, token, head } = await reservationOf(deps, trx, tenant, gateway, prepared);
-      toStore.push({ index: results.length, tenant, values: processing(values), token, head });
+      const { values, token, head } = await plan(deps, trx, tenant, gateway, prepared);
+      toStore.push({ index: results.length, tenant, values, token, head });
       results.push(undefined);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;

@@ -169,7 +169,8 @@ test('reservations made together never take more than the balance, also across a
 
 test('a charge on a parent leaves to a charge still being made on a child what that charge holds, so the child never falls below 0', async () => {
   app.config.testSandboxLoseAnswerCents = 1313;
-  app.config.gatewayAnswerWaitMs = 100;
+  // A lost answer is answered 202 at once, whatever the wait; the parent's charge, answered, has time to be recorded (201) on a loaded machine.
+  app.config.gatewayAnswerWaitMs = 3000;
   const customer = await newCustomer(app.sandbox);
   const parentKey = unique('PARENT');
   const parent = await newDebtAccount(app.sandbox, customer.id, { balance: 0, external_id: parentKey });
@@ -192,4 +193,34 @@ test('a charge on a parent leaves to a charge still being made on a child what t
     5000 - 1313,
     8000 - 1313 - 3000,
   ]);
+});
+
+test('a repeat of a charge still being made, asked beside new charges, is told it still runs and later gets that charge; the new ones are their own', async () => {
+  app.config.testSandboxLoseAnswerCents = 1313;
+  // The lost answer never comes, so the repeat is told 409 once this is over; the new ones are answered well within it.
+  app.config.gatewayAnswerWaitMs = 3000;
+  const { account, methodId } = await accountWithCard(app.sandbox, 10_000);
+  const others = await Promise.all([0, 1, 2].map(() => accountWithCard(app.sandbox, 10_000)));
+  const key = randomUUID();
+  const body = { amount: 1313, debt_account_id: account.id, payment_method_id: methodId };
+  const first = await app.sandbox.POST('/charges', { body, params: { header: { 'Idempotency-Key': key } } });
+  expect([first.response.status, first.data!.data.status]).toEqual([202, 'processing']);
+  const [again, ...fresh] = await Promise.all([
+    app.sandbox.POST('/charges', { body, params: { header: { 'Idempotency-Key': key } } }),
+    ...others.map((other, index) => charge({ amount: 500 + index, debt_account_id: other.account.id, payment_method_id: other.methodId })),
+  ]);
+  expect(again.response.status).toBe(409);
+  expect((again.error as ErrorBody).errorCode).toBe('idempotency_key_in_use');
+  expect(fresh.map((answer) => [answer.response.status, answer.data!.data.amount, answer.data!.data.debt_account_id])).toEqual(
+    others.map((other, index) => [201, 500 + index, other.account.id]),
+  );
+  expect(await recoverCharge(app.deps, tenant, first.data!.data.id)).toBe(true);
+  const later = await app.sandbox.POST('/charges', { body, params: { header: { 'Idempotency-Key': key } } });
+  expect([later.response.status, later.data!.data.id, later.data!.data.status]).toEqual([201, first.data!.data.id, 'succeeded']);
+  expect((await accountOf(app.sandbox, account.id)).current_balance).toBe(10_000 - 1313);
+  // The same key with another body: refused, nothing charged.
+  const other = await app.sandbox.POST('/charges', { body: { ...body, amount: 1400 }, params: { header: { 'Idempotency-Key': key } } });
+  expect(other.response.status).toBe(422);
+  expect((other.error as ErrorBody).errorCode).toBe('idempotency_key_reused');
+  expect((await accountOf(app.sandbox, account.id)).current_balance).toBe(10_000 - 1313);
 });

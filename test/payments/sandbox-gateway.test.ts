@@ -115,6 +115,25 @@ describe('idempotency keys, find() and faults', () => {
     expect(await gateway.find(charge)).toEqual(answers[0]);
   });
 
+  test('many charges at once, of two tenants, some repeated: each key is paid once and answered its own outcome', async () => {
+    const organization = await createOrganization(db, 'Other Agency LLC');
+    const other = sandboxGateway(db, { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: 'y' }, secrets, { achSettlementSeconds: 172_800 });
+    const [good, declined, theirs] = [await card('4242424242424242'), await card('4000000000000002'), await other.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: 2031 })];
+    const asked = [
+      ...Array.from({ length: 6 }, (_, index) => ({ gateway, token: index % 2 ? declined : good, amount: 100 + index, key: key() })),
+      ...Array.from({ length: 3 }, (_, index) => ({ gateway: other, token: theirs, amount: 200 + index, key: key() })),
+    ];
+    const answers = await Promise.all([...asked, asked[0]!, asked[7]!].map((each) => each.gateway.charge(each.token, each.amount, each.key)));
+    expect(answers.slice(0, 9).map((answer) => answer.status)).toEqual(['succeeded', 'failed', 'succeeded', 'failed', 'succeeded', 'failed', 'succeeded', 'succeeded', 'succeeded']);
+    expect(answers[9]).toEqual(answers[0]);
+    expect(answers[10]).toEqual(answers[7]);
+    const payments = await db('sandbox_payments').whereIn('reference', answers.map((answer) => answer.reference)).select('reference', 'amount', 'organization_id');
+    expect(payments).toHaveLength(9);
+    for (const [index, each] of asked.entries()) {
+      expect(payments.find((payment) => payment.reference === answers[index]!.reference)).toMatchObject({ amount: String(each.amount), organization_id: index < 6 ? tenant.organizationId : organization.organization_id });
+    }
+  });
+
   test('find() of a key never received says so, and the key is spent: a charge arriving later with it takes no money', async () => {
     const token = await card('4242424242424242');
     const charge = key();
