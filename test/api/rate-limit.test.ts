@@ -1,30 +1,20 @@
-import { randomBytes } from 'node:crypto';
-import type { Server } from 'node:http';
 import { createApiClient } from '../../client';
-import { API_BASE, createApp, listen } from '../../server/app';
-import { SecretBox } from '../../server/crypto/secrets';
-import { createLogger } from '../../server/logging';
 import { createOrganization, rotateToken } from '../../server/organizations/organization-repo';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { startSecondServer, startTestApp, type TestApp } from '../support/test-app';
 
 const LIMIT = 5;
 let app: TestApp;
-let second: Server;
+let second: Awaited<ReturnType<typeof startSecondServer>> | undefined;
 let secondBaseUrl: string;
 
 beforeAll(async () => {
   app = await startTestApp({ rateLimitPerMinute: LIMIT });
   // A second server process over the same database, as operators run them.
-  second = await listen(
-    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss, clock: () => new Date(), events: app.deps.events, files: app.deps.files }),
-    0,
-    '127.0.0.1',
-  );
-  const address = second.address();
-  secondBaseUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`;
+  second = await startSecondServer(app);
+  secondBaseUrl = second.baseUrl;
 });
 afterAll(async () => {
-  await new Promise((done) => second?.close(done));
+  await second?.close();
   await app?.stop();
 });
 

@@ -170,3 +170,17 @@ export function restoreGatewayAfterEach(app: () => TestApp | undefined): void {
     config.testSandboxLoseAnswerCents = undefined;
   });
 }
+
+/** A second server process's app over the same database as `app` (as operators run several), listening; its API's base URL and how to close it. */
+export async function startSecondServer(app: TestApp): Promise<{ baseUrl: string; close: () => Promise<void> }> {
+  const server = await listen(
+    createApp({ config: app.config, db: app.db, logger: createLogger('silent'), secrets: new SecretBox(randomBytes(32)), boss: app.boss, clock: () => new Date(), events: app.deps.events, files: app.deps.files }),
+    0,
+    '127.0.0.1',
+  );
+  const address = server.address();
+  return {
+    baseUrl: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}${API_BASE}`,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
