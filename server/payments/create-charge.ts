@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
+import { groupBy } from '../collections';
 import type { components } from '../../generated/schema';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
@@ -238,12 +239,6 @@ const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, 
     return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
   },
 });
-
-function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) groups.set(keyOf(item), [...(groups.get(keyOf(item)) ?? []), item]);
-  return groups;
-}
 
 /**
  * Step 1 of an instalment's charge, on the plan runner's transaction (which holds the account's
