@@ -17,7 +17,7 @@ import { loadDisputes } from '../dispute-store/dispute-mapper';
 import { readSettings } from '../settings/settings-service';
 
 /** How many charges and transactions an account read embeds; the rest are paged by /charges and /transactions. */
-const EMBEDDED_PAYMENTS = 10;
+export const EMBEDDED_PAYMENTS = 10;
 
 export const DEBT_ACCOUNT_INCLUDES = ['customer', 'location', 'locations', 'metadata'] as const;
 

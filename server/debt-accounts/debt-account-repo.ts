@@ -60,7 +60,7 @@ export interface PaymentPlanRow {
   updated_at: Date;
 }
 
-const PLAN_COLUMNS = ['id', 'debt_account_id', 'frequency', 'start_date', 'amount', 'status', 'created_at', 'updated_at'];
+export const PLAN_COLUMNS = ['id', 'debt_account_id', 'frequency', 'start_date', 'amount', 'status', 'created_at', 'updated_at'];
 
 function serialize(values: DebtAccountValues): Record<string, unknown> {
   const row: Record<string, unknown> = { ...values };

@@ -19,7 +19,7 @@ import { lookupQuery, type LookupQuery } from './lookup';
 import { todayUtc } from '../dates';
 import { offeredOptions } from '../payment-terms/payment-terms';
 import { nowFor } from '../kernel/clock';
-import { onOneConnection } from '../db/one-connection';
+import { readDebtAccount } from './debt-account-read';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
@@ -102,13 +102,11 @@ function noticeDay(day: string | null | undefined, now: Date): string | null {
   return day;
 }
 
-/** One account as the API shows it: its statements on one pooled connection, pipelined (db/one-connection.ts). */
+/** One account as the API shows it, in one statement (debt-account-read.ts). */
 async function find({ db }: DebtAccountDeps, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
-  return onOneConnection(db, async (connection) => {
-    const row = await debtAccountRepo(connection, tenant).find(key);
-    if (!row) throw ApiError.notFound('Debt account');
-    return (await loadDebtAccounts(connection, tenant, [row], include))[0]!;
-  });
+  const account = await readDebtAccount(db, tenant, key, include);
+  if (!account) throw ApiError.notFound('Debt account');
+  return account;
 }
 
 async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, body: Schemas['DebtAccountCreate'], include: Set<string>): Promise<DebtAccount> {

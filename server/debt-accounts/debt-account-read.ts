@@ -1,0 +1,156 @@
+/**
+ * GET /debt-accounts/{id} in one statement: the account and every relation it shows (its
+ * locations, plan, customer, latest charges and transactions, autopay, documents) as JSON
+ * sub-selects of the account's row, where the list's loader (debt-account-loader.ts) reads each
+ * relation with a statement of its own. Under load each statement is a turn in the pool's queue
+ * (behind a hundred charges' statements); one statement is one turn. Disputes, which few accounts
+ * have, are read by the loader's own statements, only for an account that has one.
+ *
+ * A relation's rows come back as JSON, and become the rows its mapper takes exactly as the driver
+ * would have made them: bigints as text (JSON numbers would lose digits past 2^53), timestamps
+ * as PostgreSQL's text and then parsed by the driver's own parser (a JSON timestamp keeps
+ * microseconds that the parser truncates the same way, but its text differs).
+ */
+import type { Knex } from 'knex';
+import pg from 'pg';
+import type { components } from '../../generated/schema';
+import type { Tenant } from '../kernel/tenant';
+import { UUID } from '../db/tenant';
+import { concurrently } from '../db/concurrently';
+import { CHARGE_COLUMNS, TRANSACTION_COLUMNS, type ChargeRow, type TransactionRow } from '../charge-store/charge-repo';
+import { CUSTOMER_COLUMNS, type CustomerRow } from '../customer-store/customer-repo';
+import { LOCATION_COLUMNS, type LocationRow } from '../locations/location-repo';
+import { disputeRepo } from '../dispute-store/dispute-repo';
+import { loadDisputes } from '../dispute-store/dispute-mapper';
+import { readSettings } from '../settings/settings-service';
+import { AUTOPAY_COLUMNS, type AutopayRow } from './account-autopay';
+import { DEBT_ACCOUNT_COLUMNS, PLAN_COLUMNS, type DebtAccountRow, type PaymentPlanRow } from './debt-account-repo';
+import { debtAccountToApi, type AccountDocument } from './debt-account-mapper';
+import { EMBEDDED_PAYMENTS } from './debt-account-loader';
+
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+
+/** A relation's columns, and those sent as text: its timestamps (parsed back) and its bigints. */
+interface Shape {
+  columns: string[];
+  timestamps: string[];
+  bigints: string[];
+}
+
+const bare = (columns: string[]) => columns.map((column) => column.slice(column.indexOf('.') + 1));
+
+const LOCATION: Shape = { columns: [...bare(LOCATION_COLUMNS), 'debt_accounts_count'], timestamps: ['created_at', 'updated_at'], bigints: [] };
+const PLAN: Shape = { columns: PLAN_COLUMNS, timestamps: ['created_at', 'updated_at'], bigints: ['amount'] };
+const CUSTOMER: Shape = { columns: bare(CUSTOMER_COLUMNS), timestamps: ['email_preference_changed_at', 'created_at', 'updated_at'], bigints: [] };
+const CHARGE: Shape = {
+  columns: bare(CHARGE_COLUMNS),
+  timestamps: ['due_at', 'charged_at', 'settles_at', 'settled_at', 'created_at', 'updated_at'],
+  bigints: ['amount', 'fees', 'refunded_amount'],
+};
+const TRANSACTION: Shape = { columns: bare(TRANSACTION_COLUMNS), timestamps: ['submitted_at', 'created_at'], bigints: ['number', 'amount'] };
+const AUTOPAY: Shape = { columns: bare(AUTOPAY_COLUMNS), timestamps: ['next_run_at', 'last_run_at', 'created_at', 'updated_at'], bigints: ['amount'] };
+const DOCUMENT: Shape = { columns: ['id', 'debt_account_id', 'name', 'created_at'], timestamps: ['created_at'], bigints: [] };
+
+/** The JSON object of `alias`'s row in `shape`. */
+function json(alias: string, shape: Shape): string {
+  const text = new Set([...shape.timestamps, ...shape.bigints]);
+  return `json_build_object(${shape.columns.map((column) => `'${column}', ${alias}.${column}${text.has(column) ? '::text' : ''}`).join(', ')})`;
+}
+
+/** A relation's JSON object as the row the driver would have answered. */
+function revive<T>(shape: Shape, object: Record<string, unknown>): T {
+  for (const column of shape.timestamps) if (typeof object[column] === 'string') object[column] = parseTimestamp(object[column] as string);
+  return object as T;
+}
+
+/** Rows of `table` of the account's tenant. */
+const ofTenant = (alias: string) => `${alias}.organization_id = debt_accounts.organization_id AND ${alias}.environment = debt_accounts.environment`;
+
+/** The account's additional locations, as the loader orders them. */
+const LINKS = `SELECT l.location_id FROM debt_account_locations l WHERE l.debt_account_id = debt_accounts.id AND ${ofTenant('l')}`;
+
+/** The newest rows of `table` of the account, newest first, at most `:limit`. */
+const latest = (table: string, shape: Shape) =>
+  `(SELECT coalesce(json_agg(${json('x', shape)} ORDER BY x.created_at DESC, x.id DESC), '[]')
+      FROM (SELECT * FROM ${table} WHERE ${table}.debt_account_id = debt_accounts.id AND ${ofTenant(table)} ORDER BY ${table}.created_at DESC, ${table}.id DESC LIMIT :limit) x)`;
+
+function statement(include: Set<string>): string {
+  const additional = include.has('locations');
+  return `SELECT ${DEBT_ACCOUNT_COLUMNS.join(', ')},
+    ${additional ? `(SELECT coalesce(json_agg(l.location_id ORDER BY l.created_at, l.location_id), '[]') FROM debt_account_locations l WHERE l.debt_account_id = debt_accounts.id AND ${ofTenant('l')})` : `'[]'::json`} AS links,
+    (SELECT json_agg(${json('loc', LOCATION)}) FROM locations loc
+      WHERE ${ofTenant('loc')} AND (loc.id = debt_accounts.location_id${additional ? ` OR loc.id IN (${LINKS})` : ''})) AS locations,
+    (SELECT ${json('p', PLAN)} FROM payment_plans p WHERE p.debt_account_id = debt_accounts.id AND ${ofTenant('p')} ORDER BY p.created_at DESC, p.id DESC LIMIT 1) AS plan,
+    ${include.has('customer') ? `(SELECT ${json('c', CUSTOMER)} FROM customers c WHERE c.id = debt_accounts.customer_id AND ${ofTenant('c')})` : 'NULL::json'} AS customer,
+    ${latest('charges', CHARGE)} AS charges,
+    ${latest('transactions', TRANSACTION)} AS transactions,
+    (SELECT ${json('ap', AUTOPAY)} FROM autopays ap WHERE ap.debt_account_id = debt_accounts.id AND ${ofTenant('ap')}) AS autopay,
+    (SELECT coalesce(json_agg(${json('d', DOCUMENT)} ORDER BY d.created_at, d.id), '[]') FROM documents d
+      WHERE d.debt_account_id = debt_accounts.id AND ${ofTenant('d')} AND NOT d.status = 'voided') AS documents,
+    EXISTS (SELECT 1 FROM debt_account_disputes x WHERE x.debt_account_id = debt_accounts.id AND ${ofTenant('x')}) AS disputed
+  FROM debt_accounts LEFT JOIN debt_accounts AS parent ON parent.id = debt_accounts.parent_id
+  WHERE debt_accounts.organization_id = :organizationId AND debt_accounts.environment = :environment
+    AND (debt_accounts.id = :id::uuid OR debt_accounts.external_id = :key)
+  ORDER BY debt_accounts.id = :id::uuid DESC NULLS LAST
+  LIMIT 1`;
+}
+
+/** The statement's texts, one per set of includes (named prepared statements: the same text each time). */
+const statements = new Map<string, string>();
+
+type Read = DebtAccountRow & {
+  links: string[];
+  locations: (LocationRow & { debt_accounts_count: number })[];
+  plan: Record<string, unknown> | null;
+  customer: Record<string, unknown> | null;
+  charges: Record<string, unknown>[];
+  transactions: Record<string, unknown>[];
+  autopay: Record<string, unknown> | null;
+  documents: Record<string, unknown>[];
+  disputed: boolean;
+};
+
+/**
+ * The account `{id|external_id}` as the API shows it (a UUID as id first, then as external_id,
+ * as debtAccountRepo.find), or undefined when the tenant has none.
+ */
+export async function readDebtAccount(db: Knex, tenant: Tenant, key: string, include: Set<string>): Promise<components['schemas']['DebtAccount'] | undefined> {
+  const includes = [...include].sort().join(',');
+  let sql = statements.get(includes);
+  if (!sql) statements.set(includes, (sql = statement(include)));
+  const { rows } = await db.raw<{ rows: Read[] }>(sql, {
+    organizationId: tenant.organizationId,
+    environment: tenant.environment,
+    id: UUID.test(key) ? key : null,
+    key,
+    limit: EMBEDDED_PAYMENTS,
+  });
+  const row = rows[0];
+  if (!row) return undefined;
+  const locations = (row.locations ?? []).map((location) => revive<LocationRow & { debt_accounts_count: number }>(LOCATION, location as unknown as Record<string, unknown>));
+  const counted = include.has('location') || include.has('locations');
+  const disputes = row.disputed ? await disputesOf(db, tenant, row.id) : [];
+  return debtAccountToApi(row, {
+    include,
+    customers: new Map(row.customer ? [[row.customer_id, revive<CustomerRow>(CUSTOMER, row.customer)]] : []),
+    locations: new Map(locations.map((location) => [location.id, location])),
+    additional: new Map([[row.id, row.links]]),
+    plans: new Map(row.plan ? [[row.id, revive<PaymentPlanRow>(PLAN, row.plan)]] : []),
+    autopays: new Map(row.autopay ? [[row.id, revive<AutopayRow>(AUTOPAY, row.autopay)]] : []),
+    usage: new Map(counted ? locations.map((location) => [location.id, Number(location.debt_accounts_count)]) : []),
+    charges: new Map([[row.id, row.charges.map((charge) => revive<ChargeRow>(CHARGE, charge))]]),
+    transactions: new Map([[row.id, row.transactions.map((transaction) => revive<TransactionRow>(TRANSACTION, transaction))]]),
+    documents: new Map([[row.id, row.documents.map((document) => revive<AccountDocument>(DOCUMENT, document))]]),
+    disputes: new Map([[row.id, disputes]]),
+  });
+}
+
+/** An account's disputes as the API shows them (the loader's statements: few accounts have any). */
+async function disputesOf(db: Knex, tenant: Tenant, accountId: string): Promise<components['schemas']['Dispute'][]> {
+  const [rows, settings] = await concurrently(
+    db,
+    () => disputeRepo(db, tenant).ofAccounts([accountId]),
+    () => readSettings(db, tenant),
+  );
+  return loadDisputes(db, tenant, rows, settings.dispute_hold);
+}
