@@ -44,7 +44,6 @@ import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
 import { freePort } from '../server/net';
-import { watchPermitWaits } from '../server/db/pool-priority';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -278,10 +277,15 @@ async function main(): Promise<void> {
     let counting = false;
     if (options.statements) db.on('query', (q: { sql: string }) => counting && statements.set(q.sql, (statements.get(q.sql) ?? 0) + 1));
     counting = true;
-    // How long the in-process server's statements waited for a pooled connection meanwhile: the
-    // charges' (yielding, db/pool-priority.ts) and the others' (the reads above all).
-    const waits = { charges: [] as number[], others: [] as number[] };
-    watchPermitWaits(db.client, (yieldingWork, ms) => counting && (yieldingWork ? waits.charges : waits.others).push(ms));
+    // How long the in-process server's statements (the charges' and the reads') waited for a pooled connection meanwhile.
+    const waits: number[] = [];
+    const acquire = db.client.acquireConnection.bind(db.client);
+    db.client.acquireConnection = async () => {
+      const asked = performance.now();
+      const connection = await acquire();
+      if (counting) waits.push(performance.now() - asked);
+      return connection;
+    };
     const cpuBefore = { server: served.cpuMs(), database: treeCpuMs(database) };
     delay.enable();
     const [charged, readsLoaded] = await Promise.all([load(origin, token, 'POST', Number(options.connections), charges), readsAlone()]);
@@ -313,7 +317,7 @@ async function main(): Promise<void> {
         const at = (q: number) => (all[Math.min(all.length - 1, Math.floor(q * all.length))] ?? 0).toFixed(1);
         return `${all.length} (mean ${(all.reduce((sum, w) => sum + w, 0) / Math.max(1, all.length)).toFixed(1)} ms, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms)`;
       };
-      console.log(`waits for a pooled connection while charges ran: the charges' ${summary(waits.charges)}, the others' ${summary(waits.others)}`);
+      console.log(`waits for a pooled connection while charges ran: ${summary(waits)}`);
     }
     console.log(`CPU per charge while charges ran (reads made meanwhile included): server ${perCharge(cpu.server)}, database ${perCharge(cpu.database)}${loop}`);
     const ratio = Math.round((readsLoaded.p99 / aloneP99) * 100) / 100;

@@ -22,7 +22,7 @@ import { portalRouter, portalScope } from './portal/portal-router';
 import { portalAccountRoutes } from './portal-logins/portal-account-routes';
 import { webhookRoutes } from './webhooks/webhook-routes';
 import { eventLogRoutes } from './event-log/event-log-routes';
-import { chargeRoutes, chargesYieldThePool } from './payments/charge-routes';
+import { chargeRoutes } from './payments/charge-routes';
 import { paymentPlanRoutes } from './payment-plans/plan-routes';
 import { listenToPayments } from './payment-plans/plan-listeners';
 import { listenToCheckouts } from './portal/checkout-charges';
@@ -112,7 +112,6 @@ export function createApp(deps: AppDeps): Express {
     API_BASE,
     chain([
       (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
-      onlyAt('POST', '/charges', chargesYieldThePool),
       // One round trip: the token and its count (http/access.ts).
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
       onlyAt('POST', BULK_SESSIONS, bulkCustomerSessionThrottle(deps)),

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Response } from 'express';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../kernel/tenant';
 import { envelope, pageRequest } from '../http/pagination';
@@ -6,21 +6,12 @@ import type { TypedRoutes } from '../http/typed-routes';
 import { idempotencyOf } from '../idempotency/idempotency';
 import { chargeToApi } from '../charge-store/charge-mapper';
 import { chargeService, transactionService } from './charge-service';
-import { yieldingPool } from '../db/pool-priority';
-
-/**
- * In the API's chain once the body is read (app.ts): POST /charges yields the pool from then on,
- * its authentication and idempotency claim too (db/pool-priority.ts), so reads never queue behind
- * a hundred charges' statements.
- */
-export const chargesYieldThePool: RequestHandler = (_req, _res, next) => yieldingPool(next);
 
 export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const charges = chargeService(deps);
   const transactions = transactionService(deps);
 
-  // A hundred charges at once never hold up a read at the pool (db/pool-priority.ts).
-  routes.post('/charges', async (req, res) => yieldingPool(async () => {
+  routes.post('/charges', async (req, res) => {
     const { charge, declined } = await charges.create(tenantOf(res), req.body, idempotencyOf(res));
     if (declined) {
       // The document's ChargeDeclined (a 400 naming the stored failed charge), not a success.
@@ -29,7 +20,7 @@ export function chargeRoutes(routes: TypedRoutes, deps: AppDeps): void {
     }
     // The gateway has not answered in time: the charge is reserved, and finished later (charge-steps.ts).
     res.status(charge.status === 'processing' ? 202 : 201).json({ data: chargeToApi(charge) });
-  }));
+  });
 
   routes.get('/charges', async (req, res) => {
     const page = pageRequest(req);
