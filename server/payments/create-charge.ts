@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { groupBy } from '../collections';
 import type { components } from '../../generated/schema';
-import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
@@ -85,10 +84,10 @@ export interface ChargeContext {
   reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
-type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
+export type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
 
 /** A request checked and its inline details tokenized, ready to reserve. */
-interface Prepared {
+export interface Prepared {
   body: ChargeCreate;
   intent: ReturnType<typeof intentOf>;
   origin: Origin | undefined;
@@ -103,9 +102,15 @@ interface Prepared {
   reserved?: ChargeContext['reserved'];
   /** In a batch: the saved methods the batch read for its charges, by id. */
   methods?: Map<string, PaymentMethodRow>;
+  /**
+   * In a batch whose charges are stored together at its end: the cents that its earlier charges
+   * reserved on the family of `head` (its head's id), not stored yet. They count as the family's
+   * reservations, as they will once stored.
+   */
+  pending?: (head: string) => number;
 }
 
-const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
+export const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
 
 /**
  * A charge reserved (`processing`, to ask the gateway for; `head`: its account family's head, the
@@ -278,7 +283,7 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
  * inline method when asked), and answers the charge to store (`processing`), with the token
  * to charge and its family's head.
  */
-async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<{ values: ChargeValues; token: string; head: string }> {
+export async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<{ values: ChargeValues; token: string; head: string }> {
   const { body, intent, origin, idempotency, now, inlineValues, inlineToken, methods } = prepared;
   // Saving a method locks the customer (as saving one directly does); taking it before the
   // accounts keeps one lock order, customer then accounts, for every charge.
@@ -288,7 +293,9 @@ async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, ga
   }
   const family = prepared.family?.account.id === body.debt_account_id ? prepared.family : await lockAccount(trx, tenant, body.debt_account_id);
   if (!family) throw ApiError.field('debt_account_id', 'does not exist');
-  const { account } = family;
+  const { account: locked } = family;
+  const pending = prepared.pending?.(locked.parent_id ?? locked.id) ?? 0;
+  const account = pending > 0 ? { ...locked, reserved_amount: locked.reserved_amount + pending } : locked;
   const terms = termsOf(account);
   throwIfDisputed(terms, body.amount);
   throwIfAny(amountErrors(terms, intent));
@@ -329,56 +336,4 @@ async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, ga
     settles_at: null,
   };
   return { values, token, head: account.parent_id ?? account.id };
-}
-
-/** One instalment's charge to reserve in a batch (`reserveAllOn`): what `reserveOn` takes, and its tenant's time. */
-export interface ToReserveOn {
-  tenant: Tenant;
-  gateway: PaymentGateway;
-  body: ChargeCreate;
-  origin: Origin;
-  family?: LockedFamily;
-  /** The tenant's time (the sandbox clock in a sandbox). */
-  now: Date;
-}
-
-/**
- * Step 1 of many instalments' charges at once, on the plan runner's transaction (which holds
- * their families' locks): each checked as `reserveOn` checks it, their customers' saved methods
- * read in one statement per tenant, and the charges stored in one per tenant. Answers each
- * one's reservation, or the ApiError of the rule that refused it, in order.
- */
-export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, requests: ToReserveOn[]): Promise<({ charge: ChargeRow; token: string; head: string } | ApiError)[]> {
-  const tenants = new Map<string, { tenant: Tenant; customers: Set<string>; methods: Map<string, PaymentMethodRow> }>();
-  for (const { tenant, family } of requests) {
-    const key = `${tenant.organizationId}:${tenant.environment}`;
-    const entry = tenants.get(key) ?? tenants.set(key, { tenant, customers: new Set(), methods: new Map() }).get(key)!;
-    if (family) entry.customers.add(family.account.customer_id);
-  }
-  for (const { tenant, customers, methods } of tenants.values()) {
-    for (const method of await paymentMethodRepo(trx, tenant).forCustomers([...customers])) methods.set(method.id, method);
-  }
-  const results: ({ charge: ChargeRow; token: string; head: string } | ApiError | undefined)[] = [];
-  const toStore: { index: number; tenant: Tenant; values: ChargeValues; token: string; head: string }[] = [];
-  for (const { tenant, gateway, body, origin, family, now } of requests) {
-    const intent = intentOf(body, origin, {});
-    // Only the family's own customer's methods were read: any other request reads its own.
-    const methods = family?.account.id === body.debt_account_id ? tenants.get(`${tenant.organizationId}:${tenant.environment}`)!.methods : undefined;
-    try {
-      throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
-      const prepared: Prepared = { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family, methods };
-      const { values, token, head } = await plan(deps, trx, tenant, gateway, prepared);
-      toStore.push({ index: results.length, tenant, values, token, head });
-      results.push(undefined);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      results.push(error);
-    }
-  }
-  for (const { tenant } of tenants.values()) {
-    const mine = toStore.filter((each) => each.tenant.organizationId === tenant.organizationId && each.tenant.environment === tenant.environment);
-    const stored = await chargeRepo(trx, tenant).insertMany(mine.map((each) => each.values));
-    mine.forEach((each, at) => (results[each.index] = { charge: stored[at]!, token: each.token, head: each.head }));
-  }
-  return results as ({ charge: ChargeRow; token: string; head: string } | ApiError)[];
 }
