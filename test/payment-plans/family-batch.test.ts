@@ -149,3 +149,28 @@ test('the payments\' batch reservation counts its earlier charges of a family: t
   expect((seen.results[1] as ApiError).fieldErrors).toEqual({ amount: ['must be at most the current balance ($20.00)'] });
   expect(seen.stored.map((row) => Number(row.amount))).toEqual([3000]);
 }, 120_000);
+
+test('a plan change on a child account locks its family as a charge does: it queues behind a lock on the family\'s head', async () => {
+  const { parent, movedPlan } = await familyOfTwoPlans();
+  // A charge on the parent holding its family's head.
+  const holder = await app.db.transaction();
+  const { rows } = await holder.raw<{ rows: { pid: number }[] }>('SELECT pg_backend_pid() AS pid');
+  await holder('debt_accounts').where({ id: parent.id }).forUpdate().select('id');
+  const change = api.PUT('/payment-plans/{id}', { params: { path: { id: movedPlan.id } }, body: { amount: 2500 } });
+  let settled = false;
+  const waiting = (async () => {
+    while (!settled) {
+      const { rows: waiters } = await app.db.raw<{ rows: unknown[] }>('SELECT pid FROM pg_stat_activity WHERE ? = ANY(pg_blocking_pids(pid))', [rows[0]!.pid]);
+      if (waiters.length > 0) return 'queued behind the head';
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return 'never queued';
+  })();
+  const first = await Promise.race([change.then(() => 'changed while the head was locked'), waiting]);
+  settled = true;
+  await holder.commit();
+  expect(first).toBe('queued behind the head');
+  const { response } = await change;
+  expect(response.status).toBe(200);
+  expect((await planNow(movedPlan.id)).amount).toBe(2500);
+}, 120_000);
