@@ -39,6 +39,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import type { AppDeps } from '../server/deps';
@@ -132,6 +133,24 @@ async function seedPlans(db: Knex, tenant: Tenant, prefix: string): Promise<void
   await db.raw('ANALYZE');
 }
 
+/**
+ * Calls `seen` with every statement sent on a knex connection of this process (every pg client
+ * knex made: it marks them `__knexUid`), whatever sent it: knex, or code running on the
+ * connection of a knex transaction directly (pg-boss's SQL, COPY). pg-boss's own pool is not
+ * counted.
+ */
+function countStatements(seen: (sql: string) => void): void {
+  const Client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown; __knexUid?: string };
+  const query = Client.query;
+  Client.query = function (this: { __knexUid?: string }, ...args: unknown[]) {
+    if (this.__knexUid !== undefined) {
+      const [first] = args;
+      seen(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
+    }
+    return query.apply(this, args);
+  };
+}
+
 const count = async (db: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].count);
 
 /** Rows of `org`, table by table (every table with an organization_id): what a run made. */
@@ -210,15 +229,29 @@ async function main(): Promise<void> {
     listenForSettlements();
     listenToCheckouts();
     listenToAutopayCharges(deps);
-    // Statements sent, to compare what each path asks of the database per instalment.
+    // Statements sent, to compare what each path asks of the database per instalment: counted
+    // where they leave for the server (countStatements), not by knex's `query` event, which
+    // misses what runs on a knex connection directly (pg-boss's SQL in a transaction, COPY).
     let statements = 0;
     let transactions = 0;
+    const unseen = new Map<string, number>();
+    /** Statements knex told of (its `query` event) and not yet seen sent, by text. */
+    const seenByKnex = new Map<string, number>();
+    countStatements((sql) => {
+      statements += 1;
+      if (/^\s*BEGIN/i.test(sql)) transactions += 1;
+      if (!options['top-statements']) return;
+      const told = seenByKnex.get(sql) ?? 0;
+      if (told > 0) return void (told === 1 ? seenByKnex.delete(sql) : seenByKnex.set(sql, told - 1));
+      const text = sql.replace(/\s+/g, ' ').slice(0, 110);
+      unseen.set(text, (unseen.get(text) ?? 0) + 1);
+    });
     const startedAt = new Map<string, number>();
     const spent = new Map<string, { n: number; ms: number }>();
     db.on('query', (q: { __knexQueryUid: string; sql: string }) => {
-      statements += 1;
-      if (q.sql.startsWith('BEGIN')) transactions += 1;
-      if (options['top-statements']) startedAt.set(q.__knexQueryUid, performance.now());
+      if (!options['top-statements']) return;
+      seenByKnex.set(q.sql, (seenByKnex.get(q.sql) ?? 0) + 1);
+      startedAt.set(q.__knexQueryUid, performance.now());
     });
     db.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => {
       const t = startedAt.get(q.__knexQueryUid);
@@ -232,7 +265,9 @@ async function main(): Promise<void> {
     // --top-statements: where the database's time went (on stderr at exit, the last line stays the JSON).
     process.on('exit', () => {
       if (!options['top-statements']) return;
-      for (const [sql, { n, ms }] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30)) console.error(`${ms.toFixed(0).padStart(8)} ms ${String(n).padStart(7)}× ${sql}`);
+      for (const [sql, { n, ms }] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.BENCH_TOP ?? 30))) console.error(`${ms.toFixed(0).padStart(8)} ms ${String(n).padStart(7)}× ${sql}`);
+      console.error('statements sent on the pool\'s connections without knex (both runs):');
+      for (const [sql, n] of [...unseen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.error(`${String(n).padStart(7)}× ${sql}`);
     });
     const seeded = async (name: string) => {
       const organization = await createOrganization(db, name);
