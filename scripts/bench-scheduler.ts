@@ -265,7 +265,7 @@ async function main(): Promise<void> {
     // --top-statements: where the database's time went (on stderr at exit, the last line stays the JSON).
     process.on('exit', () => {
       if (!options['top-statements']) return;
-      for (const [sql, { n, ms }] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, Number(process.env.BENCH_TOP ?? 30))) console.error(`${ms.toFixed(0).padStart(8)} ms ${String(n).padStart(7)}× ${sql}`);
+      for (const [sql, { n, ms }] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30)) console.error(`${ms.toFixed(0).padStart(8)} ms ${String(n).padStart(7)}× ${sql}`);
       console.error('statements sent on the pool\'s connections without knex (both runs):');
       for (const [sql, n] of [...unseen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.error(`${String(n).padStart(7)}× ${sql}`);
     });
