@@ -10,7 +10,8 @@
  * by hand-written set-based SQL through the same batcher (the same batch size, as many batches
  * at once), so in the same number of transactions, as many in flight, on a pool of the same
  * size; the rows each made are counted table by table and must match, and the statements and
- * transactions per instalment of each are printed. `ratio_to_bare` = ours / bare. At a latency
+ * transactions per instalment of each are printed (counted as sent on a knex connection, so
+ * also what runs on one without knex: pg-boss's SQL in a transaction, COPY). `ratio_to_bare` = ours / bare. At a latency
  * above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
@@ -24,8 +25,8 @@
  * instalments/s: the goal at 300 ms (≥ 300/s) is measured with `--in-flight 128` in one
  * process, an operator's setting (a deployment of N processes has N × DUE_WORK_CHARGES_IN_FLIGHT
  * in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
- * time in all, and the tables sequentially scanned during each run (pg_stat_user_tables: rows
- * read, scans). Both runs are polled alike until none of their instalments is pending (one probe
+ * time in all, the statements sent on the pool's connections without knex, and the tables
+ * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the
  * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:

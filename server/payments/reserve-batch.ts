@@ -1,7 +1,11 @@
 /**
- * Step 1 of many instalments' charges at once (the due work's batches), on the plan runner's
+ * Charges reserved in batches. The API's (`reserving`, for charge-reservations.ts): the batch
+ * reads the earlier charges of their keys and their saved methods once, checks each charge as a
+ * single one is checked (charge-plan.ts), and stores them in one insert per tenant.
+ *
+ * The due work's (`reserveAllOn`): step 1 of many instalments' charges at once, on the plan runner's
  * transaction, which holds their families' locks: each checked as `reserveOn` checks it (one
- * path: create-charge.ts `plan`), their customers' saved methods read in one statement per
+ * path: charge-plan.ts `plan`), their customers' saved methods read in one statement per
  * tenant, and the charges stored in one insert per tenant at the end.
  *
  * What a family has reserved was read when the runner locked it, before the batch. Two charges
@@ -22,9 +26,74 @@ import type { PaymentDeps } from './payment-deps';
 import { familyKey, tenantKey } from './family-locks';
 import { todayUtc } from '../dates';
 import { intentErrors, throwIfAny } from '../payment-terms/payment-intent';
-import { intentOf, plan, type Origin, type Prepared } from './create-charge';
+import { intentOf, plan, type Origin, type Prepared } from './charge-plan';
+import type { Reserving } from './charge-reservations';
+import { groupBy } from '../collections';
+import { UUID } from '../db/tenant';
+import { scopeText } from '../idempotency/request-fingerprint';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
+
+/** One API charge of a reservation batch. */
+export interface BatchItem {
+  tenant: Tenant;
+  accountId: string;
+  gateway: PaymentGateway;
+  prepared: Prepared;
+}
+
+/** A charge of a batch checked, to store: its values, and what asking the gateway needs. */
+interface Planned {
+  tenant: Tenant;
+  values: ChargeValues;
+  token: string;
+  head: string;
+}
+
+/** What a batch reads for its charges: by tenant, the earlier charges of their keys (by scope and key) and their saved methods. */
+type BatchRead = Map<string, { earlier: Map<string, ChargeRow>; methods: Map<string, PaymentMethodRow> }>;
+
+const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
+
+/**
+ * The API's charges reserved in batches (charge-reservations.ts): the batch reads the earlier
+ * charges of their keys and their saved methods (one statement each per tenant), checks each
+ * charge as `reserve` does, and stores the charges in one insert per tenant. A charge whose key
+ * made one already answers `{ earlier }` instead.
+ */
+export const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, { charge: ChargeRow; token: string; head: string } | { earlier: ChargeRow }> => ({
+  async read(trx, items) {
+    const read: BatchRead = new Map();
+    for (const [key, ofTenant] of groupBy(items, (item) => tenantKey(item.tenant))) {
+      const { tenant } = ofTenant[0]!;
+      const keys = ofTenant.flatMap(({ prepared: { idempotency, inlineValues } }) => (idempotency && !inlineValues ? [{ scope: scopeText(idempotency), key: idempotency.key }] : []));
+      const methodIds = [...new Set(ofTenant.flatMap(({ prepared: { body } }) => (body.payment_method_id ? [body.payment_method_id] : [])))];
+      const earlier = await chargeRepo(trx, tenant).findByIdempotencyKeys(keys);
+      const methods = await paymentMethodRepo(trx, tenant).findMany(methodIds.filter((id) => UUID.test(id)));
+      read.set(key, {
+        earlier: new Map(earlier.map((charge) => [keyOf(charge.idempotency_scope!, charge.idempotency_key!), charge])),
+        methods: new Map(methods.map((method) => [method.id, method])),
+      });
+    }
+    return read;
+  },
+  async check(trx, item, family, read) {
+    const { earlier, methods } = read.get(tenantKey(item.tenant))!;
+    const { idempotency } = item.prepared;
+    const made = idempotency && !item.prepared.inlineValues ? earlier.get(keyOf(scopeText(idempotency), idempotency.key)) : undefined;
+    if (made) return { answer: { earlier: made } };
+    const planned = await plan(deps, trx, item.tenant, item.gateway, { ...item.prepared, family, methods });
+    return { store: { tenant: item.tenant, ...planned } };
+  },
+  async store(trx, plans) {
+    const stored = new Map<Planned, ChargeRow>();
+    for (const [, ofTenant] of groupBy(plans, (each) => tenantKey(each.tenant))) {
+      const rows = await chargeRepo(trx, ofTenant[0]!.tenant).insertMany(ofTenant.map((each) => each.values));
+      ofTenant.forEach((each, index) => stored.set(each, rows[index]!));
+    }
+    return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
+  },
+});
 
 /** One instalment's charge to reserve in a batch (`reserveAllOn`): what `reserveOn` takes, and its tenant's time. */
 export interface ToReserveOn {
