@@ -214,8 +214,8 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
         // In flight: not due again while their charges are being made.
         await trx.raw(
           `UPDATE ${PLAN_CHARGES} i SET due_at = NULL, charge_id = v.charge_id, updated_at = now()
-             FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS charge_id) v WHERE i.id = v.id`,
-          [inFlight.map((each) => each.instalment.id), inFlight.map((each) => each.chargeId)],
+             FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS charge_id) v WHERE i.id = ANY(?::uuid[]) AND i.id = v.id`,
+          [inFlight.map((each) => each.instalment.id), inFlight.map((each) => each.chargeId), inFlight.map((each) => each.instalment.id)],
         );
       }
       return started;
