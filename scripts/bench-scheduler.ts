@@ -11,7 +11,8 @@
  * at once), so in the same number of transactions, as many in flight, on a pool of the same
  * size; the rows each made are counted table by table and must match, and the statements and
  * transactions per instalment of each are printed (counted as sent on a knex connection, so
- * also what runs on one without knex: pg-boss's SQL in a transaction, COPY). `ratio_to_bare` = ours / bare. At a latency
+ * also what runs on one without knex: pg-boss's SQL in a transaction, COPY), with this
+ * process's CPU per instalment and how busy its event loop was during each run. `ratio_to_bare` = ours / bare. At a latency
  * above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
@@ -149,6 +150,22 @@ function countStatements(seen: (sql: string) => void): void {
       seen(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
     }
     return query.apply(this, args);
+  };
+}
+
+/**
+ * What this process does from now: its CPU (user and system) per item, and the share of the
+ * time its event loop was busy. Under load they hold better than a rate; a loop idle half the
+ * time waits on the database (round trips in sequence, batches waiting on each other).
+ */
+function processWork() {
+  const cpu = process.cpuUsage();
+  const loop = performance.eventLoopUtilization();
+  return {
+    per(items: number) {
+      const used = process.cpuUsage(cpu);
+      return { cpuMs: (used.user + used.system) / 1000 / items, busy: Math.round(performance.eventLoopUtilization(loop).utilization * 100) };
+    },
   };
 }
 
@@ -292,12 +309,14 @@ async function main(): Promise<void> {
     let bareRows: Record<string, number> = {};
     let bareStatements = 0;
     let bareTransactions = 0;
+    let bareWork: ReturnType<ReturnType<typeof processWork>['per']> | undefined;
     if (bare) {
       const before = await rowsOf(db, bare.organizationId);
       const scansBefore = options['top-statements'] ? await seqScans(db) : undefined;
       started = Date.now();
       statements = 0;
       transactions = 0;
+      const work = processWork();
       let finished = false;
       const polling = whilePending(db, bare.organizationId, () => finished);
       // The planner as well informed as ours will be (the due work keeps these statistics fresh).
@@ -311,6 +330,7 @@ async function main(): Promise<void> {
       bareStatements = statements / made;
       bareTransactions = transactions / made;
       const bareMs = Date.now() - started;
+      bareWork = work.per(made);
       if (scansBefore) console.error(`sequential scans during the bare run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
       bareRows = minus(await rowsOf(db, bare.organizationId), before);
       bareRate = (made / bareMs) * 1000;
@@ -324,9 +344,11 @@ async function main(): Promise<void> {
     statements = 0;
     transactions = 0;
     started = Date.now();
+    const work = processWork();
     await startPlanScheduler(deps, planPorts(deps));
     await whilePending(db, ours.organizationId);
     const schedulerMs = Date.now() - started;
+    const ourWork = work.per(due);
     if (scansBefore) console.error(`sequential scans during the scheduler's run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
     const ourStatements = statements / due;
     const ourTransactions = transactions / due;
@@ -349,6 +371,7 @@ async function main(): Promise<void> {
       console.log(`rows made, table by table: ours ${JSON.stringify(ourRows)}; bare ${JSON.stringify(bareRows)}`);
       if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
+      console.log(`this process per instalment: CPU ours ${ourWork.cpuMs.toFixed(2)} ms, bare ${bareWork!.cpuMs.toFixed(2)} ms; event loop busy ours ${ourWork.busy}%, bare ${bareWork!.busy}% of the run`);
       console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);
