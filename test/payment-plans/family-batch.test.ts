@@ -4,7 +4,8 @@
  * instalments ask 30.00 and 40.00. Each is checked counting what the batch reserved before it,
  * so together they never take more than the family owes and no balance falls below 0 - the
  * plan runner's batch (plan-runner.ts) as one at a time would have made it, and the payments'
- * batch reservation (reserve-batch.ts) refusing the one that does not fit.
+ * batch reservation (reserve-batch.ts) refusing the one that does not fit. And a plan change on
+ * such a child locks its whole family as every writer of balances does (plan-service.ts).
  */
 import type { ApiClient } from '../../client';
 import { newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
