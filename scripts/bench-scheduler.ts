@@ -10,7 +10,9 @@
  * by hand-written set-based SQL through the same batcher (the same batch size, as many batches
  * at once), so in the same number of transactions, as many in flight, on a pool of the same
  * size; the rows each made are counted table by table and must match, and the statements and
- * transactions per instalment of each are printed. `ratio_to_bare` = ours / bare. At a latency
+ * transactions per instalment of each are printed (counted as sent on a knex connection, so
+ * also what runs on one without knex: pg-boss's SQL in a transaction, COPY), with this
+ * process's CPU per instalment and how busy its event loop was during each run. `ratio_to_bare` = ours / bare. At a latency
  * above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
@@ -24,8 +26,8 @@
  * instalments/s: the goal at 300 ms (≥ 300/s) is measured with `--in-flight 128` in one
  * process, an operator's setting (a deployment of N processes has N × DUE_WORK_CHARGES_IN_FLIGHT
  * in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
- * time in all, and the tables sequentially scanned during each run (pg_stat_user_tables: rows
- * read, scans). Both runs are polled alike until none of their instalments is pending (one probe
+ * time in all, the statements sent on the pool's connections without knex, and the tables
+ * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the
  * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:
@@ -39,6 +41,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Knex } from 'knex';
+import pg from 'pg';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import type { AppDeps } from '../server/deps';
@@ -132,6 +135,40 @@ async function seedPlans(db: Knex, tenant: Tenant, prefix: string): Promise<void
   await db.raw('ANALYZE');
 }
 
+/**
+ * Calls `seen` with every statement sent on a knex connection of this process (every pg client
+ * knex made: it marks them `__knexUid`), whatever sent it: knex, or code running on the
+ * connection of a knex transaction directly (pg-boss's SQL, COPY). pg-boss's own pool is not
+ * counted.
+ */
+function countStatements(seen: (sql: string) => void): void {
+  const Client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown; __knexUid?: string };
+  const query = Client.query;
+  Client.query = function (this: { __knexUid?: string }, ...args: unknown[]) {
+    if (this.__knexUid !== undefined) {
+      const [first] = args;
+      seen(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
+    }
+    return query.apply(this, args);
+  };
+}
+
+/**
+ * What this process does from now: its CPU (user and system) per item, and the share of the
+ * time its event loop was busy. Under load they hold better than a rate; a loop idle half the
+ * time waits on the database (round trips in sequence, batches waiting on each other).
+ */
+function processWork() {
+  const cpu = process.cpuUsage();
+  const loop = performance.eventLoopUtilization();
+  return {
+    per(items: number) {
+      const used = process.cpuUsage(cpu);
+      return { cpuMs: (used.user + used.system) / 1000 / items, busy: Math.round(performance.eventLoopUtilization(loop).utilization * 100) };
+    },
+  };
+}
+
 const count = async (db: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].count);
 
 /** Rows of `org`, table by table (every table with an organization_id): what a run made. */
@@ -210,15 +247,29 @@ async function main(): Promise<void> {
     listenForSettlements();
     listenToCheckouts();
     listenToAutopayCharges(deps);
-    // Statements sent, to compare what each path asks of the database per instalment.
+    // Statements sent, to compare what each path asks of the database per instalment: counted
+    // where they leave for the server (countStatements), not by knex's `query` event, which
+    // misses what runs on a knex connection directly (pg-boss's SQL in a transaction, COPY).
     let statements = 0;
     let transactions = 0;
+    const unseen = new Map<string, number>();
+    /** Statements knex told of (its `query` event) and not yet seen sent, by text. */
+    const seenByKnex = new Map<string, number>();
+    countStatements((sql) => {
+      statements += 1;
+      if (/^\s*BEGIN/i.test(sql)) transactions += 1;
+      if (!options['top-statements']) return;
+      const told = seenByKnex.get(sql) ?? 0;
+      if (told > 0) return void (told === 1 ? seenByKnex.delete(sql) : seenByKnex.set(sql, told - 1));
+      const text = sql.replace(/\s+/g, ' ').slice(0, 110);
+      unseen.set(text, (unseen.get(text) ?? 0) + 1);
+    });
     const startedAt = new Map<string, number>();
     const spent = new Map<string, { n: number; ms: number }>();
     db.on('query', (q: { __knexQueryUid: string; sql: string }) => {
-      statements += 1;
-      if (q.sql.startsWith('BEGIN')) transactions += 1;
-      if (options['top-statements']) startedAt.set(q.__knexQueryUid, performance.now());
+      if (!options['top-statements']) return;
+      seenByKnex.set(q.sql, (seenByKnex.get(q.sql) ?? 0) + 1);
+      startedAt.set(q.__knexQueryUid, performance.now());
     });
     db.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => {
       const t = startedAt.get(q.__knexQueryUid);
@@ -233,6 +284,8 @@ async function main(): Promise<void> {
     process.on('exit', () => {
       if (!options['top-statements']) return;
       for (const [sql, { n, ms }] of [...spent].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30)) console.error(`${ms.toFixed(0).padStart(8)} ms ${String(n).padStart(7)}× ${sql}`);
+      console.error('statements sent on the pool\'s connections without knex (both runs):');
+      for (const [sql, n] of [...unseen].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.error(`${String(n).padStart(7)}× ${sql}`);
     });
     const seeded = async (name: string) => {
       const organization = await createOrganization(db, name);
@@ -256,12 +309,14 @@ async function main(): Promise<void> {
     let bareRows: Record<string, number> = {};
     let bareStatements = 0;
     let bareTransactions = 0;
+    let bareWork: ReturnType<ReturnType<typeof processWork>['per']> | undefined;
     if (bare) {
       const before = await rowsOf(db, bare.organizationId);
       const scansBefore = options['top-statements'] ? await seqScans(db) : undefined;
       started = Date.now();
       statements = 0;
       transactions = 0;
+      const work = processWork();
       let finished = false;
       const polling = whilePending(db, bare.organizationId, () => finished);
       // The planner as well informed as ours will be (the due work keeps these statistics fresh).
@@ -275,6 +330,7 @@ async function main(): Promise<void> {
       bareStatements = statements / made;
       bareTransactions = transactions / made;
       const bareMs = Date.now() - started;
+      bareWork = work.per(made);
       if (scansBefore) console.error(`sequential scans during the bare run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
       bareRows = minus(await rowsOf(db, bare.organizationId), before);
       bareRate = (made / bareMs) * 1000;
@@ -288,9 +344,11 @@ async function main(): Promise<void> {
     statements = 0;
     transactions = 0;
     started = Date.now();
+    const work = processWork();
     await startPlanScheduler(deps, planPorts(deps));
     await whilePending(db, ours.organizationId);
     const schedulerMs = Date.now() - started;
+    const ourWork = work.per(due);
     if (scansBefore) console.error(`sequential scans during the scheduler's run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
     const ourStatements = statements / due;
     const ourTransactions = transactions / due;
@@ -313,6 +371,7 @@ async function main(): Promise<void> {
       console.log(`rows made, table by table: ours ${JSON.stringify(ourRows)}; bare ${JSON.stringify(bareRows)}`);
       if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
+      console.log(`this process per instalment: CPU ours ${ourWork.cpuMs.toFixed(2)} ms, bare ${bareWork!.cpuMs.toFixed(2)} ms; event loop busy ours ${ourWork.busy}%, bare ${bareWork!.busy}% of the run`);
       console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);

@@ -249,9 +249,10 @@ export async function answerCharges(db: Knex, answers: AnsweredRow[]): Promise<C
             settled_at = v.settled_at, settles_at = v.settles_at, updated_at = now()
        FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::text[]) AS status, unnest(?::text[]) AS gateway_reference, unnest(?::text[]) AS error,
                     unnest(?::text[]) AS error_code, unnest(?::timestamptz[]) AS settled_at, unnest(?::timestamptz[]) AS settles_at) v
-      WHERE ${CHARGES}.id = v.id
+      WHERE ${CHARGES}.id = ANY(?::uuid[]) AND ${CHARGES}.id = v.id
       RETURNING ${CHARGE_COLUMNS.join(', ')}`,
-    [column('id'), column('status'), column('gateway_reference'), column('error'), column('error_code'), column('settled_at'), column('settles_at')] as unknown as Knex.RawBinding[],
+    // The ids twice: the second as an index condition (joined with the unnest alone, the charges could be scanned whole).
+    [column('id'), column('status'), column('gateway_reference'), column('error'), column('error_code'), column('settled_at'), column('settles_at'), column('id')] as unknown as Knex.RawBinding[],
   );
   const byId = new Map(rows.map((row) => [row.id, row]));
   return answers.map((answer) => byId.get(answer.id)!);

@@ -37,12 +37,13 @@ async function endAttempts(trx: Knex.Transaction, happened: Finished[]): Promise
     `WITH v AS (SELECT unnest(?::uuid[]) AS instalment_id, unnest(?::uuid[]) AS charge_id, unnest(?::text[]) AS outcome, unnest(?::uuid[]) AS organization_id, unnest(?::environment[]) AS environment),
      ended AS (
        UPDATE ${PLAN_CHARGE_ATTEMPTS} a SET outcome = v.outcome FROM v
-        WHERE a.payment_plan_charge_id = v.instalment_id AND a.charge_id = v.charge_id AND a.outcome = 'started'
+        WHERE a.payment_plan_charge_id = ANY(?::uuid[]) AND a.payment_plan_charge_id = v.instalment_id AND a.charge_id = v.charge_id AND a.outcome = 'started'
        RETURNING a.payment_plan_charge_id, a.attempt)
      SELECT ${PLAN_COLUMNS.join(', ')}, ${INSTALMENT_COLUMNS.map((name) => `i.${name} AS instalment_${name}`).join(', ')},
             (SELECT attempt FROM ended WHERE ended.payment_plan_charge_id = i.id LIMIT 1) AS started_attempt
        FROM ${PAYMENT_PLANS} JOIN ${PLAN_CHARGES} i ON i.payment_plan_id = ${PAYMENT_PLANS}.id
        JOIN v ON v.instalment_id = i.id AND v.organization_id = ${PAYMENT_PLANS}.organization_id AND v.environment = ${PAYMENT_PLANS}.environment
+      WHERE i.id = ANY(?::uuid[])
       ORDER BY ${PAYMENT_PLANS}.id, i.id
         FOR UPDATE OF ${PAYMENT_PLANS}, i`,
     [
@@ -51,6 +52,9 @@ async function endAttempts(trx: Knex.Transaction, happened: Finished[]): Promise
       column((each) => (each.what.charge.status !== 'failed' ? 'paid' : 'failed')),
       column((each) => each.tenant.organizationId),
       column((each) => each.tenant.environment),
+      // The instalments again, as index conditions (a join with the unnest alone was planned as a scan of every instalment).
+      column((each) => each.what.charge.payment_plan_charge_id),
+      column((each) => each.what.charge.payment_plan_charge_id),
     ] as unknown as Knex.RawBinding[],
   );
   const rowOf = new Map(rows.map((row) => [row.instalment_id as string, row]));

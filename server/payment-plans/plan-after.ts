@@ -71,7 +71,7 @@ export async function afterPayments(trx: Knex.Transaction, paid: PaidInstalment[
        UPDATE ${PLAN_CHARGES} i
           SET status = 'succeeded', amount = v.amount, attempts = v.attempt, due_at = NULL, successfully_charged_at = v.now, charge_id = v.charge_id,
               error = NULL, error_code = NULL, updated_at = now()
-         FROM v WHERE i.id = v.id
+         FROM v WHERE i.id = ANY(?::uuid[]) AND i.id = v.id
        RETURNING i.id)
      SELECT a.*, p.id AS plan_id,
             EXISTS (SELECT 1 FROM ${PLAN_CHARGES} i WHERE i.payment_plan_id = p.id AND i.status = 'pending' AND i.id NOT IN (SELECT id FROM paid)) AS pending
@@ -83,6 +83,8 @@ export async function afterPayments(trx: Knex.Transaction, paid: PaidInstalment[
       column((each) => each.attempt),
       column((each) => each.now),
       column((each) => each.chargeId),
+      // The instalments again, as an index condition (joined with the unnest alone, every instalment was scanned).
+      column((each) => each.instalment.id),
       column((each) => each.plan.id),
     ] as unknown as Knex.RawBinding[],
   );

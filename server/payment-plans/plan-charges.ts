@@ -12,7 +12,7 @@ import { gatewayFor } from '../gateway/gateways';
 import type { Knex } from 'knex';
 import type { LockedFamily } from '../payments/balances';
 import { lockFamilies } from '../payments/family-locks';
-import { reserveAllOn } from '../payments/create-charge';
+import { reserveAllOn } from '../payments/reserve-batch';
 import type { PaymentGateway } from '../gateway/gateway';
 import { askAndRecord, recordAnswers, type Answer, type AnswerOf } from '../payments/charge-steps';
 import type { ChargeOutcome } from '../payments/charge-outcome';
@@ -43,7 +43,10 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
     others: messageDueSources(deps),
     lockAccounts: async (trx, wanted) => {
       const families = await lockFamilies(trx, wanted);
-      lockedOn.set(trx, families);
+      // A family locked again on the transaction (read again after a reservation) replaces its first read.
+      const known = lockedOn.get(trx);
+      if (known) for (const [id, family] of families) known.set(id, family);
+      else lockedOn.set(trx, families);
       return new Map([...families].map(([id, family]) => [id, family.account]));
     },
     charge: async (trx, requests) => {

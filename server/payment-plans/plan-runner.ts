@@ -21,6 +21,7 @@ import { afterDecline, afterPayment, endPlan, type InstalmentCharge } from './pl
 
 export type { InstalmentCharge };
 import { moneyWrites } from '../payments/write-slots';
+import { familyKey } from '../payments/family-locks';
 
 /** One instalment's charge to reserve: of `amount`, to its plan's method, at `now` (its tenant's time). */
 export interface ChargeRequest {
@@ -153,32 +154,51 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
 
       const inFlight: { item: DueInstalment; instalment: InstalmentRow; attempt: number; chargeId: string }[] = [];
       const started: Started[] = [];
-      const toCharge: { index: number; item: DueInstalment; request: ChargeRequest }[] = [];
+      // The charges of those to charge, reserved together, a round at a time: a second
+      // instalment of one account family (a plan on a parent and one on a child moved under it)
+      // starts after the round before it is reserved, on its family read again, so it counts
+      // that reservation (its amount as one at a time would have made it).
+      let round: { index: number; item: DueInstalment; request: ChargeRequest }[] = [];
+      const inRound = new Set<string>();
+      const charging = new Set<string>();
+      const chargeRound = async () => {
+        const charged = round.length > 0 ? await charge(trx, round.map((each) => each.request)) : [];
+        for (const [at, { index, item, request }] of round.entries()) {
+          const outcome = charged[at]!;
+          if ('finish' in outcome) {
+            inFlight.push({ item, instalment: request.instalment, attempt: request.attempt, chargeId: outcome.chargeId });
+            started[index] = { finish: outcome.finish };
+          } else {
+            await notCharged(deps, trx, request, outcome);
+            started[index] = true;
+          }
+        }
+        round = [];
+        inRound.clear();
+      };
       for (const item of items) {
         const peek = peekOf.get(item.ref.id);
         const plan = peek && plans.get(peek.payment_plan_id);
         const instalment = instalments.get(item.ref.id);
-        const account = peek && accounts.get(peek.debt_account_id);
+        let account = peek && accounts.get(peek.debt_account_id);
         if (!account || !plan || !instalment || !ofTenant(plan, item.tenant) || !ofTenant(instalment, item.tenant)) {
           started.push(false);
           continue;
         }
+        const family = familyKey(item.tenant, account.parent_id ?? account.id);
+        if (charging.has(family)) {
+          if (inRound.has(family)) await chargeRound();
+          account = (await lockAccounts(trx, [{ tenant: item.tenant, accountId: account.id }])).get(account.id)!;
+        }
         const outcome = await startOne(deps, trx, item, account, plan, instalment);
-        if (typeof outcome === 'object') toCharge.push({ index: started.length, item, request: { tenant: item.tenant, plan, instalment, now: item.now, ...outcome } });
+        if (typeof outcome === 'object') {
+          round.push({ index: started.length, item, request: { tenant: item.tenant, plan, instalment, now: item.now, ...outcome } });
+          inRound.add(family);
+          charging.add(family);
+        }
         started.push(outcome === true);
       }
-      // The charges of those to charge, reserved together.
-      const charged = toCharge.length > 0 ? await charge(trx, toCharge.map((each) => each.request)) : [];
-      for (const [at, { index, item, request }] of toCharge.entries()) {
-        const outcome = charged[at]!;
-        if ('finish' in outcome) {
-          inFlight.push({ item, instalment: request.instalment, attempt: request.attempt, chargeId: outcome.chargeId });
-          started[index] = { finish: outcome.finish };
-        } else {
-          await notCharged(deps, trx, request, outcome);
-          started[index] = true;
-        }
-      }
+      await chargeRound();
       if (inFlight.length > 0) {
         // The key of exactly once: a second process recording one of these attempts fails here (and rolls the batch back).
         await trx(PLAN_CHARGE_ATTEMPTS).insert(
@@ -194,8 +214,8 @@ export async function startInstalments(deps: RunnerDeps, charge: InstalmentCharg
         // In flight: not due again while their charges are being made.
         await trx.raw(
           `UPDATE ${PLAN_CHARGES} i SET due_at = NULL, charge_id = v.charge_id, updated_at = now()
-             FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS charge_id) v WHERE i.id = v.id`,
-          [inFlight.map((each) => each.instalment.id), inFlight.map((each) => each.chargeId)],
+             FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::uuid[]) AS charge_id) v WHERE i.id = ANY(?::uuid[]) AND i.id = v.id`,
+          [inFlight.map((each) => each.instalment.id), inFlight.map((each) => each.chargeId), inFlight.map((each) => each.instalment.id)],
         );
       }
       return started;

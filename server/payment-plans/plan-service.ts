@@ -12,8 +12,8 @@ import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
 import { dueAt, todayUtc } from '../dates';
-import { DEBT_ACCOUNTS, debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
-import { disputeHoldOf } from '../disputes/dispute-hold-fact';
+import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
+import { lockAccount } from '../payments/balances';
 import { nowFor } from '../kernel/clock';
 import { planToApi } from './plan-mapper';
 import { OPEN_STATUSES, PAYMENT_PLANS, PLAN_COLUMNS, planRepo, type PlanRow, type PlanValues } from './plan-repo';
@@ -53,14 +53,18 @@ export async function scheduleFrom(trx: Knex, tenant: Tenant, plan: PlanRow, acc
   return {};
 }
 
-/** The account locked, with the dispute hold's fact for the payment terms (a plan pays a parent). */
-async function lockedAccount(trx: Knex, tenant: Tenant, key: string): Promise<DebtAccountRow | undefined> {
-  const accounts = debtAccountRepo(trx, tenant);
-  const account = await accounts.find(key, { forUpdate: true });
-  if (!account) return undefined;
-  const children = await accounts.query().where(`${DEBT_ACCOUNTS}.parent_id`, account.id).select([`${DEBT_ACCOUNTS}.id`, `${DEBT_ACCOUNTS}.current_balance`]);
-  const { heldChildren: _held, ...fact } = await disputeHoldOf(trx, tenant, account, children);
-  return { ...account, ...fact };
+/**
+ * The account locked with its whole family (its parent or children), in the one family lock
+ * order of every writer of balances (payments/balances.ts `lockAccount`), so a plan change
+ * queues behind a charge on the family instead of locking a child alone; with the dispute
+ * hold's fact for the payment terms (a plan pays a parent). What charges being made reserve is
+ * not counted here, as before: a plan covers what the account owes.
+ */
+async function lockedAccount(trx: Knex.Transaction, tenant: Tenant, key: string): Promise<DebtAccountRow | undefined> {
+  const family = await lockAccount(trx, tenant, key);
+  if (!family) return undefined;
+  const { reserved_amount: _reserved, ...account } = family.account;
+  return account;
 }
 
 /** Who sets up a plan (whose windows apply), and what must commit with it. */
@@ -123,7 +127,7 @@ async function find({ db }: PlanDeps, tenant: Tenant, id: string): Promise<Plan>
 }
 
 /** The open plan `id`, locked, with its account locked too (account first, as create and the scheduler lock). */
-async function lockOpenPlan(trx: Knex, tenant: Tenant, id: string): Promise<{ plan: PlanRow; account: DebtAccountRow }> {
+async function lockOpenPlan(trx: Knex.Transaction, tenant: Tenant, id: string): Promise<{ plan: PlanRow; account: DebtAccountRow }> {
   const unlocked = await planRepo(trx, tenant).find(id);
   if (!unlocked) throw notFound();
   const account = await lockedAccount(trx, tenant, unlocked.debt_account_id);

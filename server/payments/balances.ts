@@ -207,9 +207,10 @@ export async function moveBalances(trx: Knex.Transaction, tenant: Tenant, deltas
                            ELSE a.status::text END)::debt_account_status,
             updated_at = now()
        FROM (SELECT unnest(?::uuid[]) AS id, unnest(?::bigint[]) AS delta) v
-      WHERE a.id = v.id AND a.organization_id = ? AND a.environment = ?
+      WHERE a.id = ANY(?::uuid[]) AND a.id = v.id AND a.organization_id = ? AND a.environment = ?
       RETURNING a.parent_id`,
-    [[...summed.keys()], [...summed.values()], tenant.organizationId, tenant.environment],
+    // The ids twice: the second as an index condition (joined with the unnest alone, the accounts could be scanned whole).
+    [[...summed.keys()], [...summed.values()], [...summed.keys()], tenant.organizationId, tenant.environment],
   );
   const parents = [...new Set(moved.flatMap(({ parent_id }) => (parent_id ? [parent_id] : [])))];
   if (parents.length > 0) await resumParents(trx, tenant, parents);

@@ -5,58 +5,32 @@
  * the answer in a second transaction (charge-steps.ts). A declined card is stored as a failed
  * charge, and answered 400 after the commit.
  */
-import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { groupBy } from '../collections';
 import type { components } from '../../generated/schema';
-import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { isChargeable } from '../payment-methods/payment-method-mapper';
-import { bankAccount, cardToken } from '../masking';
-import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
-import { customerRepo } from '../customer-store/customer-repo';
-import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
-import { lockAccount, type LockedFamily } from './balances';
-import { chargeRepo, type ChargeRow, type ChargeValues } from '../charge-store/charge-repo';
+import type { LockedFamily } from './balances';
+import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentGateway } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
-import { paymentMethodSaved } from './payment-events';
-import type { AnsweredValues, ChargeOutcome } from './charge-outcome';
+import type { ChargeOutcome } from './charge-outcome';
 import { askAndRecord, type Answer } from './charge-steps';
 import { recordInBatch } from './charge-answers';
-import { reserveInBatch, type Reserving } from './charge-reservations';
-import { tenantKey } from './family-locks';
+import { reserveInBatch } from './charge-reservations';
 import { UUID } from '../db/tenant';
 import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
 import { todayUtc } from '../dates';
-import { termsOf, type Channel } from '../payment-terms/payment-terms';
-import { amountErrors, intentErrors, laterDayOf, throwIfAny, throwIfDisputed } from '../payment-terms/payment-intent';
-import { scopeText, type IdempotencyScope } from '../idempotency/request-fingerprint';
-import { answerEarlier, chargeOfRace, earlierCharge, keyColumns } from './charge-idempotency';
+import type { Channel } from '../payment-terms/payment-terms';
+import { intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
+import type { IdempotencyScope } from '../idempotency/request-fingerprint';
+import { answerEarlier, chargeOfRace, earlierCharge } from './charge-idempotency';
+import { intentOf, plan, type Origin, type Prepared } from './charge-plan';
+import { reserving } from './reserve-batch';
 
 type ChargeCreate = components['schemas']['ChargeCreate'];
-
-
-/** CH- and ten letters and digits without look-alikes: about 50 bits, unique per tenant by index. */
-function referenceNumber(): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-  return `CH-${[...randomBytes(10)].map((byte) => alphabet[byte % alphabet.length]).join('')}`;
-}
-
-/** The saved method `id` of the customer, read here or, in a batch, read already (`read`: the batch's methods by id). */
-async function savedMethod(trx: Knex, tenant: Tenant, id: string, customerId: string, now: Date, read?: Map<string, PaymentMethodRow>): Promise<PaymentMethodRow> {
-  const method = read ? read.get(id) : await paymentMethodRepo(trx, tenant).find(id);
-  if (!method || method.customer_id !== customerId) throw ApiError.field('payment_method_id', "is not a payment method of the account's customer");
-  if (!method.gateway_token) {
-    throw ApiError.field('payment_method_id', 'was saved before payments were taken and has no gateway token; send the card or bank account again');
-  }
-  if (!isChargeable(method, now)) throw ApiError.field('payment_method_id', 'the card has expired');
-  return method;
-}
 
 export type { ChargeOutcome };
 
@@ -85,27 +59,6 @@ export interface ChargeContext {
   reserved?: (trx: Knex.Transaction, charge: ChargeRow) => Promise<void>;
 }
 
-type Origin = Pick<ChargeRow, 'source' | 'payment_plan_id' | 'payment_plan_charge_id'>;
-
-/** A request checked and its inline details tokenized, ready to reserve. */
-interface Prepared {
-  body: ChargeCreate;
-  intent: ReturnType<typeof intentOf>;
-  origin: Origin | undefined;
-  idempotency: IdempotencyScope | undefined;
-  now: Date;
-  later: string | undefined;
-  inlineValues: ReturnType<typeof paymentMethodValues> | undefined;
-  inlineToken: string | null | undefined;
-  /** The account family the caller already locked on this transaction (a plan's instalment). */
-  family?: LockedFamily;
-  /** ChargeContext.reserved: run once the charge is stored, before any event names it. */
-  reserved?: ChargeContext['reserved'];
-  /** In a batch: the saved methods the batch read for its charges, by id. */
-  methods?: Map<string, PaymentMethodRow>;
-}
-
-const intentOf = (body: ChargeCreate, origin: Origin | undefined, context: ChargeContext) => ({ ...body, instalment: origin?.source === 'payment_plan', guest: context.guest });
 
 /**
  * A charge reserved (`processing`, to ask the gateway for; `head`: its account family's head, the
@@ -179,67 +132,6 @@ export async function createCharge(
   return askAndRecord(deps, gateway, tenant, charge, token, { now, within: context.within, record });
 }
 
-/** One API charge of a reservation batch. */
-interface BatchItem {
-  tenant: Tenant;
-  accountId: string;
-  gateway: PaymentGateway;
-  prepared: Prepared;
-}
-
-/** A charge of a batch checked, to store: its values, and what asking the gateway needs. */
-interface Planned {
-  tenant: Tenant;
-  values: ChargeValues;
-  token: string;
-  head: string;
-}
-
-/** What a batch reads for its charges: by tenant, the earlier charges of their keys (by scope and key) and their saved methods. */
-type BatchRead = Map<string, { earlier: Map<string, ChargeRow>; methods: Map<string, PaymentMethodRow> }>;
-
-const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
-
-/**
- * The API's charges reserved in batches (charge-reservations.ts): the batch reads the earlier
- * charges of their keys and their saved methods (one statement each per tenant), checks each
- * charge as `reserve` does, and stores the charges in one insert per tenant. A charge whose key
- * made one already answers `{ earlier }` instead.
- */
-const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, { charge: ChargeRow; token: string; head: string } | { earlier: ChargeRow }> => ({
-  async read(trx, items) {
-    const read: BatchRead = new Map();
-    for (const [key, ofTenant] of groupBy(items, (item) => tenantKey(item.tenant))) {
-      const { tenant } = ofTenant[0]!;
-      const keys = ofTenant.flatMap(({ prepared: { idempotency, inlineValues } }) => (idempotency && !inlineValues ? [{ scope: scopeText(idempotency), key: idempotency.key }] : []));
-      const methodIds = [...new Set(ofTenant.flatMap(({ prepared: { body } }) => (body.payment_method_id ? [body.payment_method_id] : [])))];
-      const earlier = await chargeRepo(trx, tenant).findByIdempotencyKeys(keys);
-      const methods = await paymentMethodRepo(trx, tenant).findMany(methodIds.filter((id) => UUID.test(id)));
-      read.set(key, {
-        earlier: new Map(earlier.map((charge) => [keyOf(charge.idempotency_scope!, charge.idempotency_key!), charge])),
-        methods: new Map(methods.map((method) => [method.id, method])),
-      });
-    }
-    return read;
-  },
-  async check(trx, item, family, read) {
-    const { earlier, methods } = read.get(tenantKey(item.tenant))!;
-    const { idempotency } = item.prepared;
-    const made = idempotency && !item.prepared.inlineValues ? earlier.get(keyOf(scopeText(idempotency), idempotency.key)) : undefined;
-    if (made) return { answer: { earlier: made } };
-    const planned = await plan(deps, trx, item.tenant, item.gateway, { ...item.prepared, family, methods });
-    return { store: { tenant: item.tenant, ...planned } };
-  },
-  async store(trx, plans) {
-    const stored = new Map<Planned, ChargeRow>();
-    for (const [, ofTenant] of groupBy(plans, (each) => tenantKey(each.tenant))) {
-      const rows = await chargeRepo(trx, ofTenant[0]!.tenant).insertMany(ofTenant.map((each) => each.values));
-      ofTenant.forEach((each, index) => stored.set(each, rows[index]!));
-    }
-    return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
-  },
-});
-
 /**
  * Step 1 of an instalment's charge, on the plan runner's transaction (which holds the account's
  * lock): the charge checked and reserved. The caller asks the gateway after its commit
@@ -271,114 +163,4 @@ async function reserve(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant,
   const charge = await chargeRepo(trx, tenant).insert(values);
   await reserved?.(trx, charge);
   return { charge, token, head };
-}
-
-/**
- * Locks the account family, checks the terms against what can still be charged (saving the
- * inline method when asked), and answers the charge to store (`processing`), with the token
- * to charge and its family's head.
- */
-async function plan(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, gateway: PaymentGateway, prepared: Prepared): Promise<{ values: ChargeValues; token: string; head: string }> {
-  const { body, intent, origin, idempotency, now, inlineValues, inlineToken, methods } = prepared;
-  // Saving a method locks the customer (as saving one directly does); taking it before the
-  // accounts keeps one lock order, customer then accounts, for every charge.
-  if (inlineValues && body.save_payment_method) {
-    const peek = await debtAccountRepo(trx, tenant).find(body.debt_account_id);
-    if (peek) await customerRepo(trx, tenant).find(peek.customer_id, { forUpdate: true });
-  }
-  const family = prepared.family?.account.id === body.debt_account_id ? prepared.family : await lockAccount(trx, tenant, body.debt_account_id);
-  if (!family) throw ApiError.field('debt_account_id', 'does not exist');
-  const { account } = family;
-  const terms = termsOf(account);
-  throwIfDisputed(terms, body.amount);
-  throwIfAny(amountErrors(terms, intent));
-
-  let method = body.payment_method_id ? await savedMethod(trx, tenant, body.payment_method_id, account.customer_id, now, methods) : undefined;
-  if (inlineValues && body.save_payment_method) {
-    const saved = paymentMethodRepo(trx, tenant);
-    const first = !(await saved.hasAny(account.customer_id));
-    method = await saved.insert(account.customer_id, { ...inlineValues, gateway_token: inlineToken!, is_primary: first });
-    await paymentMethodSaved(deps.events, trx, tenant, account.customer_id);
-  }
-  const shown = method ?? ({ ...inlineValues, created_at: new Date(), updated_at: new Date() } as PaymentMethodRow);
-  const token = method?.gateway_token ?? inlineToken!;
-
-  // The customer's e-mail by default, read by the insert itself (no round trip of its own under the lock).
-  const email = body.email ?? (trx.raw(`(SELECT email FROM customers WHERE id = ?)`, [account.customer_id]) as unknown as string);
-  const values: ChargeValues = {
-    reference_number: referenceNumber(),
-    debt_account_id: account.id,
-    customer_id: account.customer_id,
-    payment_method_id: method?.id ?? null,
-    payment_method_type: shown.type,
-    card: cardToken(shown),
-    bank_account: bankAccount(shown),
-    gateway: gateway.name,
-    amount: body.amount,
-    return_code: null,
-    email,
-    send_email: body.send_email ?? false,
-    metadata: body.metadata ?? {},
-    ...keyColumns(idempotency),
-    ...origin,
-    status: 'processing',
-    gateway_reference: null,
-    error: null,
-    error_code: null,
-    settled_at: null,
-    settles_at: null,
-  };
-  return { values, token, head: account.parent_id ?? account.id };
-}
-
-/** One instalment's charge to reserve in a batch (`reserveAllOn`): what `reserveOn` takes, and its tenant's time. */
-export interface ToReserveOn {
-  tenant: Tenant;
-  gateway: PaymentGateway;
-  body: ChargeCreate;
-  origin: Origin;
-  family?: LockedFamily;
-  /** The tenant's time (the sandbox clock in a sandbox). */
-  now: Date;
-}
-
-/**
- * Step 1 of many instalments' charges at once, on the plan runner's transaction (which holds
- * their families' locks): each checked as `reserveOn` checks it, their customers' saved methods
- * read in one statement per tenant, and the charges stored in one per tenant. Answers each
- * one's reservation, or the ApiError of the rule that refused it, in order.
- */
-export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, requests: ToReserveOn[]): Promise<({ charge: ChargeRow; token: string; head: string } | ApiError)[]> {
-  const tenants = new Map<string, { tenant: Tenant; customers: Set<string>; methods: Map<string, PaymentMethodRow> }>();
-  for (const { tenant, family } of requests) {
-    const key = `${tenant.organizationId}:${tenant.environment}`;
-    const entry = tenants.get(key) ?? tenants.set(key, { tenant, customers: new Set(), methods: new Map() }).get(key)!;
-    if (family) entry.customers.add(family.account.customer_id);
-  }
-  for (const { tenant, customers, methods } of tenants.values()) {
-    for (const method of await paymentMethodRepo(trx, tenant).forCustomers([...customers])) methods.set(method.id, method);
-  }
-  const results: ({ charge: ChargeRow; token: string; head: string } | ApiError | undefined)[] = [];
-  const toStore: { index: number; tenant: Tenant; values: ChargeValues; token: string; head: string }[] = [];
-  for (const { tenant, gateway, body, origin, family, now } of requests) {
-    const intent = intentOf(body, origin, {});
-    // Only the family's own customer's methods were read: any other request reads its own.
-    const methods = family?.account.id === body.debt_account_id ? tenants.get(`${tenant.organizationId}:${tenant.environment}`)!.methods : undefined;
-    try {
-      throwIfAny(intentErrors(intent, { channel: 'api', today: todayUtc(now) }));
-      const prepared: Prepared = { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family, methods };
-      const { values, token, head } = await plan(deps, trx, tenant, gateway, prepared);
-      toStore.push({ index: results.length, tenant, values, token, head });
-      results.push(undefined);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      results.push(error);
-    }
-  }
-  for (const { tenant } of tenants.values()) {
-    const mine = toStore.filter((each) => each.tenant.organizationId === tenant.organizationId && each.tenant.environment === tenant.environment);
-    const stored = await chargeRepo(trx, tenant).insertMany(mine.map((each) => each.values));
-    mine.forEach((each, at) => (results[each.index] = { charge: stored[at]!, token: each.token, head: each.head }));
-  }
-  return results as ({ charge: ChargeRow; token: string; head: string } | ApiError)[];
 }
