@@ -87,7 +87,7 @@ const WAITING = `name = '${QUEUES.webhookDelivery}' AND state < 'active'`;
  * until it was found slow and its whole backlog moved behind the others: that halved a fast
  * webhook's rate for as long as it took, seconds at a backlog of 30,000.) The webhooks with
  * waiting jobs are found by one index probe each. Jobs enqueued before jobs named their webhook
- * are taken beside, oldest due first.
+ * are one more lane (webhook ''), taken as any other webhook's.
  *
  * Run on pg-boss's own connections. Each job says whether its webhook is in the slow lane.
  */
@@ -96,14 +96,14 @@ export type FetchedJob = PgBoss.Job<DeliveryJob> & { slowLane: boolean };
 export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<FetchedJob[]> {
   const { rows } = (await boss.getDb().executeSql(
     `WITH RECURSIVE hooks (hook) AS (
-       (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} AND ${JOB_WEBHOOK} IS NOT NULL ORDER BY 1 LIMIT 1)
+       (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} ORDER BY 1 LIMIT 1)
        UNION ALL
        SELECT (SELECT ${JOB_WEBHOOK} FROM ${JOB_TABLE} WHERE ${WAITING} AND ${JOB_WEBHOOK} > hooks.hook ORDER BY 1 LIMIT 1)
          FROM hooks WHERE hooks.hook IS NOT NULL),
      lanes AS MATERIALIZED (
        SELECT h.hook, COALESCE(w.slow_until > now(), false) OR h.hook = ANY ($4::text[]) AS slow,
               LEAST($1::int, COALESCE(($2::jsonb ->> h.hook)::int, $3::int)) AS cap
-         FROM hooks h LEFT JOIN ${WEBHOOKS} w ON w.id = h.hook::uuid
+         FROM hooks h LEFT JOIN ${WEBHOOKS} w ON w.id = NULLIF(h.hook, '')::uuid
         WHERE h.hook IS NOT NULL),
      candidates AS (
        SELECT c.id, c.start_after, c.created_on, lanes.slow
@@ -111,10 +111,7 @@ export async function fetchJobs(boss: PgBoss, limits: FetchLimits): Promise<Fetc
            SELECT id, start_after, created_on FROM ${JOB_TABLE}
             WHERE ${WAITING} AND ${JOB_WEBHOOK} = lanes.hook AND start_after < now()
             ORDER BY start_after LIMIT lanes.cap) c
-        WHERE lanes.cap > 0
-       UNION ALL
-       (SELECT id, start_after, created_on, false FROM ${JOB_TABLE}
-         WHERE ${WAITING} AND ${JOB_WEBHOOK} IS NULL AND start_after < now() ORDER BY start_after LIMIT $1)),
+        WHERE lanes.cap > 0),
      ranked AS (
        SELECT id, slow, start_after, created_on, row_number() OVER (PARTITION BY slow ORDER BY start_after, created_on, id) AS n FROM candidates),
      chosen AS (
