@@ -178,15 +178,20 @@ export function deliveryRepo(db: Knex) {
     /**
      * Puts webhooks seen answering slowly in the slow lane until SLOW_LANE_MINUTES from now
      * (renewed when less than half of it is left, so a slow webhook's row is written once in
-     * minutes, not once per batch). Nothing of its waiting jobs is written: the fetch reads the
-     * lane from this row (`fetchJobs`).
+     * minutes, not once per batch), and takes those of it seen answering fast out of it
+     * (delivery-lanes.ts). Nothing of their waiting jobs is written: the fetch reads the lane
+     * from this row (`fetchJobs`). Its rows are locked in id order: two processes changing the
+     * same rows cannot deadlock.
      */
-    async markSlow(webhookIds: string[]): Promise<void> {
-      if (webhookIds.length === 0) return;
+    async setLanes({ slow, fast }: { slow: string[]; fast: string[] }): Promise<void> {
+      if (slow.length === 0 && fast.length === 0) return;
       await db.raw(
-        `UPDATE ${WEBHOOKS} SET slow_until = now() + make_interval(mins => ${SLOW_LANE_MINUTES})
-          WHERE id = ANY (?::uuid[]) AND (slow_until IS NULL OR slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2}))`,
-        [[...webhookIds].sort()],
+        `UPDATE ${WEBHOOKS} SET slow_until = CASE WHEN id = ANY (?::uuid[]) THEN now() + make_interval(mins => ${SLOW_LANE_MINUTES}) END
+          WHERE id IN (SELECT id FROM ${WEBHOOKS}
+                        WHERE (id = ANY (?::uuid[]) AND (slow_until IS NULL OR slow_until < now() + make_interval(mins => ${SLOW_LANE_MINUTES / 2})))
+                           OR (id = ANY (?::uuid[]) AND slow_until IS NOT NULL)
+                        ORDER BY id FOR UPDATE)`,
+        [slow, slow, fast],
       );
     },
 
