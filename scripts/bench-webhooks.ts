@@ -234,7 +234,8 @@ async function throughput(bench: Bench): Promise<void> {
   const before = memory('before');
   const started = Date.now();
   const cpu = process.cpuUsage();
-  const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss });
+  const stats = newDeliveryStats();
+  const worker = startWebhookWorker({ config: bench.config, db, logger: bench.logger, secrets: bench.secrets, boss: bench.boss }, { stats });
   const peak = { rss: 0 };
   await deliveredBy(db, deliveries, undefined, peak);
   const seconds = (Date.now() - started) / 1000;
@@ -242,6 +243,7 @@ async function throughput(bench: Bench): Promise<void> {
   await worker.stop();
   const received = await (await fetch(`http://127.0.0.1:${receiverPort}/`)).text();
   const rate = deliveries / seconds;
+  console.log(`worker: ${stats.fetches} fetches in ${stats.fetchMs} ms (${(stats.fetchMs / Math.max(1, stats.fetches)).toFixed(1)} ms each); ${stats.batches} batches written in ${stats.recordMs} ms`);
   console.log(`delivered ${deliveries} in ${seconds.toFixed(1)} s: ${rate.toFixed(0)} deliveries per second (receiver counted ${received}); this process's CPU ${perDelivery(used, deliveries)} µs per delivery`);
   // PostgreSQL reports its counters a moment later.
   await new Promise((done) => setTimeout(done, 1000));

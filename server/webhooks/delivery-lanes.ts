@@ -9,6 +9,8 @@
  *   SLOW_LANE_MINUTES, renewed while it stays slow: delivery-repo.ts `markSlow`): every process
  *   fetches its attempts after every other webhook's due ones (delivery-repo.ts `fetchJobs`).
  *   A fast endpoint's attempts are never fetched after, or put back because of, a slow one's.
+ * - A webhook of the slow lane whose answers come within SLOW_ANSWER_MS on average leaves it at
+ *   once (`leave`): full slots are a sign a stalled process gives too.
  * - An attempt that finds no slot waits in this process for one of its webhook's, first come
  *   first served, when its webhook is not in the slow lane and its slots are turning over (one
  *   was freed within TURN_MS): a fast webhook's burst goes at the pace its slots free, rather
@@ -45,13 +47,21 @@ export interface Lanes {
   parkSeconds(webhookId: string, slow: boolean): number;
   /** Whether this process has seen the webhook slow lately. */
   seenSlow(webhookId: string): boolean;
-  /** The webhooks seen slow since the last call: to be put in the slow lane. */
-  takeSeenSlow(): string[];
+  /**
+   * The webhooks seen slow since the last call, to be put in the slow lane, and those of the
+   * slow lane seen answering fast, to be taken out of it.
+   */
+  takeLaneChanges(): LaneChanges;
   /** A job of `webhookId` fetched (in hand until `drop`): what the next fetch may take of it is less. */
   hold(webhookId: string | undefined, slow: boolean): void;
   drop(webhookId: string | undefined): void;
   /** What the next fetch may take, of each webhook and of the slow ones together (delivery-repo.ts `fetchJobs`). */
   fetchLimits(batchSize: number): FetchLimits;
+}
+
+export interface LaneChanges {
+  slow: string[];
+  fast: string[];
 }
 
 /** A webhook whose slots are all taken and none freed for this long has its waiting attempts parked. */
@@ -75,7 +85,8 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   const fullSince = new Map<string, number>();
   const pace = new Map<string, { meanMs: number; parked: number }>();
   const slowAt = new Map<string, number>();
-  let noted = new Set<string>();
+  /** What the database is to learn of each webhook's lane: the last seen wins. */
+  let changes = new Map<string, 'slow' | 'fast'>();
 
   const paceOf = (webhookId: string) => {
     let state = pace.get(webhookId);
@@ -87,7 +98,7 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   };
   const note = (webhookId: string) => {
     if (slowAt.size > MAX_TRACKED) slowAt.clear();
-    if (!lately(webhookId)) noted.add(webhookId);
+    if (!lately(webhookId)) changes.set(webhookId, 'slow');
     slowAt.set(webhookId, Date.now());
   };
   const lately = (webhookId: string) => Date.now() - (slowAt.get(webhookId) ?? 0) < REMEMBER_MS;
@@ -144,6 +155,19 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
   const inSlowLane = (webhookId: string) => {
     if (laned.size > MAX_TRACKED) laned.clear();
     laned.set(webhookId, Date.now());
+  };
+  /**
+   * A webhook of the slow lane whose answers come within SLOW_ANSWER_MS on average leaves it at
+   * once, here and in the database. Slots full for SLOW_ANSWER_MS are the first sign of a slow
+   * endpoint, before any answer, but a busy machine gives it too (this process, or the
+   * receiver, stalled for a second): a fast endpoint put in the slow lane by it shared the slow
+   * lane's slots with the slow one for SLOW_LANE_MINUTES, at 2 % of its rate (the isolation
+   * bench at load 10). Its answers say which it was.
+   */
+  const leave = (webhookId: string) => {
+    slowAt.delete(webhookId);
+    laned.delete(webhookId);
+    changes.set(webhookId, 'fast');
   };
   /** Jobs in hand (fetched, not yet sent and answered, or put back), by webhook. */
   const held = new Map<string, number>();
@@ -238,6 +262,7 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
       state.meanMs = state.meanMs === 0 ? ms : state.meanMs * 0.9 + ms * 0.1;
       state.parked = Math.max(0, state.parked - 1);
       if (state.meanMs > SLOW_ANSWER_MS) note(webhookId);
+      else if (inLane(webhookId)) leave(webhookId);
     },
 
     parkSeconds(webhookId, slow) {
@@ -252,10 +277,11 @@ export function deliveryLanes({ concurrency, perWebhook }: { concurrency: number
 
     seenSlow: lately,
 
-    takeSeenSlow() {
-      const seen = [...noted];
-      noted = new Set();
-      return seen;
+    takeLaneChanges() {
+      const taken = { slow: [] as string[], fast: [] as string[] };
+      for (const [webhookId, lane] of changes) taken[lane].push(webhookId);
+      changes = new Map();
+      return taken;
     },
   };
 }

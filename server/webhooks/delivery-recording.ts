@@ -21,6 +21,7 @@ import { enqueueManyIn } from '../jobs/queue';
 import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryRepo, type AttemptRecord } from './delivery-repo';
 import type { AttemptResult } from './sender';
+import type { LaneChanges } from './delivery-lanes';
 import { disableWebhooks, GONE_REASON, noteAttemptsStatement } from './webhook-health';
 
 export type Job = PgBoss.Job<DeliveryJob>;
@@ -69,8 +70,8 @@ interface RecorderDeps {
   boss: PgBoss;
   log: Logger;
   clock: () => Date;
-  /** The webhooks to put in the slow lane with this batch. */
-  seenSlow: () => string[];
+  /** The webhooks to put in the slow lane with this batch, and those to take out of it. */
+  laneChanges: () => LaneChanges;
   /**
    * Whether the process has seen the webhook slow, asked again as a batch is written: an attempt
    * put back after its webhook was seen slow is enqueued at the slow lane's priority even when it
@@ -102,10 +103,11 @@ const isConflict = (error: unknown) => ['40P01', '40001'].includes((error as { c
 /** The most outcomes one batch writes: those handed over while the last batch was written go together. */
 const MAX_BATCH = 500;
 
-export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow, stats }: RecorderDeps): Recorder {
+export function outcomeRecorder({ config, db, boss, log, clock, laneChanges, isSlow, stats }: RecorderDeps): Recorder {
   let batch: { outcome: Outcome; done: () => void }[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
-  let unmarked: string[] = [];
+  /** Lane changes not yet written, by webhook (the last seen wins). */
+  let unmarked = new Map<string, 'slow' | 'fast'>();
   /** The batches being written, one after the other: one at a time per process. */
   let writing: Promise<void> | undefined;
 
@@ -135,24 +137,29 @@ export function outcomeRecorder({ config, db, boss, log, clock, seenSlow, isSlow
   }
 
   /**
-   * Puts the webhooks seen slow in the slow lane (their rows only), beside the batches rather
-   * than in their way, one at a time: after each batch, and when the worker asks.
+   * Puts the webhooks seen slow in the slow lane and those seen fast out of it (their rows
+   * only), beside the batches rather than in their way, one at a time: after each batch, and
+   * when the worker asks.
    */
   let marking: Promise<void> | undefined;
   function markSlow(): void {
-    unmarked = [...new Set([...unmarked, ...seenSlow()])];
-    if (marking || unmarked.length === 0) return;
-    const slow = unmarked;
-    unmarked = [];
+    const seen = laneChanges();
+    for (const lane of ['slow', 'fast'] as const) for (const webhookId of seen[lane]) unmarked.set(webhookId, lane);
+    if (marking || unmarked.size === 0) return;
+    const writing = unmarked;
+    unmarked = new Map();
+    const lanes: LaneChanges = { slow: [], fast: [] };
+    for (const [webhookId, lane] of writing) lanes[lane].push(webhookId);
     const started = Date.now();
     marking = deliveryRepo(db)
-      .markSlow(slow)
+      .setLanes(lanes)
       .then(() => {
         if (stats) stats.markMs += Date.now() - started;
       })
       .catch((error) => {
-        unmarked.push(...slow);
-        log.warn({ err: error }, 'could not put webhooks in the slow lane; trying again');
+        // Again with the next batch, unless seen otherwise meanwhile.
+        for (const [webhookId, lane] of writing) if (!unmarked.has(webhookId)) unmarked.set(webhookId, lane);
+        log.warn({ err: error }, 'could not change webhooks\' lanes; trying again');
       })
       .finally(() => (marking = undefined));
   }

@@ -80,7 +80,7 @@ export function startWebhookWorker(deps: WorkerDeps, options: WebhookWorkerOptio
   const log = logger.child({ worker: QUEUES.webhookDelivery });
   const lanes = deliveryLanes({ concurrency, perWebhook });
   const stats = options.stats;
-  const { record, flush, markSlow } = outcomeRecorder({ config, db, boss, log, clock, seenSlow: lanes.takeSeenSlow, isSlow: lanes.seenSlow, stats });
+  const { record, flush, markSlow } = outcomeRecorder({ config, db, boss, log, clock, laneChanges: lanes.takeLaneChanges, isSlow: lanes.seenSlow, stats });
   const send = attemptSender(config, secrets, log);
 
   let stopping = false;

@@ -8,6 +8,7 @@ import { deliveryLanes, SLOW_ANSWER_MS, TURN_MS } from '../../server/webhooks/de
 
 const A = 'a0000000-0000-4000-8000-000000000001';
 const B = 'b0000000-0000-4000-8000-000000000002';
+const C = 'c0000000-0000-4000-8000-000000000003';
 
 test('an attempt beyond the cap waits for a slot and gets the first one freed, in the order they came', async () => {
   const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
@@ -83,12 +84,12 @@ test('a fetch takes of a webhook its slots\' worth, as many again while its answ
   await new Promise((done) => setTimeout(done, TURN_MS + 10));
   // B's last answer is TURN_MS old: its slots' worth only.
   expect(lanes.fetchLimits(5).caps).toEqual({ [A]: 0, [B]: 1 });
-  expect(lanes.takeSeenSlow()).toEqual([]);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [], fast: [] });
   // Full for more than SLOW_ANSWER_MS: seen slow (to be put in the slow lane), and the slow
   // lane's share counts what it holds.
   await new Promise((done) => setTimeout(done, SLOW_ANSWER_MS - TURN_MS));
   const limits = lanes.fetchLimits(5);
-  expect(lanes.takeSeenSlow()).toEqual([A]);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [A], fast: [] });
   expect(limits.slow).toEqual([A]);
   expect(limits.slowCap).toBe(0);
   // Answered, the jobs leave its hand and its slots: it may be fetched again, its slots' worth.
@@ -107,4 +108,37 @@ test('a webhook whose jobs come in the slow lane is fetched only its share of th
   expect(limits.caps[A]).toBe(1);
   expect(limits.slow).toEqual([A]);
   expect(limits.slowCap).toBe(1);
+});
+
+test('a webhook put in the slow lane for slots full too long, or by the database, leaves it as soon as its answers come fast; a slow one stays', async () => {
+  const lanes = deliveryLanes({ concurrency: 8, perWebhook: 2 });
+  // A's two slots taken and none freed for SLOW_ANSWER_MS (a stalled process looks the same).
+  expect(lanes.take(A, false, 0)).toBe(true);
+  expect(lanes.take(A, false, 0)).toBe(true);
+  expect(lanes.take(A, false, 0)).toBe(false);
+  await new Promise((done) => setTimeout(done, SLOW_ANSWER_MS + 10));
+  expect(lanes.take(A, false, 0)).toBe(false);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [A], fast: [] });
+  expect(lanes.seenSlow(A)).toBe(true);
+  // Its answers take 5 ms: out of the slow lane, here and (to be written) in the database.
+  lanes.release(A, false, 5);
+  expect(lanes.seenSlow(A)).toBe(false);
+  expect(lanes.fetchLimits(5).slow).toEqual([]);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [], fast: [A] });
+  // B's jobs come in the slow lane (the database's): answering in 5 ms, it leaves it too.
+  lanes.hold(B, true);
+  expect(lanes.fetchLimits(5).slow).toEqual([B]);
+  expect(lanes.take(B, true, 0)).toBe(true);
+  lanes.release(B, true, 5);
+  expect(lanes.fetchLimits(5).slow).toEqual([]);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [], fast: [B] });
+  // One whose answers take longer than SLOW_ANSWER_MS stays, and nothing is to be written of it.
+  lanes.hold(C, true);
+  expect(lanes.take(C, true, 0)).toBe(true);
+  lanes.release(C, true, SLOW_ANSWER_MS * 5);
+  expect(lanes.fetchLimits(5).slow).toEqual([C]);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [C], fast: [] });
+  expect(lanes.take(C, true, 0)).toBe(true);
+  lanes.release(C, true, SLOW_ANSWER_MS * 5);
+  expect(lanes.takeLaneChanges()).toEqual({ slow: [], fast: [] });
 });

@@ -125,6 +125,32 @@ describe('retries', () => {
   });
 });
 
+describe('the queue', () => {
+  test('an attempt enqueued before jobs named their webhook is still fetched and delivered, beside one that names it', async () => {
+    const target = await receiver();
+    const id = await webhook(target.url);
+    await emitLocation('Old Job Clinic');
+    await emitLocation('New Job Clinic');
+    // The first attempt's job as a process of the version before wrote it: no webhookId.
+    const [older] = await app.db('pgboss.job').where({ name: 'webhook-delivery' }).whereRaw("data->>'webhookId' = ?", [id]).orderBy('created_on').limit(1).select('id');
+    await app.db('pgboss.job').where({ name: 'webhook-delivery', id: older!.id }).update({ data: app.db.raw("data - 'webhookId'") });
+    await worker();
+    await eventually(async () => (await app.db('webhook_deliveries').where({ webhook_id: id }).whereNotNull('delivered_at')).length === 2, 'both deliveries');
+    expect(target.received.map((hit) => (hit.body.data as { name: string }).name).sort()).toEqual(['New Job Clinic', 'Old Job Clinic']);
+  });
+
+  test("the worker's index is on the queue's partition and valid; the former one over the whole job table is gone", async () => {
+    const { rows } = await app.db.raw<{ rows: { valid: boolean; table: string; partition: string }[] }>(
+      `SELECT i.indisvalid AS valid, i.indrelid::regclass::text AS table, 'pgboss.' || q.partition_name AS partition
+         FROM pg_index i, pgboss.queue q WHERE i.indexrelid = to_regclass('pgboss.dcs_webhook_job_due') AND q.name = 'webhook-delivery'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.valid).toBe(true);
+    expect(rows[0]!.table).toBe(rows[0]!.partition);
+    expect((await app.db.raw(`SELECT to_regclass('pgboss.dcs_job_webhook_due') AS former`)).rows[0].former).toBeNull();
+  });
+});
+
 describe('isolation', () => {
   test('one slow endpoint holds no other: the fast one gets everything while the slow one holds at most its share', async () => {
     const held: ServerResponse[] = [];
