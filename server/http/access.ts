@@ -15,7 +15,7 @@
  * as if each had counted alone. The window's clock is the database's, so processes on several
  * machines agree on it.
  */
-import type { RequestHandler } from 'express';
+import type { NextFunction, RequestHandler, Response } from 'express';
 import type { Knex } from 'knex';
 import { hashToken } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
@@ -94,7 +94,7 @@ interface Waiting {
  * Counts tokens in batches: one statement in flight, the requests meanwhile queued for the
  * next; a request whose token holds a live lease is answered from it at once.
  */
-function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: TokenLeases): (tokenHash: string) => Promise<Verdict> {
+function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: TokenLeases): (tokenHash: string) => Verdict | Promise<Verdict> {
   let queue: Waiting[] = [];
   let busy = false;
 
@@ -149,7 +149,7 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: T
 
   return (tokenHash) => {
     const leased = leases.take(tokenHash, Date.now());
-    if (leased) return Promise.resolve(leased);
+    if (leased) return leased;
     return new Promise<Verdict>((settle, fail) => {
       queue.push({ tokenHash, settle, fail });
       void flush();
@@ -169,19 +169,27 @@ const tenantOfRow = (row: Row, tokenHash: string): Tenant => ({
 /** Sets `res.locals.tenant` and consumes one point of the token's quota, or answers 401 / 429. */
 export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds, keyPrefix }: RateLimitOptions): RequestHandler {
   const count = tokenCounter(db, keyPrefix, durationSeconds * 1000, tokenLeases(db, limit));
-  return async (req, res, next) => {
+  /** The request admitted (next()) or refused (next(error)) by its verdict. */
+  const admit = (res: Response, verdict: Verdict, next: NextFunction): void => {
+    if (!verdict.tenant) return next(new ApiError('unauthenticated', 'No valid access token was given.'));
+    res.locals.tenant = verdict.tenant;
+    setRateLimitHeaders(res, limit, limit - verdict.points, verdict.msBeforeNext);
+    if (verdict.points <= limit) return next();
+    const retryAfter = Math.max(1, Math.ceil(verdict.msBeforeNext / 1000));
+    next(new ApiError('rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, undefined, { 'Retry-After': String(retryAfter) }));
+  };
+  // A token served from its lease goes on at once, with no promise made; one counted by the
+  // statement goes on when the statement answers.
+  return (req, res, next) => {
+    const match = BEARER.exec(req.get('authorization') ?? '');
+    if (!match) return next(new ApiError('unauthenticated', 'No valid access token was given.'));
+    let verdict: Verdict | Promise<Verdict>;
     try {
-      const match = BEARER.exec(req.get('authorization') ?? '');
-      if (!match) throw new ApiError('unauthenticated', 'No valid access token was given.');
-      const verdict = await count(hashToken(match[1]!));
-      if (!verdict.tenant) throw new ApiError('unauthenticated', 'No valid access token was given.');
-      res.locals.tenant = verdict.tenant;
-      setRateLimitHeaders(res, limit, limit - verdict.points, verdict.msBeforeNext);
-      if (verdict.points <= limit) return next();
-      const retryAfter = Math.max(1, Math.ceil(verdict.msBeforeNext / 1000));
-      throw new ApiError('rate_limited', `Too many requests. Try again in ${retryAfter} seconds.`, undefined, { 'Retry-After': String(retryAfter) });
+      verdict = count(hashToken(match[1]!));
     } catch (error) {
-      next(error);
+      return next(error);
     }
+    if (verdict instanceof Promise) verdict.then((known) => admit(res, known, next)).catch(next);
+    else admit(res, verdict, next);
   };
 }

@@ -81,8 +81,9 @@ export function fromValidator(error: ValidatorError): ApiError | undefined {
   return undefined;
 }
 
-function requestIdOf(req: unknown, res: { getHeader(name: string): unknown }): string {
-  const id = (req as { id?: unknown }).id ?? res.getHeader('x-request-id');
+/** The request log's id, answered in X-Request-Id (http/request-log.ts). */
+function requestIdOf(res: { getHeader(name: string): unknown }): string {
+  const id = res.getHeader('x-request-id');
   return typeof id === 'string' || typeof id === 'number' ? String(id) : 'unknown';
 }
 
@@ -104,7 +105,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     } catch (failure) {
       err = failure;
     }
-    const requestId = requestIdOf(req, res);
+    const requestId = requestIdOf(res);
     try {
       requestLogger(req, logger).error({ err }, 'request failed');
     } catch {

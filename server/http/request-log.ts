@@ -10,7 +10,7 @@
  * error handler, through `requestLogger`).
  */
 import { randomUUID } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { requestId } from '../logging';
 
@@ -20,15 +20,16 @@ interface LoggedFields {
   path: string;
 }
 
-const FIELDS = Symbol('request log fields');
-const STARTED = Symbol('request log start');
-
-/** An answer as the request log left it. */
-type Logged = Response & { [FIELDS]: LoggedFields; [STARTED]: number };
+/**
+ * Each request's fields, for the error handler's logger. Kept beside the request, not on it:
+ * a property added to every request (or answer) object made every later step of the request
+ * read them more slowly (about 14 µs a request in a micro-benchmark of the chain).
+ */
+const logged = new WeakMap<Request, LoggedFields>();
 
 /** A logger whose lines carry the request's id, method and path (the error handler's). */
 export function requestLogger(req: Request, logger: Logger): Logger {
-  const fields = (req as Request & { [FIELDS]?: LoggedFields })[FIELDS];
+  const fields = logged.get(req);
   return fields ? logger.child({ req: fields }) : logger;
 }
 
@@ -38,25 +39,20 @@ export function requestLog(logger: Logger, logPath: (url: string) => string): Re
   // paths walk every object of every line, and cost three times the line itself. Every other
   // line, the error handler's included, is still redacted.
   const lines = logger.child({}, { redact: [] });
-  // One listener for every answer (no closure made per request): what it logs sits on the answer.
-  function written(this: Logged): void {
-    const line = { req: this[FIELDS], res: { statusCode: this.statusCode }, responseTime: Date.now() - this[STARTED] };
-    if (this.statusCode >= 500) lines.error(line, 'request errored');
-    else if (!this.writableFinished) lines.info(line, 'request aborted');
-    else lines.info(line, 'request completed');
-  }
   return (req, res, next) => {
     const started = Date.now();
     const id = requestId(req.headers['x-request-id'], randomUUID);
     const fields: LoggedFields = { id, method: req.method, path: logPath(req.url) };
-    (req as { id?: string }).id = id;
-    (req as Request & { [FIELDS]?: LoggedFields })[FIELDS] = fields;
-    (res as Logged)[FIELDS] = fields;
-    (res as Logged)[STARTED] = started;
+    logged.set(req, fields);
     res.setHeader('X-Request-Id', id);
     // 'close' comes last, after 'finish' when the answer was sent, alone when the connection
-    // went first; and once (`on`: no wrapper to make and remove for every request).
-    res.on('close', written);
+    // went first; and once. What it logs is its own (a closure), not properties of the answer.
+    res.on('close', () => {
+      const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Date.now() - started };
+      if (res.statusCode >= 500) lines.error(line, 'request errored');
+      else if (!res.writableFinished) lines.info(line, 'request aborted');
+      else lines.info(line, 'request completed');
+    });
     next();
   };
 }
