@@ -48,9 +48,12 @@ export const JOB_WEBHOOK = `COALESCE(data->>'webhookId', data->'test'->>'webhook
  * The delivery worker fetches each webhook's due jobs on their own, up to what it may hold of
  * that webhook (webhooks/delivery-repo.ts `fetchJobs`): with this index, one webhook's backlog
  * is never read to reach another's, and the webhooks with waiting jobs are found one probe each.
- * It is made on the queue's partition, CONCURRENTLY (not possible on the partitioned table):
- * a first start over a large queue goes on enqueuing while it is built. The index of the same
- * purpose made over the partitioned table before (NULL for the jobs without a webhook) is dropped.
+ * It is made on the queue's partition. Not CONCURRENTLY: this runs under the start-up lock, and
+ * a concurrent build waits for every older transaction of the database, among them a second
+ * process's wait for that same lock, held by this process: the two processes starting together
+ * (WEB_CONCURRENCY=2) never started. A plain build is instant on a new queue; on a first start
+ * over a large queue it holds enqueues for the build's time. The index of the same purpose
+ * made over the partitioned table before (NULL for the jobs without a webhook) is dropped.
  */
 const WEBHOOK_DUE_INDEX = 'dcs_webhook_job_due';
 const FORMER_WEBHOOK_DUE_INDEX = 'pgboss.dcs_job_webhook_due';
@@ -60,17 +63,17 @@ const isDuplicate = (error: unknown) => ['42P07', '23505'].includes((error as { 
 
 async function indexWebhookJobs(db: PgBoss.Db, partition: string): Promise<void> {
   await db.executeSql(`DROP INDEX IF EXISTS ${FORMER_WEBHOOK_DUE_INDEX}`, []);
-  // A build that failed (a process stopped during it) leaves an invalid index that IF NOT
-  // EXISTS would keep for good: dropped, unless another process is building it now.
+  // A concurrent build that failed (made by an earlier version, stopped during it) leaves an
+  // invalid index that IF NOT EXISTS would keep for good: dropped, unless one is being built now.
   const { rows } = (await db.executeSql(
     `SELECT NOT i.indisvalid AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid) AS failed
        FROM pg_index i WHERE i.indexrelid = to_regclass($1)`,
     [`pgboss.${WEBHOOK_DUE_INDEX}`],
   )) as { rows: { failed: boolean }[] };
-  if (rows[0]?.failed) await db.executeSql(`DROP INDEX CONCURRENTLY IF EXISTS pgboss.${WEBHOOK_DUE_INDEX}`, []);
+  if (rows[0]?.failed) await db.executeSql(`DROP INDEX IF EXISTS pgboss.${WEBHOOK_DUE_INDEX}`, []);
   try {
     await db.executeSql(
-      `CREATE INDEX CONCURRENTLY IF NOT EXISTS ${WEBHOOK_DUE_INDEX} ON pgboss."${partition.replace(/"/g, '""')}" ((${JOB_WEBHOOK}), start_after) WHERE state < 'active'`,
+      `CREATE INDEX IF NOT EXISTS ${WEBHOOK_DUE_INDEX} ON pgboss."${partition.replace(/"/g, '""')}" ((${JOB_WEBHOOK}), start_after) WHERE state < 'active'`,
       [],
     );
   } catch (error) {
