@@ -53,6 +53,9 @@ interface Planned {
 /** What a batch reads for its charges: by tenant, the earlier charges of their keys (by scope and key) and their saved methods. */
 type BatchRead = Map<string, { earlier: Map<string, ChargeRow>; methods: Map<string, PaymentMethodRow> }>;
 
+/** A charge reserved: its row, and what asking the gateway needs. */
+type Reserved = { charge: ChargeRow; token: string; head: string };
+
 const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
 
 /**
@@ -61,7 +64,7 @@ const keyOf = (scope: string, key: string) => `${scope}\n${key}`;
  * charge as `reserve` does, and stores the charges in one insert per tenant. A charge whose key
  * made one already answers `{ earlier }` instead.
  */
-export const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, { charge: ChargeRow; token: string; head: string } | { earlier: ChargeRow }> => ({
+export const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Planned, Reserved | { earlier: ChargeRow }> => ({
   async read(trx, items) {
     const read: BatchRead = new Map();
     for (const [key, ofTenant] of groupBy(items, (item) => tenantKey(item.tenant))) {
@@ -85,15 +88,18 @@ export const reserving = (deps: PaymentDeps): Reserving<BatchItem, BatchRead, Pl
     const planned = await plan(deps, trx, item.tenant, item.gateway, { ...item.prepared, family, methods });
     return { store: { tenant: item.tenant, ...planned } };
   },
-  async store(trx, plans) {
-    const stored = new Map<Planned, ChargeRow>();
-    for (const [, ofTenant] of groupBy(plans, (each) => tenantKey(each.tenant))) {
-      const rows = await chargeRepo(trx, ofTenant[0]!.tenant).insertMany(ofTenant.map((each) => each.values));
-      ofTenant.forEach((each, index) => stored.set(each, rows[index]!));
-    }
-    return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
-  },
+  store: storeAll,
 });
+
+/** Stores checked charges, one insert per tenant: each one's reservation, in order. */
+async function storeAll(trx: Knex.Transaction, plans: Planned[]): Promise<Reserved[]> {
+  const stored = new Map<Planned, ChargeRow>();
+  for (const [, ofTenant] of groupBy(plans, (each) => tenantKey(each.tenant))) {
+    const rows = await chargeRepo(trx, ofTenant[0]!.tenant).insertMany(ofTenant.map((each) => each.values));
+    ofTenant.forEach((each, index) => stored.set(each, rows[index]!));
+  }
+  return plans.map((each) => ({ charge: stored.get(each)!, token: each.token, head: each.head }));
+}
 
 /** One instalment's charge to reserve in a batch (`reserveAllOn`): what `reserveOn` takes, and its tenant's time. */
 export interface ToReserveOn {
@@ -105,8 +111,6 @@ export interface ToReserveOn {
   /** The tenant's time (the sandbox clock in a sandbox). */
   now: Date;
 }
-
-type Reserved = { charge: ChargeRow; token: string; head: string };
 
 /**
  * Reserves the charges of `requests` on `trx` (see above). Answers each one's reservation, or
@@ -124,7 +128,7 @@ export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, req
     for (const method of await paymentMethodRepo(trx, tenant).forCustomers([...customers])) methods.set(method.id, method);
   }
   const results: (Reserved | ApiError | undefined)[] = [];
-  const toStore: { index: number; tenant: Tenant; values: ChargeValues; token: string; head: string }[] = [];
+  const toStore: { index: number; planned: Planned }[] = [];
   // The cents the batch's charges planned so far reserve, by family (familyKey).
   const planned = new Map<string, number>();
   for (const { tenant, gateway, body, origin, family, now } of requests) {
@@ -137,17 +141,14 @@ export async function reserveAllOn(deps: PaymentDeps, trx: Knex.Transaction, req
       const prepared: Prepared = { body, intent, origin, idempotency: undefined, now, later: undefined, inlineValues: undefined, inlineToken: undefined, family, methods, pending };
       const { values, token, head } = await plan(deps, trx, tenant, gateway, prepared);
       planned.set(familyKey(tenant, head), pending(head) + body.amount);
-      toStore.push({ index: results.length, tenant, values, token, head });
+      toStore.push({ index: results.length, planned: { tenant, values, token, head } });
       results.push(undefined);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       results.push(error);
     }
   }
-  for (const [key, { tenant }] of tenants) {
-    const mine = toStore.filter((each) => tenantKey(each.tenant) === key);
-    const stored = await chargeRepo(trx, tenant).insertMany(mine.map((each) => each.values));
-    mine.forEach((each, at) => (results[each.index] = { charge: stored[at]!, token: each.token, head: each.head }));
-  }
+  const stored = await storeAll(trx, toStore.map((each) => each.planned));
+  toStore.forEach((each, at) => (results[each.index] = stored[at]!));
   return results as (Reserved | ApiError)[];
 }
