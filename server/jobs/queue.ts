@@ -58,19 +58,14 @@ export const JOB_WEBHOOK = `COALESCE(data->>'webhookId', data->'test'->>'webhook
 const WEBHOOK_DUE_INDEX = 'dcs_webhook_job_due';
 const FORMER_WEBHOOK_DUE_INDEX = 'pgboss.dcs_job_webhook_due';
 
-/** The error of a name made at the same moment by another process starting. */
+/**
+ * The error of a name made at the same moment by another process starting: the server starts
+ * the queue under the start-up lock, but tools and tests that start one beside it do not.
+ */
 const isDuplicate = (error: unknown) => ['42P07', '23505'].includes((error as { code?: string })?.code ?? '');
 
 async function indexWebhookJobs(db: PgBoss.Db, partition: string): Promise<void> {
   await db.executeSql(`DROP INDEX IF EXISTS ${FORMER_WEBHOOK_DUE_INDEX}`, []);
-  // A concurrent build that failed (made by an earlier version, stopped during it) leaves an
-  // invalid index that IF NOT EXISTS would keep for good: dropped, unless one is being built now.
-  const { rows } = (await db.executeSql(
-    `SELECT NOT i.indisvalid AND NOT EXISTS (SELECT 1 FROM pg_stat_progress_create_index p WHERE p.index_relid = i.indexrelid) AS failed
-       FROM pg_index i WHERE i.indexrelid = to_regclass($1)`,
-    [`pgboss.${WEBHOOK_DUE_INDEX}`],
-  )) as { rows: { failed: boolean }[] };
-  if (rows[0]?.failed) await db.executeSql(`DROP INDEX IF EXISTS pgboss.${WEBHOOK_DUE_INDEX}`, []);
   try {
     await db.executeSql(
       `CREATE INDEX IF NOT EXISTS ${WEBHOOK_DUE_INDEX} ON pgboss."${partition.replace(/"/g, '""')}" ((${JOB_WEBHOOK}), start_after) WHERE state < 'active'`,
