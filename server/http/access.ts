@@ -166,12 +166,15 @@ const tenantOfRow = (row: Row, tokenHash: string): Tenant => ({
   clockOffsetMs: Number(row.offset_ms ?? 0),
 });
 
+/** The 401 of a request with no token, or one that is not (or no longer) an organization's. */
+const unauthenticated = () => new ApiError('unauthenticated', 'No valid access token was given.');
+
 /** Sets `res.locals.tenant` and consumes one point of the token's quota, or answers 401 / 429. */
 export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds, keyPrefix }: RateLimitOptions): RequestHandler {
   const count = tokenCounter(db, keyPrefix, durationSeconds * 1000, tokenLeases(db, limit));
   /** The request admitted (next()) or refused (next(error)) by its verdict. */
   const admit = (res: Response, verdict: Verdict, next: NextFunction): void => {
-    if (!verdict.tenant) return next(new ApiError('unauthenticated', 'No valid access token was given.'));
+    if (!verdict.tenant) return next(unauthenticated());
     res.locals.tenant = verdict.tenant;
     setRateLimitHeaders(res, limit, limit - verdict.points, verdict.msBeforeNext);
     if (verdict.points <= limit) return next();
@@ -182,7 +185,7 @@ export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds,
   // statement goes on when the statement answers.
   return (req, res, next) => {
     const match = BEARER.exec(req.get('authorization') ?? '');
-    if (!match) return next(new ApiError('unauthenticated', 'No valid access token was given.'));
+    if (!match) return next(unauthenticated());
     let verdict: Verdict | Promise<Verdict>;
     try {
       verdict = count(hashToken(match[1]!));
