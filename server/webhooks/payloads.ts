@@ -7,14 +7,12 @@
 import type { components } from '../../generated/schema';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 import { bankAccount, cardToken } from '../masking';
+import { eventTime } from './event-time';
 import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows, PlanChargeRow } from './payload-reads';
 
 type S = components['schemas'];
 
-/** `YYYY-MM-DD HH:MM:SS`, UTC (spec 6.1; the zone is our decision). */
-export function eventTime(moment: Date): string {
-  return moment.toISOString().slice(0, 19).replace('T', ' ');
-}
+export { eventTime };
 
 /**
  * Per-key times are not kept, so each key carries its record's: created with the record,

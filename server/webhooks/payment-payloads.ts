@@ -6,7 +6,8 @@
  * payment-reads.ts loaded.
  */
 import type { components } from '../../generated/schema';
-import { embeddedAccount, eventTime, methodUses } from './payloads';
+import { embeddedAccount, methodUses } from './payloads';
+import { eventTime, paymentDate } from './event-time';
 import { offerFields } from './settlement-offer-fields';
 import type { PayloadRows } from './payload-reads';
 import type { ChargeRow, TransactionRow } from './payment-reads';
@@ -19,12 +20,6 @@ const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return:
 const VALUE_TYPE_IDS = { card: 1, ach: 2, external: 3 } as const;
 
 const dollars = (cents: number) => `${cents < 0 ? '-' : ''}${Math.floor(Math.abs(cents) / 100)}.${String(Math.abs(cents) % 100).padStart(2, '0')}`;
-
-/** `MM/DD/YYYY`, the UTC day (spec 6.4's `payment_date`). */
-function paymentDate(moment: Date): string {
-  const iso = moment.toISOString();
-  return `${iso.slice(5, 7)}/${iso.slice(8, 10)}/${iso.slice(0, 4)}`;
-}
 
 function accountOf(id: string, rows: PayloadRows): S['EventEmbeddedDebtAccount'] | null {
   const account = rows.accounts.get(id);
