@@ -17,6 +17,7 @@ import type { ShownPaymentMethod } from '../masking';
 import { loadPaymentRows, noPaymentNeeds, type PaymentNeeds, type PaymentRows } from './payment-reads';
 import { loadOffers, loadOffersOf, offerChargeIds, type OfferRow } from './settlement-reads';
 import { loadDisputeRows, type DisputeRows } from './dispute-reads';
+import type { Built } from './built-once';
 
 type S = components['schemas'];
 
@@ -166,7 +167,7 @@ export const noNeeds = (): Needs => ({
   accountDisputes: new Set(),
 });
 
-export interface PayloadRows {
+export interface PayloadRows extends Built {
   customers: Map<string, CustomerRow>;
   /** By customer id, oldest first. */
   addresses: Map<string, AddressRow[]>;
@@ -402,5 +403,6 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     accountOffers,
     disputes,
     accountDisputes: ofAccount,
+    built: new Map(),
   };
 }

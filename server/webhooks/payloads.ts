@@ -8,6 +8,7 @@ import type { components } from '../../generated/schema';
 import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
 import { bankAccount, cardToken } from '../masking';
 import { eventTime } from './event-time';
+import { builtOnce } from './built-once';
 import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows, PlanChargeRow } from './payload-reads';
 
 type S = components['schemas'];
@@ -62,19 +63,27 @@ export function methodUses(
   row: { id: string; has_scheduled_charge?: boolean },
   ctx: PayloadRows,
 ): Pick<S['EventPaymentMethod'], 'has_active_payment_plan' | 'has_active_settlement_offer' | 'has_active_scheduled_charge'> {
-  return {
+  // The methods that charge something, gathered once per recording (not a scan of every plan per method).
+  const charging = builtOnce(ctx, 'charging-methods', () => ({
     // An account's plan in ctx is its latest, so an active one among them is the method's active plan.
-    has_active_payment_plan: [...ctx.plans.values()].some((plan) => plan.status === 'active' && plan.payment_method_id === row.id),
+    plans: new Set([...ctx.plans.values()].flatMap((plan) => (plan.status === 'active' && plan.payment_method_id ? [plan.payment_method_id] : []))),
     // An accepted offer not yet paid that charges this method (an account's latest offer is its open one).
-    has_active_settlement_offer: [...ctx.accountOffers.values()].some((offer) => offer.status === 'accepted' && offer.payment_method_id === row.id),
+    offers: new Set([...ctx.accountOffers.values()].flatMap((offer) => (offer.status === 'accepted' && offer.payment_method_id ? [offer.payment_method_id] : []))),
+  }));
+  return {
+    has_active_payment_plan: charging.plans.has(row.id),
+    has_active_settlement_offer: charging.offers.has(row.id),
     // Read with the method (payload-reads.ts).
     has_active_scheduled_charge: row.has_scheduled_charge === true,
   };
 }
 
-/** Card number as its last four digits, ACH numbers masked: the full numbers are never stored anyway. */
+/**
+ * Card number as its last four digits, ACH numbers masked: the full numbers are never stored
+ * anyway. `primary` is the method's customer's primary address, so the method's id names it.
+ */
 function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undefined, ctx: PayloadRows): S['EventPaymentMethod'] {
-  return {
+  return builtOnce(ctx, `method:${row.id}`, () => ({
     id: row.id,
     type: row.type,
     card_token: cardToken(row),
@@ -84,7 +93,7 @@ function paymentMethodPayload(row: PaymentMethodRow, primary: AddressRow | undef
     ...methodUses(row, ctx),
     created_at: eventTime(row.created_at),
     updated_at: eventTime(row.updated_at),
-  };
+  }));
 }
 
 function accountLocation(row: LocationRow): S['EventAccountLocation'] {
@@ -107,6 +116,10 @@ function accountRules(row: DebtAccountRow): { minimum_payment_amount: number | n
 
 /** `customer` is set only on the account found directly at `data.debt_account` (the document's rule). */
 export function embeddedAccount(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
+  return customer === null ? builtOnce(ctx, `account:${row.id}`, () => accountPart(row, ctx, null)) : accountPart(row, ctx, customer);
+}
+
+function accountPart(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEmbeddedCustomer'] | null): S['EventEmbeddedDebtAccount'] {
   const children = ctx.children.get(row.id) ?? [];
   const siblings = row.parent_id ? (ctx.children.get(row.parent_id) ?? []) : [];
   const rules = accountRules(row);
@@ -139,6 +152,10 @@ export function embeddedAccount(row: DebtAccountRow, ctx: PayloadRows, customer:
 }
 
 function customerCore(row: CustomerRow, ctx: PayloadRows) {
+  return builtOnce(ctx, `customer:${row.id}`, () => customerPart(row, ctx));
+}
+
+function customerPart(row: CustomerRow, ctx: PayloadRows) {
   const addresses = ctx.addresses.get(row.id) ?? [];
   const primary = addresses.find((address) => address.is_primary);
   return {
@@ -179,7 +196,11 @@ export function customerSummary(row: CustomerRow): S['EventCustomerSummary'] {
   return { id, ...splitName(name), name, email, phone, external_id, created_at: eventTime(row.created_at), updated_at: eventTime(row.updated_at) };
 }
 
-function planChargePayload(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
+function planChargePayload(row: PlanChargeRow, ctx: PayloadRows): S['EventPaymentPlanCharge'] {
+  return builtOnce(ctx, `instalment:${row.id}`, () => instalmentPart(row));
+}
+
+function instalmentPart(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
   const amount = Number(row.amount);
   return {
     id: row.id,
@@ -205,6 +226,10 @@ function planChargePayload(row: PlanChargeRow): S['EventPaymentPlanCharge'] {
  * instalment last paid and next due. This service adds no interest or fees to instalments.
  */
 export function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
+  return builtOnce(ctx, `plan:${plan.id}:${withCustomer}`, () => planPart(plan, account, ctx, withCustomer));
+}
+
+function planPart(plan: PaymentPlanRow, account: DebtAccountRow, ctx: PayloadRows, withCustomer: boolean): S['EventPaymentPlan'] {
   const charges = ctx.planCharges.get(plan.id) ?? [];
   const live = charges.filter((charge) => charge.status !== 'canceled');
   const paid = charges.filter((charge) => charge.status === 'succeeded');
@@ -218,7 +243,7 @@ export function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: 
     end_date: live.length > 0 ? live[live.length - 1]!.charge_date : null,
     amount: plan.amount === null ? null : Number(plan.amount),
     status: plan.status,
-    charges: charges.map(planChargePayload),
+    charges: charges.map((charge) => planChargePayload(charge, ctx)),
     charges_total_amount: paid.reduce((sum, charge) => sum + Number(charge.amount), 0),
     payment_method: method ? paymentMethodPayload(method, primary, ctx) : null,
     debt_account: { ...embeddedAccount(account, ctx, withCustomer ? embeddedCustomer(account.customer_id, ctx) : null), fees: [] },
@@ -230,8 +255,8 @@ export function planPayload(plan: PaymentPlanRow, account: DebtAccountRow, ctx: 
     fees: [],
     total_interest: 0,
     total_fees: 0,
-    latest_charge: paid.length > 0 ? planChargePayload(paid[paid.length - 1]!) : null,
-    next_charge: next ? planChargePayload(next) : null,
+    latest_charge: paid.length > 0 ? planChargePayload(paid[paid.length - 1]!, ctx) : null,
+    next_charge: next ? planChargePayload(next, ctx) : null,
     rules: { unscheduled_payment_plan_editable: plan.status === 'pending_configuration' },
     created_at: eventTime(plan.created_at),
     updated_at: eventTime(plan.updated_at),

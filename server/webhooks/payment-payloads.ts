@@ -8,6 +8,7 @@
 import type { components } from '../../generated/schema';
 import { embeddedAccount, methodUses } from './payloads';
 import { eventTime, paymentDate } from './event-time';
+import { builtOnce } from './built-once';
 import { offerFields } from './settlement-offer-fields';
 import type { PayloadRows } from './payload-reads';
 import type { ChargeRow, TransactionRow } from './payment-reads';
@@ -33,6 +34,10 @@ function offerOf(charge: ChargeRow, rows: PayloadRows): S['EventSettlementOffer'
 }
 
 export function transactionPayload(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
+  return builtOnce(rows, `transaction:${row.id}`, () => transactionPart(row, rows));
+}
+
+function transactionPart(row: TransactionRow, rows: PayloadRows): S['EventTransaction'] {
   if (row.charge_id === null) return externalTransactionPayload(row, rows);
   const charge = rows.payments.charges.get(row.charge_id)!;
   const amount = Number(row.amount);
@@ -104,6 +109,10 @@ function externalTransactionPayload(row: TransactionRow, rows: PayloadRows): S['
 
 /** The saved method a charge was (or is to be) made with, as payloads show it. */
 function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod'] | null {
+  return builtOnce(rows, `method-of:${charge.id}`, () => methodPart(charge, rows));
+}
+
+function methodPart(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod'] | null {
   const method = charge.payment_method_id ? rows.payments.methods.get(charge.payment_method_id) : undefined;
   if (!method) return null;
   const stamp = { created_at: eventTime(charge.created_at), updated_at: eventTime(charge.updated_at) };
@@ -125,6 +134,10 @@ function methodOf(charge: ChargeRow, rows: PayloadRows): S['EventPaymentMethod']
 const SOURCE_NAMES = { api: 'API', payment_plan: 'Payment plan', autopay: 'Autopay', settlement_offer: 'Settlement offer' } as const;
 
 export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
+  return builtOnce(rows, `charge:${charge.id}`, () => chargePart(charge, rows));
+}
+
+function chargePart(charge: ChargeRow, rows: PayloadRows): S['EventCharge'] {
   const amount = Number(charge.amount);
   const stamp = { created_at: eventTime(charge.created_at), updated_at: eventTime(charge.updated_at) };
   const [first] = rows.payments.transactionsOfCharge.get(charge.id) ?? [];
@@ -161,6 +174,10 @@ export function chargePayload(charge: ChargeRow, rows: PayloadRows): S['EventCha
  * (same id); `charge` is shown once it has run, succeeded or failed.
  */
 export function scheduledChargePayload(charge: ChargeRow, rows: PayloadRows): S['EventScheduledCharge'] {
+  return builtOnce(rows, `scheduled:${charge.id}`, () => scheduledPart(charge, rows));
+}
+
+function scheduledPart(charge: ChargeRow, rows: PayloadRows): S['EventScheduledCharge'] {
   const amount = Number(charge.amount);
   const ran = charge.status !== 'scheduled' && charge.status !== 'canceled';
   const through = ran && charge.status !== 'failed' && charge.charged_at;
@@ -216,9 +233,9 @@ export function accountPayments(
   accountId: string,
   rows: PayloadRows,
 ): { charges: S['EventCharge'][]; transactions: S['EventTransaction'][]; scheduled_charges: S['EventScheduledCharge'][] } {
-  return {
+  return builtOnce(rows, `payments:${accountId}`, () => ({
     charges: (rows.payments.latestCharges.get(accountId) ?? []).map((charge) => chargePayload(charge, rows)),
     transactions: (rows.payments.latestTransactions.get(accountId) ?? []).map((row) => transactionPayload(row, rows)),
     scheduled_charges: (rows.payments.scheduledOf.get(accountId) ?? []).map((charge) => scheduledChargePayload(charge, rows)),
-  };
+  }));
 }
