@@ -3,7 +3,10 @@ export function groupBy<T>(rows: T[], key: (row: T) => string | null): Map<strin
   const groups = new Map<string, T[]>();
   for (const row of rows) {
     const k = key(row);
-    if (k !== null) groups.set(k, [...(groups.get(k) ?? []), row]);
+    if (k === null) continue;
+    const group = groups.get(k);
+    if (group) group.push(row);
+    else groups.set(k, [row]);
   }
   return groups;
 }
