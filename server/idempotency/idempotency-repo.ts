@@ -39,15 +39,18 @@ export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, sc
     async claim(fingerprint: string): Promise<boolean> {
       // Pruning rides on the claim's own statement (no round trip of its own): up to
       // PRUNE_BATCH expired records of any tenant, never this key's own (the claim takes an
-      // expired one over in place).
+      // expired one over in place). The oldest first and by their row addresses: the plan
+      // walks the `expires_at` index and deletes what it found, whatever the statistics say
+      // (a table grown since its last ANALYZE was otherwise scanned whole, twice).
       const { rows } = await db.raw(
         `WITH pruned AS (
            DELETE FROM ${IDEMPOTENCY_KEYS}
-            WHERE (organization_id, environment, caller, method, path, key) IN (
-              SELECT organization_id, environment, caller, method, path, key FROM ${IDEMPOTENCY_KEYS}
+            WHERE ctid = ANY(ARRAY(
+              SELECT ctid FROM ${IDEMPOTENCY_KEYS}
                WHERE expires_at <= now()
                  AND (organization_id, environment, caller, method, path, key) <> (?::uuid, ?::environment, ?, ?, ?, ?)
-               LIMIT ${PRUNE_BATCH})
+               ORDER BY expires_at
+               LIMIT ${PRUNE_BATCH}))
          )
          INSERT INTO ${IDEMPOTENCY_KEYS} (organization_id, environment, caller, key, method, path, request_hash, status, locked_at, created_at, expires_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, 'running', now(), now(), now() + interval '${KEEP_HOURS} hours')
