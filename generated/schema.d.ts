@@ -1818,6 +1818,11 @@ export interface paths {
          *       A move whose server stopped mid-way leaves `advancing`; the next move takes over after
          *       5 minutes and carries out what is left.
          *       While the clock is advancing, another move is a `409`.
+         *     - The new time is seen by every request that starts after the answer and reaches the same
+         *       server process; a server process that served the sandbox's token just before (it checks
+         *       a token used often at most every second, see **Authentication**) sees it within
+         *       1 second. With several server processes, wait 1 second after the answer before relying
+         *       on the new time elsewhere.
          *     - A production token gets `404`.
          */
         post: operations["advanceSandboxClock"];

@@ -126,11 +126,19 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
     /** The charges made under any of `keys` (scope and key each), at most one per pair (a unique index). */
     async findByIdempotencyKeys(keys: { scope: string; key: string }[]): Promise<ChargeRow[]> {
       if (keys.length === 0) return [];
-      // One text for any number of keys (a named statement, db/prepared-statements.ts).
-      return charges()
-        .whereNotNull('idempotency_key')
-        .whereRaw('(idempotency_scope, idempotency_key) IN (SELECT * FROM unnest(?::text[], ?::text[]))', [keys.map((each) => each.scope), keys.map((each) => each.key)])
-        .select(CHARGE_COLUMNS);
+      // One text for any number of keys (a named statement, db/prepared-statements.ts). Each
+      // key is looked up on its own (LATERAL, LIMIT 1: a subquery the planner cannot flatten
+      // into a join): a probe of the unique index charges_idempotency_scope_key_unique per key,
+      // whatever the statistics say (an `IN (SELECT … unnest)`, with statistics older than the
+      // table's growth, was planned as a scan of all the tenant's charges).
+      return db
+        .select(CHARGE_COLUMNS)
+        .from(db.raw('unnest(?::text[], ?::text[]) AS wanted(scope, key)', [keys.map((each) => each.scope), keys.map((each) => each.key)]))
+        .joinRaw(
+          `CROSS JOIN LATERAL (SELECT * FROM ${CHARGES} WHERE ${CHARGES}.organization_id = ? AND ${CHARGES}.environment = ? AND ${CHARGES}.idempotency_key IS NOT NULL
+             AND ${CHARGES}.idempotency_scope = wanted.scope AND ${CHARGES}.idempotency_key = wanted.key LIMIT 1) AS ${CHARGES}`,
+          [tenant.organizationId, tenant.environment],
+        );
     },
 
     async findByGatewayReference(reference: string, { forUpdate = false } = {}): Promise<ChargeRow | undefined> {

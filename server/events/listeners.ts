@@ -34,6 +34,8 @@ export interface Happenings {
       /** Who the charge is for (`api`, `payment_plan`, `autopay`, `settlement_offer`): a listener skips what is not its own by it, without a query. */
       source: string;
       payment_plan_charge_id: string | null;
+      /** The scope of its Idempotency-Key (`token:…` for the API's callers, `portal:…` for the Portal's), or null. */
+      idempotency_scope: string | null;
       error: string | null;
       error_code: string | null;
     };

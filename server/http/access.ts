@@ -2,7 +2,7 @@
  * Authentication and the API rate limit in one statement: it finds the tokens (not revoked)
  * and counts the requests against them. The count is the one row every process shares
  * (`rate_limits`, the table rate-limiter-flexible keeps the other limits in, with the same
- * fixed window and key shape). A production token a process sees often may take a lease of a
+ * fixed window and key shape). A token a process sees often may take a lease of a
  * few of its points in the same statement and serve the next requests without one
  * (token-leases.ts): such a token is checked again at most LEASE_MS later, so a revoked token
  * is refused by every process within that bound; without a lease, from the moment the
@@ -119,6 +119,7 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: T
         const points = leases.ask(tokenHash, n);
         if (points > 0) leasing.set(tokenHash, points);
       }
+      const clockMovesBefore = leases.clockMoves();
       const rows = await runPrepared(db, [batch.map((w) => w.tokenHash), `${keyPrefix}:`, durationMs, [...leasing.keys()], [...leasing.values()]]);
       const byToken = new Map(rows.map((row) => [row.token_hash, row]));
       const taken = new Map<string, number>();
@@ -137,7 +138,7 @@ function tokenCounter(db: Knex, keyPrefix: string, durationMs: number, leases: T
       }
       for (const row of rows) {
         const leased = leasing.get(row.token_hash) ?? 0;
-        leases.counted(row.token_hash, { tenant: tenantOfRow(row, row.token_hash), points: row.points, leased, key: `${keyPrefix}:${row.token_hash}`, expire: row.expire, msBeforeNext: Math.max(0, Number(row.ms_before_next)) });
+        leases.counted(row.token_hash, { tenant: tenantOfRow(row, row.token_hash), points: row.points, leased, key: `${keyPrefix}:${row.token_hash}`, expire: row.expire, msBeforeNext: Math.max(0, Number(row.ms_before_next)), clockMovesBefore });
       }
     } catch (error) {
       for (const waiting of batch) waiting.fail(error);

@@ -1,5 +1,5 @@
 /**
- * Leases of the rate limit's points: a process that sees a production token often takes a
+ * Leases of the rate limit's points: a process that sees a token often takes a
  * small block of its points in the shared count (in the statement that counts its requests,
  * http/access.ts) and hands them out itself, one per request, without a round trip. Every
  * request is still counted across processes: a lease's points are in the shared row before
@@ -13,7 +13,10 @@
  * - it lasts at most LEASE_MS, and never past the window's end: a token revoked or deleted is
  *   refused by every process at most LEASE_MS after the revocation commits (the statement
  *   checks the token again when the lease ends);
- * - a sandbox token never gets one: its clock offset is read with every request.
+ * - a sandbox token's lease carries its tenant as the statement read it, the sandbox clock's
+ *   offset included: moving the clock (sandbox-service.ts) ends that organization's leases in
+ *   this process at once (sandboxClockMoved), so a request after the move's answer sees the
+ *   new time; another process sees it within LEASE_MS, when its lease ends.
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
@@ -57,7 +60,29 @@ export interface TokenLeases {
    * After the statement: the token's tenant, the total it returned (`points`, a lease's
    * included), how many of them are the lease's, and the window.
    */
-  counted(tokenHash: string, row: { tenant: Tenant; points: number; leased: number; key: string; expire: string; msBeforeNext: number }): void;
+  counted(tokenHash: string, row: { tenant: Tenant; points: number; leased: number; key: string; expire: string; msBeforeNext: number; clockMovesBefore: number }): void;
+  /** Sandbox clock moves in this process so far: read before the statement, given back to `counted`. */
+  clockMoves(): number;
+  /** Ends the leases of the sandbox tokens of `organizationId` (its clock moved). */
+  endSandboxOf(organizationId: string): void;
+}
+
+/** Every TokenLeases of this process (one per app), for sandboxClockMoved. */
+const everyLeases = new Set<WeakRef<TokenLeases>>();
+/** Sandbox clock moves in this process so far: a statement that ran across one takes no sandbox lease. */
+let clockMoves = 0;
+
+/**
+ * The sandbox clock of `organizationId` moved (its new offset committed): its tokens' leases
+ * in this process end now, and a statement in flight meanwhile leases none of them.
+ */
+export function sandboxClockMoved(organizationId: string): void {
+  clockMoves++;
+  for (const ref of everyLeases) {
+    const leases = ref.deref();
+    if (leases) leases.endSandboxOf(organizationId);
+    else everyLeases.delete(ref);
+  }
 }
 
 export function tokenLeases(db: Knex, limit: number): TokenLeases {
@@ -65,7 +90,7 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
   const leases = new Map<string, Lease>();
   /** The size of a token's next lease. */
   const sizes = new Map<string, number>();
-  /** Tokens seen in production with their last total: only they may ask for a lease. */
+  /** Tokens seen with their last total: only they may ask for a lease. */
   const lastTotal = new Map<string, number>();
   /** Tokens whose last lease was used up, or asked twice in one batch: they ask for the next. */
   const hot = new Set<string>();
@@ -87,7 +112,7 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
     sizes.set(tokenHash, Math.max(FIRST, (sizes.get(tokenHash) ?? FIRST) / 2));
   }
 
-  return {
+  const self: TokenLeases = {
     take(tokenHash, now) {
       const lease = leases.get(tokenHash);
       if (!lease) return undefined;
@@ -112,14 +137,14 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
       return total + asked + size <= limit / 2 ? size : 0;
     },
 
-    counted(tokenHash, { tenant, points, leased, key, expire, msBeforeNext }) {
-      if (tenant.environment !== 'production') return;
+    counted(tokenHash, { tenant, points, leased, key, expire, msBeforeNext, clockMovesBefore }) {
       lastTotal.set(tokenHash, points);
       if (leased === 0) return;
       hot.delete(tokenHash);
       // Another process took the points meanwhile: the lease is not kept (its points would be
-      // refused anyway, or taken from the others), and goes back at once.
-      if (points > limit) return refund(key, expire, leased);
+      // refused anyway, or taken from the others), and goes back at once. Nor is a sandbox
+      // token's whose clock may have moved while the statement ran (it may hold the old offset).
+      if (points > limit || (tenant.environment === 'sandbox' && clockMovesBefore !== clockMoves)) return refund(key, expire, leased);
       const now = Date.now();
       const windowEndsAt = now + msBeforeNext;
       const endsAt = Math.min(now + LEASE_MS, windowEndsAt);
@@ -129,5 +154,15 @@ export function tokenLeases(db: Knex, limit: number): TokenLeases {
       if (previous) end(tokenHash, previous);
       leases.set(tokenHash, lease);
     },
+
+    clockMoves: () => clockMoves,
+
+    endSandboxOf(organizationId) {
+      for (const [tokenHash, lease] of leases) {
+        if (lease.tenant.environment === 'sandbox' && lease.tenant.organizationId === organizationId) end(tokenHash, lease);
+      }
+    },
   };
+  everyLeases.add(new WeakRef(self));
+  return self;
 }

@@ -19,7 +19,7 @@ import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
 import { tenantOf } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { idempotencyRepo } from './idempotency-repo';
+import { idempotencyGroups, idempotencyRepo, type IdempotencyGroups } from './idempotency-repo';
 import { apiCaller, requestFingerprint, type IdempotencyScope, type RequestFile } from './request-fingerprint';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -30,7 +30,7 @@ export function idempotencyOf(res: Response): IdempotencyScope | undefined {
 }
 
 export function idempotency(db: Knex, secrets: SecretBox): RequestHandler {
-  const keyed = keyedRequest(db, secrets);
+  const keyed = keyedRequest(db, secrets, idempotencyGroups(db));
   // A request without a key (every GET, PUT and DELETE) goes on at once, with no promise made.
   return (req, res, next) => {
     const key = req.method === 'POST' ? req.get(IDEMPOTENCY_HEADER) : undefined;
@@ -40,7 +40,7 @@ export function idempotency(db: Knex, secrets: SecretBox): RequestHandler {
 }
 
 /** A POST with a key: claimed, replayed, or refused. */
-function keyedRequest(db: Knex, secrets: SecretBox) {
+function keyedRequest(db: Knex, secrets: SecretBox, groups: IdempotencyGroups) {
   const run = async (req: Request, res: Response, next: NextFunction, key: string): Promise<void> => {
     try {
       const tenant = tenantOf(res);
@@ -52,7 +52,7 @@ function keyedRequest(db: Knex, secrets: SecretBox) {
         // The multipart reader (http/uploads.ts) ran before, inside the validator's chain: its files are the request's too.
         fingerprint: requestFingerprint(secrets, req.method, req.originalUrl, req.body, (req.files as RequestFile[] | undefined) ?? []),
       };
-      const records = idempotencyRepo(db, tenant, secrets, scope);
+      const records = idempotencyRepo(db, tenant, secrets, scope, groups);
       const hash = scope.fingerprint;
       if (!(await records.claim(hash))) {
         const record = await records.find();

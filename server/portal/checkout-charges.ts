@@ -15,6 +15,10 @@ import type { Tenant } from '../kernel/tenant';
 import { tellSignaturesOf } from './checkout-documents';
 import { track } from './tracking';
 import type { EventName } from '../events/events';
+import { apiCaller } from '../idempotency/request-fingerprint';
+
+/** How the scope of an API caller's key begins (request-fingerprint.ts). */
+const API_SCOPE = apiCaller('');
 
 const CHECKOUT_CHARGES = 'portal_checkout_charges';
 
@@ -63,6 +67,9 @@ export function paymentEvent(guest: boolean, full: boolean, ok: boolean, schedul
 async function checkoutFinished(trx: Knex.Transaction, events: EventRecorder, tenant: Tenant, { charge }: Happenings['charge.finished']): Promise<void> {
   // A checkout's charge is the Portal's one-time payment, made as the API's (source `api`): nothing to look up for any other.
   if (charge.source !== 'api') return;
+  // Nor for one an API caller made under its Idempotency-Key (scope `token:…`): a checkout's key
+  // is scoped to the Portal's customer and browser session (`portal:…`, payment-key.ts).
+  if (charge.idempotency_scope?.startsWith(API_SCOPE)) return;
   const [row] = (await trx(CHECKOUT_CHARGES)
     .where({ charge_id: charge.id, organization_id: tenant.organizationId, environment: tenant.environment })
     .whereNull('tracked_at')

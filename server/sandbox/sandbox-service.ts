@@ -11,6 +11,7 @@ import { withOfferExpiry } from '../settlement-offers/offer-expiry';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
+import { sandboxClockMoved } from '../http/token-leases';
 import { type ClockStatus, sandboxClockRepo } from './sandbox-clock-repo';
 
 export type SandboxDeps = AppDeps;
@@ -57,6 +58,9 @@ export function sandboxService(deps: SandboxDeps) {
         await clocks.set(offset, 'advancing');
         return offset;
       });
+      // The sandbox's tokens' leases hold the old offset: ended in this process now that the new
+      // one is committed (other processes' end within LEASE_MS, token-leases.ts).
+      sandboxClockMoved(tenant.organizationId);
       try {
         // Everything due up to the new time, in order, each at its own due time.
         await runDueUpTo(deps, withOfferExpiry(withAutopay(deps, planPorts(deps)), deps), { ...tenant, clockOffsetMs: offsetMs }, target);

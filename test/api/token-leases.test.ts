@@ -1,5 +1,5 @@
 /**
- * Leases of the rate limit's points (server/http/token-leases.ts): a production token used
+ * Leases of the rate limit's points (server/http/token-leases.ts): a token used
  * often is answered from a few points its process took ahead, every request still counted in
  * the one shared count, and a revoked token refused by every process once a lease ends.
  */
@@ -71,11 +71,28 @@ describe('leases of the rate limit', () => {
     }
   });
 
-  test('a sandbox token takes no lease: its count is always its requests', async () => {
+  test('a sandbox token takes leases too, and a request right after its clock moved in the same process sees the new time; another process sees it once its lease ends', async () => {
     const fresh = await createOrganization(app.db, 'Sandbox Recovery', 'ops@sandbox-recovery.example');
-    const responses = await bursts(fresh.sandbox_token, 3, 25);
-    expect(responses.every((r) => r.status === 200)).toBe(true);
-    expect(await counted(fresh.sandbox_token)).toBe(responses.length);
+    // Bursts until both processes hold a lease: the shared count is ahead of the requests made.
+    let made = 0;
+    for (let round = 0; round < 10 && (await counted(fresh.sandbox_token)) <= made; round++) {
+      const responses = await bursts(fresh.sandbox_token, 2, 25);
+      expect(responses.every((r) => r.status === 200)).toBe(true);
+      made += responses.length;
+    }
+    expect(await counted(fresh.sandbox_token)).toBeGreaterThan(made);
+
+    // Born in 10 days by the real clock: refused until the sandbox clock is 20 days ahead.
+    const inTenDays = new Date(app.clock.now().getTime() + 10 * 86_400_000).toISOString().slice(0, 10);
+    const born = (baseUrl: string, n: number) =>
+      createApiClient({ baseUrl, token: fresh.sandbox_token }).POST('/customers', { body: { name: 'Ivy Chen', email: `ivy.chen.${n}@mail.debt-collection.example`, date_of_birth: inTenDays } });
+    expect((await born(app.baseUrl, 1)).response.status).toBe(422);
+    const client = createApiClient({ baseUrl: app.baseUrl, token: fresh.sandbox_token });
+    const moved = await client.POST('/sandbox/clock', { body: { advance_to: new Date(app.clock.now().getTime() + 20 * 86_400_000).toISOString() } });
+    expect(moved.response.status).toBe(200);
+    expect((await born(app.baseUrl, 2)).response.status).toBe(201);
+    await pause(LEASE_MS);
+    expect((await born(secondBaseUrl, 3)).response.status).toBe(201);
   });
 
   test('past half the quota every request is counted alone: exactly the limit pass', async () => {

@@ -108,6 +108,28 @@ describe('Idempotency-Key', () => {
     expect(await customersWith(body.external_id)).toBe(1);
   });
 
+  test('requests at once, claimed together: one key sent five times runs once (the others 409 or its replay, another body 422), and each other key runs once', async () => {
+    const key = randomUUID();
+    const body = { external_id: unique('CUST') };
+    const others = Array.from({ length: 5 }, () => ({ key: randomUUID(), body: { external_id: unique('CUST') } }));
+    const [same, reused, alone] = await Promise.all([
+      Promise.all(Array.from({ length: 5 }, () => createCustomer(app.api, key, body))),
+      createCustomer(app.api, key, { external_id: unique('CUST') }),
+      Promise.all(others.map((other) => createCustomer(app.api, other.key, other.body))),
+    ]);
+    const ran = same.filter((answer) => answer.response.status === 201 && answer.response.headers.get('idempotent-replayed') === null);
+    expect(ran).toHaveLength(1);
+    for (const answer of same.filter((each) => each !== ran[0])) {
+      if (answer.response.status === 409) expect((answer.error as ErrorBody).errorCode).toBe('idempotency_key_in_use');
+      else expect([answer.response.status, answer.response.headers.get('idempotent-replayed'), answer.data]).toEqual([201, 'true', ran[0]!.data]);
+    }
+    expect(reused.response.status).toBe(422);
+    expect((reused.error as ErrorBody).errorCode).toBe('idempotency_key_reused');
+    expect(alone.map((answer) => [answer.response.status, answer.response.headers.get('idempotent-replayed')])).toEqual(others.map(() => [201, null]));
+    expect(await customersWith(body.external_id)).toBe(1);
+    for (const other of others) expect(await customersWith(other.body.external_id)).toBe(1);
+  });
+
   test('a claim left running by a process that died is taken over after 5 minutes', async () => {
     const key = randomUUID();
     const body = { external_id: unique('CUST') };
