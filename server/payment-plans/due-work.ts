@@ -149,7 +149,8 @@ export const DUE_WORK_CHARGES_IN_FLIGHT = 64;
  * other's rows and events are built in this process. In one batch of them all, the whole flow
  * went as one convoy (start, gateway, record, then the next start), the process and the
  * database each idle while the other worked: at 64 in flight a record batch of 64 took 114 ms,
- * one step after the other, and never two at once (bench:scheduler at latency 0).
+ * one step after the other, and never two at once (bench:scheduler at latency 0; in halves,
+ * under load 4-5: 362 and 484/s against 319 and 284/s, the event loop busy 73% against 58%).
  */
 export const dueBatchFor = (inFlight: number): number => Math.max(1, Math.min(DUE_BATCH, Math.ceil(inFlight / 2)));
 
