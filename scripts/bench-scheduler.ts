@@ -12,7 +12,8 @@
  * size; the rows each made are counted table by table and must match, and the statements and
  * transactions per instalment of each are printed (counted as sent on a knex connection, so
  * also what runs on one without knex: pg-boss's SQL in a transaction, COPY), with this
- * process's CPU per instalment and how busy its event loop was during each run. `ratio_to_bare` = ours / bare. At a latency
+ * process's CPU per instalment and how busy its event loop was during each run, and (on the embedded
+ * PostgreSQL) the database's CPU per instalment, every backend's: figures that hold on a loaded machine. `ratio_to_bare` = ours / bare. At a latency
  * above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
@@ -38,6 +39,8 @@
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Knex } from 'knex';
@@ -167,6 +170,45 @@ function processWork() {
       return { cpuMs: (used.user + used.system) / 1000 / items, busy: Math.round(performance.eventLoopUtilization(loop).utilization * 100) };
     },
   };
+}
+
+/**
+ * CPU seconds the embedded PostgreSQL of this run has used so far (its postmaster, the backends
+ * it reaped and those alive), read from /proc; undefined on a DATABASE_URL server or without
+ * /proc. Unlike a rate, CPU per instalment holds on a loaded machine.
+ */
+function databaseCpuSeconds(): number | undefined {
+  try {
+    const dataDir = join(resolve(__dirname, '..'), '.data', `bench-scheduler-${process.pid}`);
+    const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+    // The fields after the process's name: state (0), ppid (1), …, utime (11), stime (12), cutime (13), cstime (14).
+    const statOf = (pid: string) => {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return text.slice(text.lastIndexOf(')') + 2).split(' ');
+    };
+    const postmaster = pids.find((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
+      } catch {
+        return false;
+      }
+    });
+    if (!postmaster) return undefined;
+    let ticks = 0;
+    for (const pid of pids) {
+      try {
+        const stat = statOf(pid);
+        if (pid === postmaster) ticks += Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14]);
+        else if (stat[1] === postmaster) ticks += Number(stat[11]) + Number(stat[12]);
+      } catch {
+        // Gone meanwhile (its time is then in the postmaster's cutime and cstime).
+      }
+    }
+    // Clock ticks of 1/100 s (USER_HZ on Linux).
+    return ticks / 100;
+  } catch {
+    return undefined;
+  }
 }
 
 const count = async (db: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].count);
@@ -310,6 +352,7 @@ async function main(): Promise<void> {
     let bareStatements = 0;
     let bareTransactions = 0;
     let bareWork: ReturnType<ReturnType<typeof processWork>['per']> | undefined;
+    let bareDbMs: number | undefined;
     if (bare) {
       const before = await rowsOf(db, bare.organizationId);
       const scansBefore = options['top-statements'] ? await seqScans(db) : undefined;
@@ -317,6 +360,7 @@ async function main(): Promise<void> {
       statements = 0;
       transactions = 0;
       const work = processWork();
+      const dbCpu = databaseCpuSeconds();
       let finished = false;
       const polling = whilePending(db, bare.organizationId, () => finished);
       // The planner as well informed as ours will be (the due work keeps these statistics fresh).
@@ -331,6 +375,8 @@ async function main(): Promise<void> {
       bareTransactions = transactions / made;
       const bareMs = Date.now() - started;
       bareWork = work.per(made);
+      const dbCpuAfter = databaseCpuSeconds();
+      bareDbMs = dbCpu === undefined || dbCpuAfter === undefined ? undefined : ((dbCpuAfter - dbCpu) * 1000) / made;
       if (scansBefore) console.error(`sequential scans during the bare run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
       bareRows = minus(await rowsOf(db, bare.organizationId), before);
       bareRate = (made / bareMs) * 1000;
@@ -345,10 +391,13 @@ async function main(): Promise<void> {
     transactions = 0;
     started = Date.now();
     const work = processWork();
+    const dbCpu = databaseCpuSeconds();
     await startPlanScheduler(deps, planPorts(deps));
     await whilePending(db, ours.organizationId);
     const schedulerMs = Date.now() - started;
     const ourWork = work.per(due);
+    const dbCpuAfter = databaseCpuSeconds();
+    const ourDbMs = dbCpu === undefined || dbCpuAfter === undefined ? undefined : ((dbCpuAfter - dbCpu) * 1000) / due;
     if (scansBefore) console.error(`sequential scans during the scheduler's run (the poll's included): ${scannedSince(await seqScans(db), scansBefore) || 'none'}`);
     const ourStatements = statements / due;
     const ourTransactions = transactions / due;
@@ -372,6 +421,7 @@ async function main(): Promise<void> {
       if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
       console.log(`this process per instalment: CPU ours ${ourWork.cpuMs.toFixed(2)} ms, bare ${bareWork!.cpuMs.toFixed(2)} ms; event loop busy ours ${ourWork.busy}%, bare ${bareWork!.busy}% of the run`);
+      if (ourDbMs !== undefined && bareDbMs !== undefined) console.log(`the database's CPU per instalment (the embedded PostgreSQL, every backend): ours ${ourDbMs.toFixed(2)} ms, bare ${bareDbMs.toFixed(2)} ms`);
       console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);

@@ -70,6 +70,12 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
   const known = new Set<string>();
   const tried = new Set<string>();
   const busyLanes = new Set<string>();
+  /**
+   * Keys whose items ended while the refill in progress was reading: its answer may have been
+   * read before they ended (still due then), and must not bring them back (they would be found
+   * done, in a start of their own); the next refill reads them as they are.
+   */
+  const endedWhileFetching = new Set<string>();
   let running = 0;
   let done = 0;
   let fetching = false;
@@ -99,6 +105,7 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
           running -= 1;
           busyLanes.delete(laneOf(item));
           known.delete(keyOf(item));
+          if (fetching) endedWhileFetching.add(keyOf(item));
           mayBringMore = true;
           pump();
         });
@@ -107,13 +114,14 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
     const refill = () => {
       fetching = true;
       mayBringMore = false;
+      endedWhileFetching.clear();
       flow
         .fetch(known.size + tried.size)
         .then(
           (due) => {
             for (const item of due) {
               const key = keyOf(item);
-              if (known.has(key) || tried.has(key)) continue;
+              if (known.has(key) || tried.has(key) || endedWhileFetching.has(key)) continue;
               known.add(key);
               turns.add(item);
               mayBringMore = true;
@@ -125,6 +133,7 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
         )
         .finally(() => {
           fetching = false;
+          endedWhileFetching.clear();
           pump();
         });
     };

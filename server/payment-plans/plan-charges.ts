@@ -20,7 +20,7 @@ import { batcher } from '../kernel/batcher';
 import { dueScheduledCharges, dueScheduledChargesOf, runScheduledCharge } from '../payments/scheduled-charges';
 import { dueSettlementsOf, settleAch } from '../payments/ach-settlement';
 import type { Tenant } from '../kernel/tenant';
-import type { DueWorkPorts } from './due-work';
+import { dueBatchFor, type DueWorkPorts } from './due-work';
 import { messageDueSources } from '../communications/due-messages';
 import type { ChargeRequest, DueRef } from './plan-runner';
 
@@ -32,8 +32,9 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
   // reservation on that same transaction (locked once, not twice).
   const lockedOn = new WeakMap<Knex.Transaction, Map<string, LockedFamily>>();
   // The answers of this process's instalments, recorded in batches (group commit: those that
-  // arrive while a batch is being recorded go together in the next).
-  const answers = batcher<AnswerOf, ChargeOutcome | undefined>((entries) => recordAnswers(deps, entries));
+  // arrive while a batch is being recorded go together in the next), at most half the flow in
+  // one (due-work.ts dueBatchFor), so that two record at once.
+  const answers = batcher<AnswerOf, ChargeOutcome | undefined>((entries) => recordAnswers(deps, entries), { max: dueBatchFor(deps.config.dueWorkChargesInFlight) });
   return {
     scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
     settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),

@@ -70,7 +70,8 @@ test('five plans due at once, in one batch: each as one at a time would have mad
   // Each batch of starts locks its families once: the five in one.
   const locks: number[] = [];
   const lockAccounts: typeof ports.lockAccounts = (trx, wanted) => (locks.push(wanted.length), ports.lockAccounts(trx, wanted));
-  const done = await runDueNow({ ...app.deps, clock: () => new Date() }, { ...ports, lockAccounts, others: [] }, 8);
+  // 16 in flight: batches of up to 8 (half the flow, due-work.ts dueBatchFor), so the five go in one.
+  const done = await runDueNow({ ...app.deps, clock: () => new Date() }, { ...ports, lockAccounts, others: [] }, 16);
   expect(done).toBe(5);
   expect(locks).toEqual([5]);
 

@@ -4,7 +4,8 @@
  * batches at once than allowed; and a batch that fails as a whole is run again item by item, so
  * one bad item fails only itself.
  */
-import { batcher } from '../../server/kernel/batcher';
+import { batcher, DUE_BATCH } from '../../server/kernel/batcher';
+import { dueBatchFor } from '../../server/payment-plans/due-work';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -67,4 +68,26 @@ test("an item's own failure in a batch fails only that item", async () => {
     { status: 'rejected', reason: new Error('negative: -1') },
     { status: 'fulfilled', value: 7 },
   ]);
+});
+
+test("the due work's batches are half the flow (two of each step at once), at most DUE_BATCH", async () => {
+  expect([1, 2, 7, 64, 100, 128, 1024].map(dueBatchFor)).toEqual([1, 1, 4, 32, 50, DUE_BATCH, DUE_BATCH]);
+  // 64 in flight handed in at once: two batches of 32, both running at once.
+  let running = 0;
+  let most = 0;
+  const sizes: number[] = [];
+  const starts = batcher<number, number>(
+    async (items) => {
+      running += 1;
+      most = Math.max(most, running);
+      sizes.push(items.length);
+      await tick();
+      running -= 1;
+      return items;
+    },
+    { max: dueBatchFor(64) },
+  );
+  await Promise.all(Array.from({ length: 64 }, (_, index) => starts.add(index)));
+  expect(sizes).toEqual([32, 32]);
+  expect(most).toBe(2);
 });

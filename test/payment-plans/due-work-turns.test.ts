@@ -88,6 +88,36 @@ test('one item that does not end holds back only its own slot: everything else i
   expect((await finished).ran).toBe(all.length);
 });
 
+test('a refill read before an item ended does not bring it back: each item starts once', async () => {
+  // The table as a slow read answers it: what was due when the read began, answered later.
+  const done = new Set<string>();
+  const all = items('t', 4, 1);
+  const starts: string[] = [];
+  let reads = 0;
+  const ran = await flowDue<Item>({
+    width: 8,
+    keyOf,
+    laneOf: (item) => item.lane,
+    tenantOf: (item) => item.tenant,
+    fetch: async () => {
+      reads += 1;
+      const due = all.filter((item) => !done.has(keyOf(item)));
+      // Every read after the first answers after the items in flight have ended.
+      if (reads > 1) for (let i = 0; i < 5; i += 1) await new Promise((resolve) => setImmediate(resolve));
+      return due;
+    },
+    run: async (item) => {
+      starts.push(keyOf(item));
+      if (done.has(keyOf(item))) return false;
+      await new Promise((resolve) => setImmediate(resolve));
+      done.add(keyOf(item));
+      return true;
+    },
+  });
+  expect(ran).toBe(4);
+  expect(starts.sort()).toEqual(all.map(keyOf).sort());
+});
+
 test("a lane's items run one after another, in order", async () => {
   const { started } = await run(items('one', 3, 4), 3);
   for (const lane of ['one-0', 'one-1', 'one-2']) expect(started.filter((item) => item.lane === lane).map((item) => item.seq)).toEqual([0, 1, 2, 3]);
