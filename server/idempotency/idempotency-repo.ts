@@ -44,7 +44,18 @@ interface Keyed {
   tenant: Tenant;
   scope: Scope;
 }
-const keyText = ({ tenant, scope }: Keyed) => JSON.stringify([tenant.organizationId, tenant.environment, scope.caller, scope.method, scope.path, scope.key]);
+/** A record's key columns, as a statement answers them. */
+interface KeyColumns {
+  organization_id: string;
+  environment: string;
+  caller: string;
+  method: string;
+  path: string;
+  key: string;
+}
+const columnsText = (row: KeyColumns) => JSON.stringify([row.organization_id, row.environment, row.caller, row.method, row.path, row.key]);
+const keyText = ({ tenant, scope }: Keyed) =>
+  columnsText({ organization_id: tenant.organizationId, environment: tenant.environment, caller: scope.caller, method: scope.method, path: scope.path, key: scope.key });
 
 /** The key columns of `items`, as the arrays the statements unnest (in this order). */
 const keyArrays = (items: Keyed[]) => [
@@ -112,16 +123,13 @@ export function idempotencyGroups(db: Knex) {
   const claims = batcher<Claim, boolean>(
     async (items) => {
       // A key asked twice in one group: its first claim goes in the statement, the others lost to it.
+      const keys = items.map(keyText);
       const first = new Map<string, Claim>();
-      for (const item of items) if (!first.has(keyText(item))) first.set(keyText(item), item);
+      items.forEach((item, index) => first.has(keys[index]!) || first.set(keys[index]!, item));
       const asked = [...first.values()];
       const { rows } = await db.raw(CLAIM, [...keyArrays(asked), asked.map((item) => item.fingerprint), PRUNE_PER_CLAIM * asked.length]);
-      const won = new Set(
-        (rows as { organization_id: string; environment: string; caller: string; method: string; path: string; key: string }[]).map((row) =>
-          JSON.stringify([row.organization_id, row.environment, row.caller, row.method, row.path, row.key]),
-        ),
-      );
-      return items.map((item) => first.get(keyText(item)) === item && won.has(keyText(item)));
+      const won = new Set((rows as KeyColumns[]).map(columnsText));
+      return items.map((item, index) => first.get(keys[index]!) === item && won.has(keys[index]!));
     },
     { max: GROUP, parallel: 1 },
   );
@@ -140,7 +148,7 @@ export function idempotencyGroups(db: Knex) {
 
 export type IdempotencyGroups = ReturnType<typeof idempotencyGroups>;
 
-export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, scope: Scope, groups: IdempotencyGroups = idempotencyGroups(db)) {
+export function idempotencyRepo(db: Knex, tenant: Tenant, secrets: SecretBox, scope: Scope, groups: IdempotencyGroups) {
   const where = { ...tenantColumns(tenant), caller: scope.caller, method: scope.method, path: scope.path, key: scope.key };
   return {
     /**
