@@ -114,7 +114,6 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
     const refill = () => {
       fetching = true;
       mayBringMore = false;
-      endedWhileFetching.clear();
       flow
         .fetch(known.size + tried.size)
         .then(

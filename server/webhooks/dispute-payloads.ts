@@ -9,7 +9,8 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import type { DisputeCommentRow, DisputeFileRow } from '../dispute-store/dispute-repo';
 import { disputeFilePath } from '../dispute-store/dispute-mapper';
-import { customerSummary, embeddedAccount, eventTime } from './payloads';
+import { customerSummary, embeddedAccount } from './payloads';
+import { eventTime } from './event-time';
 import type { PayloadRows } from './payload-reads';
 import { OPEN_STATUSES } from '../dispute-store/dispute-repo';
 

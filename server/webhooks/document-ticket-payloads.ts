@@ -4,7 +4,7 @@
  * (batched: one query per table and recording).
  */
 import type { components } from '../../generated/schema';
-import { eventTime } from './payloads';
+import { eventTime } from './event-time';
 import type { SignedDocumentRow, AccountDocumentRow, TicketRow, TicketMessageRow } from './document-ticket-reads';
 
 type S = components['schemas'];

@@ -13,8 +13,6 @@ import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, P
 
 type S = components['schemas'];
 
-export { eventTime };
-
 /**
  * Per-key times are not kept, so each key carries its record's: created with the record,
  * changed when the record last changed.

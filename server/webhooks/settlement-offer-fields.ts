@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/schema';
 import type { OfferRow } from './settlement-reads';
-import { eventTime } from './payloads';
+import { eventTime } from './event-time';
 
 type S = components['schemas'];
 
