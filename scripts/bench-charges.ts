@@ -26,7 +26,7 @@ import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
@@ -45,6 +45,7 @@ import { SERVER_POOL } from '../server/db/database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
 import { freePort } from '../server/net';
+import { treeCpuMs } from './measure';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -110,44 +111,6 @@ async function load(origin: string, token: string, method: 'GET' | 'POST', conne
   const statuses = Object.fromEntries(Object.entries(report.statusCodeStats ?? {}).map(([code, { count }]) => [code, count]));
   if (report.non2xx > 0 || report.errors > 0) throw new Error(`${method} ${targets[0]!.path}: ${report.non2xx} non-2xx answers, ${report.errors} errors ${JSON.stringify(statuses)}`);
   return { perSecond: report['2xx'] / report.duration, p50: report.latency.p50, p99: report.latency.p99, statuses };
-}
-
-/** Clock ticks per second of /proc's times (Linux's USER_HZ). */
-const TICKS = 100;
-
-/**
- * CPU time in ms so far of the process `root` (or those whose command line contains it) and of all their
- * descendants, with what their exited children used (Linux /proc; NaN elsewhere or when none).
- */
-function treeCpuMs(root: number | string): number {
-  try {
-    const stats = new Map<number, { ppid: number; own: number; children: number }>();
-    const roots: number[] = [];
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-        // After the command's name in parentheses: state ppid ... utime(14) stime(15) cutime(16) cstime(17).
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const [ppid, utime, stime, cutime, cstime] = [1, 11, 12, 13, 14].map((index) => Number(fields[index]));
-        stats.set(Number(name), { ppid: ppid!, own: utime! + stime!, children: cutime! + cstime! });
-        if (typeof root === 'number' ? Number(name) === root : readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(root)) roots.push(Number(name));
-      } catch {
-        // Gone since the directory was read.
-      }
-    }
-    if (roots.length === 0) return NaN;
-    const inTree = new Set(roots);
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const [pid, { ppid }] of stats) if (!inTree.has(pid) && inTree.has(ppid)) (inTree.add(pid), (grew = true));
-    }
-    let ticks = 0;
-    for (const pid of inTree) ticks += stats.get(pid)!.own + (roots.includes(pid) ? stats.get(pid)!.children : 0);
-    return (ticks * 1000) / TICKS;
-  } catch {
-    return NaN;
-  }
 }
 
 /** `ACCOUNTS` customers, an account each and a card each (its own sandbox token); answers the accounts and cards. */

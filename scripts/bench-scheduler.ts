@@ -39,7 +39,7 @@
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { treeCpuMs } from './measure';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
@@ -178,37 +178,8 @@ function processWork() {
  * /proc. Unlike a rate, CPU per instalment holds on a loaded machine.
  */
 function databaseCpuSeconds(): number | undefined {
-  try {
-    const dataDir = join(resolve(__dirname, '..'), '.data', `bench-scheduler-${process.pid}`);
-    const pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-    // The fields after the process's name: state (0), ppid (1), …, utime (11), stime (12), cutime (13), cstime (14).
-    const statOf = (pid: string) => {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return text.slice(text.lastIndexOf(')') + 2).split(' ');
-    };
-    const postmaster = pids.find((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
-      } catch {
-        return false;
-      }
-    });
-    if (!postmaster) return undefined;
-    let ticks = 0;
-    for (const pid of pids) {
-      try {
-        const stat = statOf(pid);
-        if (pid === postmaster) ticks += Number(stat[11]) + Number(stat[12]) + Number(stat[13]) + Number(stat[14]);
-        else if (stat[1] === postmaster) ticks += Number(stat[11]) + Number(stat[12]);
-      } catch {
-        // Gone meanwhile (its time is then in the postmaster's cutime and cstime).
-      }
-    }
-    // Clock ticks of 1/100 s (USER_HZ on Linux).
-    return ticks / 100;
-  } catch {
-    return undefined;
-  }
+  const ms = treeCpuMs(join(resolve(__dirname, '..'), '.data', `bench-scheduler-${process.pid}`));
+  return Number.isNaN(ms) ? undefined : ms / 1000;
 }
 
 const count = async (db: Knex, sql: string, bindings: readonly Knex.RawBinding[] = []) => Number((await db.raw(sql, bindings)).rows[0].count);
