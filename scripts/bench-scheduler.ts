@@ -13,7 +13,9 @@
  * transactions per instalment of each are printed (counted as sent on a knex connection, so
  * also what runs on one without knex: pg-boss's SQL in a transaction, COPY), with this
  * process's CPU per instalment and how busy its event loop was during each run, and (on the embedded
- * PostgreSQL) the database's CPU per instalment, every backend's: figures that hold on a loaded machine. `ratio_to_bare` = ours / bare. At a latency
+ * PostgreSQL) the database's CPU per instalment, every backend's: figures that hold on a loaded machine. The bytes this process
+ * read and wrote per instalment (/proc/self/io) and the JSON text of the events' payloads per
+ * instalment are printed beside them: the work each path asks of this process, not a rate. `ratio_to_bare` = ours / bare. At a latency
  * above 0 the ratio is null (the baseline has no gateway to wait for).
  *
  * Seeding is set-based SQL (INSERT … SELECT FROM generate_series): customers, one account each,
@@ -38,6 +40,8 @@
  * without it, an embedded PostgreSQL of its own under .data/.
  */
 import { diskFileStore } from '../server/files/disk-file-store';
+import { readFileSync } from 'node:fs';
+import { eventBodyText } from '../server/event-body';
 import { randomBytes } from 'node:crypto';
 import { treeCpuMs } from './measure';
 import { join, resolve } from 'node:path';
@@ -164,12 +168,45 @@ function countStatements(seen: (sql: string) => void): void {
 function processWork() {
   const cpu = process.cpuUsage();
   const loop = performance.eventLoopUtilization();
+  const io = bytesMoved();
   return {
     per(items: number) {
       const used = process.cpuUsage(cpu);
-      return { cpuMs: (used.user + used.system) / 1000 / items, busy: Math.round(performance.eventLoopUtilization(loop).utilization * 100) };
+      const moved = bytesMoved();
+      return {
+        cpuMs: (used.user + used.system) / 1000 / items,
+        busy: Math.round(performance.eventLoopUtilization(loop).utilization * 100),
+        readKb: moved && io ? (moved.read - io.read) / 1024 / items : undefined,
+        writtenKb: moved && io ? (moved.written - io.written) / 1024 / items : undefined,
+      };
     },
   };
+}
+
+/**
+ * Bytes this process has read and written so far (/proc/self/io: its sockets to the database,
+ * mostly), undefined without /proc. What the driver parses and builds grows with them: the
+ * rows read back for the events' payloads, the bodies sent.
+ */
+function bytesMoved(): { read: number; written: number } | undefined {
+  try {
+    const io = readFileSync('/proc/self/io', 'utf8');
+    return { read: Number(/^rchar: (\d+)/m.exec(io)?.[1]), written: Number(/^wchar: (\d+)/m.exec(io)?.[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The JSON text of the events' payloads an organization's run recorded, in kB per instalment:
+ * ours are built in this process and stored compressed (event-body.ts), the baseline's are
+ * built by the database from the rows and stored as their text.
+ */
+async function payloadKb(db: Knex, org: string, items: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { body: Buffer }[] }>('SELECT body FROM webhook_events WHERE organization_id = ?', [org]);
+  let bytes = 0;
+  for (const { body } of rows) bytes += body[0] === 0x7b ? body.length : Buffer.byteLength(eventBodyText(body));
+  return bytes / 1024 / items;
 }
 
 /**
@@ -392,6 +429,11 @@ async function main(): Promise<void> {
       if (JSON.stringify(ourRows) !== JSON.stringify(bareRows)) console.log('WARNING: the bare-SQL baseline did not make the same rows as ours');
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
       console.log(`this process per instalment: CPU ours ${ourWork.cpuMs.toFixed(2)} ms, bare ${bareWork!.cpuMs.toFixed(2)} ms; event loop busy ours ${ourWork.busy}%, bare ${bareWork!.busy}% of the run`);
+      const kb = (n: number | undefined) => (n === undefined ? '?' : n.toFixed(1));
+      console.log(
+        `this process's bytes per instalment: read ours ${kb(ourWork.readKb)} kB, bare ${kb(bareWork!.readKb)} kB; written ours ${kb(ourWork.writtenKb)} kB, bare ${kb(bareWork!.writtenKb)} kB; ` +
+          `the events' payloads (JSON text) ours ${kb(await payloadKb(db, ours.organizationId, due))} kB, bare ${kb(await payloadKb(db, bare!.organizationId, due))} kB`,
+      );
       if (ourDbMs !== undefined && bareDbMs !== undefined) console.log(`the database's CPU per instalment (the embedded PostgreSQL, every backend): ours ${ourDbMs.toFixed(2)} ms, bare ${bareDbMs.toFixed(2)} ms`);
       console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
