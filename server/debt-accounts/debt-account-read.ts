@@ -8,14 +8,15 @@
  *
  * A relation's rows come back as JSON, and become the rows its mapper takes exactly as the driver
  * would have made them: bigints as text (JSON numbers would lose digits past 2^53), timestamps
- * as PostgreSQL's text and then parsed by the driver's own parser (a JSON timestamp keeps
- * microseconds that the parser truncates the same way, but its text differs).
+ * as PostgreSQL's text and then parsed by the driver's parser for them (db/timestamps.ts, taken
+ * here directly, not by whichever parser was registered when this module loaded; a JSON timestamp
+ * keeps microseconds that the parser truncates the same way, but its text differs).
  */
 import type { Knex } from 'knex';
-import pg from 'pg';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { UUID } from '../db/tenant';
+import { parseTimestamptz } from '../db/timestamps';
 import { concurrently } from '../db/concurrently';
 import { CHARGE_COLUMNS, TRANSACTION_COLUMNS, type ChargeRow, type TransactionRow } from '../charge-store/charge-repo';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../customer-store/customer-repo';
@@ -27,8 +28,6 @@ import { AUTOPAY_COLUMNS, type AutopayRow } from './account-autopay';
 import { DEBT_ACCOUNT_COLUMNS, PLAN_COLUMNS, type DebtAccountRow, type PaymentPlanRow } from './debt-account-repo';
 import { debtAccountToApi, type AccountDocument } from './debt-account-mapper';
 import { EMBEDDED_PAYMENTS } from './debt-account-loader';
-
-const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
 
 /** A relation's columns, and those sent as text: its timestamps (parsed back) and its bigints. */
 interface Shape {
@@ -59,7 +58,7 @@ function json(alias: string, shape: Shape): string {
 
 /** A relation's JSON object as the row the driver would have answered. */
 function revive<T>(shape: Shape, object: Record<string, unknown>): T {
-  for (const column of shape.timestamps) if (typeof object[column] === 'string') object[column] = parseTimestamp(object[column] as string);
+  for (const column of shape.timestamps) if (typeof object[column] === 'string') object[column] = parseTimestamptz(object[column] as string);
   return object as T;
 }
 
