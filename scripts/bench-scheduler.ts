@@ -65,6 +65,7 @@ import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 import { bareInstalments } from './bench-scheduler-bare';
+import { eventShapes, SAMPLE_ACCOUNTS, shapeDifferences } from './bench-scheduler-events';
 import { DUE_WORK_CHARGES_IN_FLIGHT } from '../server/payment-plans/due-work';
 import { keepStatisticsFresh } from '../server/payment-plans/fresh-statistics';
 
@@ -430,10 +431,18 @@ async function main(): Promise<void> {
       console.log(`statements per instalment (the gateway's included): ours ${ourStatements.toFixed(1)}, bare ${bareStatements.toFixed(1)}`);
       console.log(`this process per instalment: CPU ours ${ourWork.cpuMs.toFixed(2)} ms, bare ${bareWork!.cpuMs.toFixed(2)} ms; event loop busy ours ${ourWork.busy}%, bare ${bareWork!.busy}% of the run`);
       const kb = (n: number | undefined) => (n === undefined ? '?' : n.toFixed(1));
+      const ourPayloadKb = await payloadKb(db, ours.organizationId, due);
+      const barePayloadKb = await payloadKb(db, bare!.organizationId, due);
       console.log(
         `this process's bytes per instalment: read ours ${kb(ourWork.readKb)} kB, bare ${kb(bareWork!.readKb)} kB; written ours ${kb(ourWork.writtenKb)} kB, bare ${kb(bareWork!.writtenKb)} kB; ` +
-          `the events' payloads (JSON text) ours ${kb(await payloadKb(db, ours.organizationId, due))} kB, bare ${kb(await payloadKb(db, bare!.organizationId, due))} kB`,
+          `the events' payloads (JSON text) ours ${kb(ourPayloadKb)} kB, bare ${kb(barePayloadKb)} kB`,
       );
+      // The baseline must make the same events as ours: the same names and counts for the sampled
+      // accounts, the same keys per event name, and as much JSON within 10%.
+      const differences = shapeDifferences(await eventShapes(db, ours.organizationId), await eventShapes(db, bare!.organizationId));
+      if (Math.abs(barePayloadKb - ourPayloadKb) > 0.1 * ourPayloadKb) differences.push(`payload JSON per instalment: ours ${kb(ourPayloadKb)} kB, bare ${kb(barePayloadKb)} kB, more than 10% apart`);
+      console.log(`events, ours against bare's (names and counts of ${SAMPLE_ACCOUNTS} accounts' events, key sets per event name, payload kB): ${differences.length === 0 ? 'the same' : 'DIFFERENT'}`);
+      if (differences.length > 0) throw new Error(`the bare-SQL baseline did not record the same events as ours:\n${differences.join('\n')}`);
       if (ourDbMs !== undefined && bareDbMs !== undefined) console.log(`the database's CPU per instalment (the embedded PostgreSQL, every backend): ours ${ourDbMs.toFixed(2)} ms, bare ${bareDbMs.toFixed(2)} ms`);
       console.log(`transactions per instalment (the gateway's included, batches shared): ours ${ourTransactions.toFixed(2)}, bare ${bareTransactions.toFixed(2)}`);
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
