@@ -24,6 +24,9 @@
  * stored row dumps (to_jsonb of the rows), 8.3 kB of JSON per instalment against our 46.1 kB: not
  * the same rows. bench-scheduler.ts checks on every run that the names and counts of the events
  * and the key sets of their payloads are ours, and their JSON within 10% of ours in size.
+ * Built by the database, these payloads cost it several times the CPU the row dumps did (the run
+ * prints the database's CPU per instalment of each): whether the ratio still reads as a ceiling
+ * is to be judged from that line, not assumed.
  * Set-based where hand-written SQL naturally is: that is what a ceiling means, so the ratio
  * tells what the service's code costs over it. A plan's instalments run one after another, in
  * order, as the job's lanes do.
