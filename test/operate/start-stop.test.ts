@@ -17,7 +17,7 @@ const spawned: Spawned[] = [];
 
 beforeAll(() => mkdirSync(dataDir, { recursive: true, mode: 0o755 }));
 afterAll(() => {
-  for (const { child } of spawned) child.kill('SIGKILL');
+  for (const started of spawned) started.killAll();
   if (existsSync(join(dataDir, 'pg', 'postmaster.pid')) && alive(postmasterPid(dataDir))) process.kill(postmasterPid(dataDir), 'SIGQUIT');
   rmSync(dataDir, { recursive: true, force: true });
 });

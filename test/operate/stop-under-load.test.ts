@@ -51,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const spinner of spinners) spinner.kill('SIGKILL');
-  for (const { child } of spawned) child.kill('SIGKILL');
+  for (const started of spawned) started.killAll();
   if (existsSync(join(dataDir, 'pg', 'postmaster.pid')) && alive(postmasterPid(dataDir))) process.kill(postmasterPid(dataDir), 'SIGQUIT');
   for (const timer of held) clearTimeout(timer);
   receiver?.closeAllConnections();

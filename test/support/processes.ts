@@ -18,6 +18,8 @@ export interface Spawned {
   exited: Promise<number | null>;
   /** Resolves once the output holds `text`. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** Killed at once with all it started (a detached `npm start`'s server too: its whole group). */
+  killAll(): void;
 }
 
 export function spawnProcess(command: string, args: string[], env: NodeJS.ProcessEnv, detached = false): Spawned {
@@ -30,6 +32,14 @@ export function spawnProcess(command: string, args: string[], env: NodeJS.Proces
     child,
     output: () => output,
     exited,
+    killAll: () => {
+      try {
+        if (detached) process.kill(-child.pid!, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    },
     waitFor: async (text, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs;
       while (!output.includes(text)) {
