@@ -10,6 +10,11 @@ import { eventBodyText } from '../server/event-body';
 
 export const SAMPLE_ACCOUNTS = 20;
 
+/** An event's stored body as its JSON text: ours compressed (event-body.ts), the baseline's as the text itself. */
+export function storedBodyText(body: Buffer): string {
+  return body[0] === 0x7b ? body.toString('utf8') : eventBodyText(body);
+}
+
 /** Every key path of a JSON value: `a.b`, `a.list[].c`. */
 function keyPaths(value: unknown, prefix: string, into: Set<string>): void {
   if (Array.isArray(value)) {
@@ -44,8 +49,7 @@ export async function eventShapes(db: Knex, org: string): Promise<EventShapes> {
   for (const { external_id, name, body } of rows) {
     const byName = counts.get(external_id) ?? counts.set(external_id, new Map()).get(external_id)!;
     byName.set(name, (byName.get(name) ?? 0) + 1);
-    const text = body[0] === 0x7b ? body.toString('utf8') : eventBodyText(body);
-    keyPaths(JSON.parse(text), '', keysOf.get(name) ?? keysOf.set(name, new Set()).get(name)!);
+    keyPaths(JSON.parse(storedBodyText(body)), '', keysOf.get(name) ?? keysOf.set(name, new Set()).get(name)!);
   }
   const namesOf = new Map(
     [...counts].map(([account, byName]) => [account, [...byName].sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => `${name}×${n}`).join(', ')]),

@@ -44,7 +44,6 @@
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { readFileSync } from 'node:fs';
-import { eventBodyText } from '../server/event-body';
 import { randomBytes } from 'node:crypto';
 import { treeCpuMs } from './measure';
 import { join, resolve } from 'node:path';
@@ -68,7 +67,7 @@ import { planPorts } from '../server/payment-plans/plan-charges';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { openScratchDatabase } from './scratch-database';
 import { bareInstalments, type BarePayloads } from './bench-scheduler-bare';
-import { eventShapes, SAMPLE_ACCOUNTS, shapeDifferences } from './bench-scheduler-events';
+import { eventShapes, SAMPLE_ACCOUNTS, shapeDifferences, storedBodyText } from './bench-scheduler-events';
 import { DUE_WORK_CHARGES_IN_FLIGHT } from '../server/payment-plans/due-work';
 import { keepStatisticsFresh } from '../server/payment-plans/fresh-statistics';
 
@@ -212,7 +211,7 @@ function bytesMoved(): { read: number; written: number } | undefined {
 async function payloadKb(db: Knex, org: string, items: number): Promise<number> {
   const { rows } = await db.raw<{ rows: { body: Buffer }[] }>('SELECT body FROM webhook_events WHERE organization_id = ?', [org]);
   let bytes = 0;
-  for (const { body } of rows) bytes += body[0] === 0x7b ? body.length : Buffer.byteLength(eventBodyText(body));
+  for (const { body } of rows) bytes += Buffer.byteLength(storedBodyText(body));
   return bytes / 1024 / items;
 }
 
