@@ -85,6 +85,17 @@ export function openApiValidator(document: Document = loadDocument(), { forLinks
     // Uploads are ours (uploads.ts): its limits and errors in the spec's shape, and only for
     // the operations that take multipart.
     fileUploader: false,
+    // The documents are built and checked before they ship, not at every start: `npm run generate`
+    // bundles them (every $ref inside them), and test/api/portal-document.test.ts checks each one
+    // (the API's, and the Portal's two bases as derived below) against the OpenAPI schema with
+    // this library's own check, and that bundling it again changes nothing. So each is used as
+    // given: no check against the OpenAPI schema (compiling that schema alone took about 0.3 s
+    // of CPU) and no second bundling (a walk of the whole document that returns it unchanged,
+    // about 0.3 s for the API's), in every server process and every test file. Mode 'none', and
+    // the schema compiled only when a check is asked for, are our patch's
+    // (patches/express-openapi-validator+*.patch).
+    validateApiSpec: false,
+    $refParser: { mode: 'none' },
   }) as unknown as RequestHandler[];
   // After the operation is matched (the metadata step), before the request is validated.
   const at = middlewares.findIndex((middleware) => middleware.name === 'requestMiddleware');

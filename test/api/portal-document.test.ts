@@ -3,6 +3,8 @@
  * its own operations, under the path it is mounted at, and the API's document holds none of
  * them (the tools that read it would send them to /api/v1).
  */
+import { dirname } from 'node:path';
+import { OpenAPISchemaValidator } from 'express-openapi-validator/dist/framework/openapi.schema.validator';
 import { loadDocument, loadPortalDocument, portalDocumentAt } from '../../server/http/validator';
 
 const portal = loadPortalDocument();
@@ -50,4 +52,45 @@ test('the API document has none of the Portal document’s paths or tags', () =>
   expect(Object.keys(api.paths ?? {}).filter((path) => path in (portal.paths ?? {}))).toEqual([]);
   expect((api.tags ?? []).map((tag) => tag.name)).not.toEqual(expect.arrayContaining(['Portal entry']));
   expect((api.tags ?? []).map((tag) => tag.name)).not.toEqual(expect.arrayContaining(['Short links']));
+});
+
+/** The JSON Schema $ref bundler express-openapi-validator itself uses (its own dependency). */
+const bundler = require(require.resolve('@apidevtools/json-schema-ref-parser', { paths: [dirname(require.resolve('express-openapi-validator'))] })) as {
+  bundle(document: object): Promise<object>;
+};
+
+const refsOf = (document: object) => {
+  const refs = new Set<string>();
+  JSON.stringify(document, (key, value: unknown) => (key === '$ref' && typeof value === 'string' && refs.add(value), value));
+  return [...refs];
+};
+
+// The validators take each document as given (validateApiSpec false, $refParser mode 'none'):
+// it must be a valid OpenAPI document, by the library's own check, and bundling it again, as
+// the library would, must change nothing.
+const DOCUMENTS = [
+  ['the API document', () => loadDocument()],
+  ['the Portal base', () => portalDocumentAt(loadPortalDocument(), 'portal', '/portal')],
+  ['the short-link base', () => portalDocumentAt(loadPortalDocument(), 'shortLinks', '/s')],
+] as const;
+
+const schemaErrors = (document: ReturnType<typeof loadDocument>) =>
+  new OpenAPISchemaValidator({ version: document.openapi, validateApiSpec: true }).validate(document).errors;
+
+test.each(DOCUMENTS)('%s is a valid OpenAPI document by express-openapi-validator’s own check', (_name, load) => {
+  expect(schemaErrors(load())).toEqual([]);
+});
+
+test('that check finds a broken document', () => {
+  const document = loadDocument();
+  (document as unknown as { paths: unknown }).paths = [];
+  expect(schemaErrors(document)?.length).toBeGreaterThan(0);
+});
+
+test.each(DOCUMENTS)('%s is bundled already: every $ref inside it, and bundling it again changes nothing', async (_name, load) => {
+  const document = load();
+  const refs = refsOf(document);
+  expect(refs.length).toBeGreaterThan(0);
+  expect(refs.filter((ref) => !ref.startsWith('#/'))).toEqual([]);
+  expect(await bundler.bundle(structuredClone(document))).toEqual(document);
 });
