@@ -1,5 +1,5 @@
 import { deflateRawSync } from 'node:zlib';
-import { decodeEventBody, DICTIONARY_1, encodeEventBody, eventBodyText } from '../../server/event-body';
+import { decodeEventBody, DICTIONARY_1, encodeEventBody, eventBodyText, LEVEL } from '../../server/event-body';
 
 /** A payload as a recording makes them: nested records, numbers, nulls, times. */
 const payload = (n: number) => ({
@@ -22,21 +22,24 @@ describe('event bodies', () => {
     }
   });
 
-  it('writes format 1 byte for byte as deflateRawSync with the format-1 dictionary, one payload after another', () => {
+  it('writes format 1 byte for byte as deflateRawSync with the format-1 dictionary at its level, one payload after another', () => {
     const dictionary = DICTIONARY_1;
     for (let n = 0; n < 50; n += 1) {
       const data = n % 10 === 9 ? { rows: Array.from({ length: 400 }, (_, i) => payload(i + n)) } : payload(n);
-      const expected = Buffer.concat([Buffer.from([1]), deflateRawSync(Buffer.from(JSON.stringify(data)), { dictionary })]);
+      const expected = Buffer.concat([Buffer.from([1]), deflateRawSync(Buffer.from(JSON.stringify(data)), { dictionary, level: LEVEL })]);
       expect(encodeEventBody(data).equals(expected)).toBe(true);
     }
   });
 
   it('still reads a body stored by the first writer of format 1', () => {
-    // Stored by encodeEventBody before the deflater was kept (deflateRawSync per payload).
+    // Stored by encodeEventBody before the deflater was kept (deflateRawSync per payload, level 6).
     const stored = Buffer.from(STORED_BEFORE, 'hex');
     expect(decodeEventBody(stored)).toEqual(payload(5));
-    // And the kept deflater writes those very bytes.
-    expect(encodeEventBody(payload(5)).toString('hex')).toBe(STORED_BEFORE);
+    // The kept deflater wrote those very bytes at level 6; at level 3 other bytes, the same payload.
+    const now = encodeEventBody(payload(5));
+    expect(now.toString('hex')).not.toBe(STORED_BEFORE);
+    expect(decodeEventBody(now)).toEqual(payload(5));
+    expect(deflateRawSync(Buffer.from(JSON.stringify(payload(5))), { dictionary: DICTIONARY_1, level: 6 }).toString('hex')).toBe(STORED_BEFORE.slice(2));
   });
 
   it('refuses a body of an unknown format', () => {
