@@ -6,15 +6,15 @@
  * `GET /debt-accounts/{id}` measured while the charges run, against its p99 with no charges
  * running, in the same run (reads alone before and after the charges; their mean is the baseline).
  *
- * The server runs in this process on a pool of the server's size (10, or `--pool N`); with `--processes N`
- * (N > 1) it runs instead as `npm start` runs it with WEB_CONCURRENCY=N: N server processes on
- * one port, each with its own pool of 10 and its own job workers, over the same database (as
- * operators run several), and the reads go to the same port, measured the same way. autocannon
- * loads it from child processes (the charges and the reads at once). Seeding is set-based SQL:
- * customers, one account each ($1,000,000.00, so none is paid off), a card each, tokenized by
- * the sandbox.
+ * The server runs in this process on a pool of the server's size (DATABASE_POOL_MAX, 20 unless
+ * set, or `--pool N`); with `--processes N` (N > 1) it runs instead as `npm start` runs it with
+ * WEB_CONCURRENCY=N: N server processes on one port, each with a pool of that size and its own
+ * job workers, over the same database (as operators run several), and the reads go to the same
+ * port, measured the same way. autocannon loads it from child processes (the charges and the
+ * reads at once). Seeding is set-based SQL: customers, one account each ($1,000,000.00, so none
+ * is paid off), a card each, tokenized by the sandbox.
  *
- *   npm run bench:charges [-- --accounts 1000 --gateway-latency-ms 300 --connections 100 --seconds 10 --read-connections 10 --processes 1 --pool 10]
+ *   npm run bench:charges [-- --accounts 1000 --gateway-latency-ms 300 --connections 100 --seconds 10 --read-connections 10 --processes 1 --pool 20]
  *
  * The last line is one JSON object of the figures:
  * {"bench":"charges","gateway_latency_ms","per_second","read_p99_ratio","processes"}.
@@ -41,7 +41,6 @@ import { webhookEvents } from '../server/webhooks/outbox';
 import type { AppDeps } from '../server/deps';
 import type { Tenant } from '../server/kernel/tenant';
 import { openScratchDatabase } from './scratch-database';
-import { SERVER_POOL } from '../server/db/database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
 import { freePort } from '../server/net';
@@ -58,15 +57,15 @@ const { values: options } = parseArgs({
     'read-connections': { type: 'string', default: '10' },
     processes: { type: 'string', default: '1' },
     statements: { type: 'boolean', default: false },
-    pool: { type: 'string', default: String(SERVER_POOL) },
+    pool: { type: 'string', default: String(loadConfig().databasePoolMax) },
   },
 });
 const ACCOUNTS = Number(options.accounts);
 const LATENCY_MS = Number(options['gateway-latency-ms']);
 const SECONDS = Number(options.seconds);
 const PROCESSES = Number(options.processes);
-/** The server's pool (db/database.ts), or `--pool N` (in-process only: `npm start`'s processes take the server's). */
-const POOL = PROCESSES > 1 ? SERVER_POOL : Number(options.pool);
+/** Each server process's pool: the server's (DATABASE_POOL_MAX, or its default), or `--pool N`. */
+const POOL = Number(options.pool);
 
 interface Load {
   /** 2xx answers per second over the run. */
@@ -169,6 +168,7 @@ async function startServers(databaseUrl: string, db: AppDeps['db'], dataKey: Buf
     RATE_LIMIT_PER_MINUTE: '1000000',
     DATA_ENCRYPTION_KEY: dataKey.toString('base64'),
     SANDBOX_GATEWAY_LATENCY_MS: String(LATENCY_MS),
+    DATABASE_POOL_MAX: String(POOL),
     LOG_LEVEL: 'info',
   };
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -28,10 +28,10 @@
  * ceiling, lighter than ours) or ours built by the database (the same rows, checked, but slower
  * than our job: no ceiling); bench-scheduler-bare.ts says why.
  * `--in-flight` is DUE_WORK_CHARGES_IN_FLIGHT (default its default, 64); the pool is the
- * server's (10 connections). One process at 64 in flight and 300 ms cannot pass 64 / 0.3 s ≈ 213
- * instalments/s: the goal at 300 ms (≥ 300/s) is measured with `--in-flight 128` in one
- * process, an operator's setting (a deployment of N processes has N × DUE_WORK_CHARGES_IN_FLIGHT
- * in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
+ * server's (DATABASE_POOL_MAX, 20 unless set). One process at 64 in flight and 300 ms cannot
+ * pass 64 / 0.3 s ≈ 213 instalments/s: the goal at 300 ms (≥ 300/s) is measured with
+ * `--in-flight 128` in one process, an operator's setting (a deployment of N processes has N ×
+ * DUE_WORK_CHARGES_IN_FLIGHT in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
  * time in all, the statements sent on the pool's connections without knex, and the tables
  * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
@@ -89,8 +89,8 @@ const BARE_PAYLOADS: BarePayloads = options['bare-payloads'];
 const PER_ACCOUNT = Math.ceil(INSTALMENTS / ACCOUNTS);
 const AMOUNT = 1000;
 const IN_FLIGHT = Number(options['in-flight']);
-/** The server's pool (connect()'s default). */
-const POOL = 10;
+/** The server's pool (DATABASE_POOL_MAX, or its default). */
+const POOL = loadConfig().databasePoolMax;
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 

@@ -34,13 +34,10 @@ export function connect(url: string, poolMax = 10, { preparedStatements = true }
   return db;
 }
 
-/** The server's pool: connections per server process (README's table of benchmarks measures it). */
-export const SERVER_POOL = 10;
-
 export async function openDatabase(config: Config, log: (line: string) => void = () => {}): Promise<Database> {
   const embedded = config.databaseUrl ? undefined : await startEmbedded(config.dataDir, log);
   const url = config.databaseUrl ?? embedded!.url;
-  const db = connect(url, SERVER_POOL, { preparedStatements: config.databasePreparedStatements });
+  const db = connect(url, config.databasePoolMax, { preparedStatements: config.databasePreparedStatements });
   return {
     knex: db,
     url,

@@ -7,7 +7,7 @@
  * inside another (each is taken around a whole transaction, never within one).
  */
 
-/** Of the pool's 10 connections: the rest stay free for reads, jobs and the gateway's own requests. */
+/** Of the pool's connections (20 by default, at least 10: config.ts's SERVER_POOL): the rest stay free for reads, jobs and the gateway's own requests. */
 export const WRITE_SLOTS = 6;
 
 export type Slots = <T>(work: () => Promise<T>) => Promise<T>;
