@@ -13,7 +13,8 @@ import { createApp, listen } from './app';
 import { loadConfig } from './config';
 import { loadMasterKey, SecretBox } from './crypto/secrets';
 import { migrate, openDatabase, STARTUP_LOCKS, underAdvisoryLock, waitForDatabase, type Database } from './db/database';
-import { startQueue, type Boss } from './jobs/queue';
+import { QUEUE_POOL, startQueue, type Boss } from './jobs/queue';
+import { connectionBudgetWarning } from './db/connection-budget';
 import { startWorkers, type Workers } from './workers';
 import { createLogger } from './logging';
 import { superviseServers } from './cluster';
@@ -109,6 +110,11 @@ async function main(): Promise<void> {
     }
     await migrate(database.knex);
     checkpoint();
+    // One line per start, not one per process (the first of WEB_CONCURRENCY's says it).
+    if (!cluster.isWorker || cluster.worker?.id === 1) {
+      const warning = await connectionBudgetWarning(database.knex, { processes: config.webConcurrency, pool: config.databasePoolMax, queue: QUEUE_POOL });
+      if (warning) logger.warn(warning);
+    }
     const secrets = new SecretBox(loadMasterKey(config.dataEncryptionKey, config.dataDir));
     // pg-boss creating its schema and queues in two processes at once deadlocks: one at a time.
     running.boss = await underAdvisoryLock(database.knex, STARTUP_LOCKS.jobQueue, () => startQueue(database.url, logger));

@@ -98,6 +98,9 @@ async function tuneQueueTables(boss: PgBoss): Promise<void> {
   }
 }
 
+/** Connections of each process's job queue, beside the server's pool (DATABASE_POOL_MAX). */
+export const QUEUE_POOL = 4;
+
 /**
  * Even at 2%, autovacuum comes round once a minute at best, and on a busy server we saw it
  * leave a queue unanalyzed for minutes after 400,000 jobs arrived: every fetch in that time
@@ -130,7 +133,7 @@ export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString: url,
     schema: 'pgboss',
-    max: 4,
+    max: QUEUE_POOL,
     application_name: 'dcs-jobs',
     maintenanceIntervalSeconds: 10,
     archiveCompletedAfterSeconds: 3600,

@@ -5,8 +5,9 @@
  */
 import { createServer, connect as tcpConnect, type Server } from 'node:net';
 import { loadConfig } from '../../server/config';
+import { connect } from '../../server/db/database';
 import { freePort } from '../../server/net';
-import { errorLines, spawnServer, waitForHealth } from '../support/processes';
+import { errorLines, spawnServer, startServerProcess, waitForHealth, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 
 function env(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -92,6 +93,50 @@ test('a database that comes up while the server waits is used, and the server se
   } finally {
     server.child.kill('SIGKILL');
     relay.close();
+    await database.drop();
+  }
+}, 120_000);
+
+test('processes that could open more connections than the database allows are warned of at start, in one line; those that fit are not', async () => {
+  const database = await createTestDatabase();
+  const admin = connect(database.url, 1);
+  const [{ max, reserved }] = (await admin.raw(`SELECT current_setting('max_connections')::int AS max, current_setting('superuser_reserved_connections')::int AS reserved`)).rows;
+  await admin.destroy();
+  const allowed = max - reserved;
+  // One process just past what the database allows (the embedded one: 200 less 3, so a pool of
+  // 194), or as few processes of 200 as pass it on a larger server; and one process that fits exactly.
+  const processes = Math.max(1, Math.ceil((allowed + 1) / 204));
+  const pool = Math.max(10, Math.ceil((allowed + 1) / processes) - 4);
+  const fitting = Math.min(200, allowed - 4);
+  const started: Spawned[] = [];
+  try {
+    const warned = await startServerProcess(database.url, { DATABASE_POOL_MAX: String(pool), WEB_CONCURRENCY: String(processes) });
+    started.push(warned.server);
+    const warnings = () =>
+      warned.server
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('connections at the busiest'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string });
+    // With WEB_CONCURRENCY > 1 the first process to serve may not be the one that warns: all of them serve.
+    for (let waited = 0; warnings().length === 0 && waited < 30_000; waited += 100) await new Promise((done) => setTimeout(done, 100));
+    expect(warnings()).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg:
+          `WEB_CONCURRENCY ${processes} × (DATABASE_POOL_MAX ${pool} + 4 for the job queue) = ${processes * (pool + 4)} connections at the busiest, but the database allows ${allowed} ` +
+          `(max_connections ${max} less ${reserved} kept for superusers): lower DATABASE_POOL_MAX (10 at least) or WEB_CONCURRENCY, or raise max_connections`,
+      }),
+    ]);
+    const fits = await startServerProcess(database.url, { DATABASE_POOL_MAX: String(fitting) });
+    started.push(fits.server);
+    expect(fits.server.output()).not.toContain('connections at the busiest');
+    for (const { server } of [warned, fits]) {
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    }
+  } finally {
+    for (const server of started) server.child.kill('SIGKILL');
     await database.drop();
   }
 }, 120_000);
