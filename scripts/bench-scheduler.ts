@@ -31,8 +31,9 @@
  * server's (DATABASE_POOL_MAX, 20 unless set). One process at 64 in flight and 300 ms cannot
  * pass 64 / 0.3 s ≈ 213 instalments/s: the goal at 300 ms (≥ 300/s) is measured with
  * `--in-flight 128` in one process, an operator's setting (a deployment of N processes has N ×
- * DUE_WORK_CHARGES_IN_FLIGHT in flight). `--top-statements` prints on stderr, at exit, the 30 statements that took the most
- * time in all, the statements sent on the pool's connections without knex, and the tables
+ * DUE_WORK_CHARGES_IN_FLIGHT in flight). `--top-statements` prints on stderr, at exit, the 30
+ * statements that took the most time in all, the statements sent on the pool's connections
+ * without knex, and the tables
  * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the

@@ -75,9 +75,11 @@ export class ConfigError extends Error {}
  * 75 against 74). At 20 the reads and the jobs keep 7 beyond them.
  *
  * The pool opens connections as they are needed and closes those idle for 30 s: a quiet process
- * holds few. Every process over one PostgreSQL may open this many plus pg-boss's 4 (jobs/queue.ts), so
- * WEB_CONCURRENCY times both must fit the server's max_connections (PostgreSQL's default 100: 4
- * processes at 20). The least is 10, the smallest pool the service has run and been tested on.
+ * holds few. Every process over one PostgreSQL may open this many plus its job queue's 4
+ * (jobs/queue.ts), so WEB_CONCURRENCY times both must fit the database's max_connections less
+ * those kept for superusers (PostgreSQL's defaults, 100 and 3: 4 processes at 20); the start warns
+ * when they do not (db/connection-budget.ts). The least is 10, the smallest pool the service has
+ * run and been tested on.
  */
 export const SERVER_POOL = 20;
 
