@@ -3,7 +3,7 @@
  * 10 to 200), as the database sees them while more statements than that wait at once.
  */
 import { loadConfig } from '../../server/config';
-import { openDatabase, type Database } from '../../server/db/database';
+import { connect, openDatabase, type Database } from '../../server/db/database';
 import { createTestDatabase } from '../support/test-app';
 
 let database: { url: string; drop: () => Promise<void> };
@@ -22,16 +22,16 @@ async function connectionsUnderLoad(opened: Database): Promise<number> {
   let most = 0;
   let waiting = true;
   const watching = (async () => {
-    const admin = await openDatabase(loadConfig({ DATABASE_URL: database.url, DATABASE_POOL_MAX: '10' }));
+    const watcher = connect(database.url, 1);
     try {
       while (waiting) {
         // Every connection to this file's database but the watcher's own.
-        const [{ n }] = (await admin.knex.raw('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows;
+        const [{ n }] = (await watcher.raw('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows;
         most = Math.max(most, n);
         await new Promise((done) => setTimeout(done, 20));
       }
     } finally {
-      await admin.close();
+      await watcher.destroy();
     }
   })();
   await Promise.all(Array.from({ length: 40 }, () => db.raw('SELECT pg_sleep(0.3)')));
