@@ -4,7 +4,8 @@
  * each with its own saved card, with the sandbox gateway answering as slowly as a real processor
  * (SANDBOX_GATEWAY_LATENCY_MS), and whether anything starves meanwhile: the p99 of
  * `GET /debt-accounts/{id}` measured while the charges run, against its p99 with no charges
- * running, in the same run (reads alone before and after the charges; their mean is the baseline).
+ * running, in the same run (reads alone before and after the charges; their mean is the baseline),
+ * and the reads' rate while the charges ran as a share of their rate alone.
  *
  * The server runs in this process on a pool of the server's size (DATABASE_POOL_MAX, 20 unless
  * set, or `--pool N`); with `--processes N` (N > 1) it runs instead as `npm start` runs it with
@@ -263,7 +264,7 @@ async function main(): Promise<void> {
     const aloneP99 = (before.p99 + after.p99) / 2;
     console.log(`charges: ${charged.perSecond.toFixed(0)}/s over ${options.connections} connections (${JSON.stringify(charged.statuses)}), p50 ${charged.p50} ms, p99 ${charged.p99} ms`);
     console.log(
-      `GET /debt-accounts/{id} p99 (${options['read-connections']} connections): alone ${before.p99} ms before, ${after.p99} ms after; ${readsLoaded.p99} ms while charges ran (${readsLoaded.perSecond.toFixed(0)} reads/s, against ${before.perSecond.toFixed(0)} alone)`,
+      `GET /debt-accounts/{id} p99 (${options['read-connections']} connections): alone ${before.p99} ms before, ${after.p99} ms after; ${readsLoaded.p99} ms while charges ran (${readsLoaded.perSecond.toFixed(0)} reads/s, against ${before.perSecond.toFixed(0)} alone: ${Math.round((100 * readsLoaded.perSecond) / before.perSecond)}% of it)`,
     );
     const made = await db('charges').where({ organization_id: tenant.organizationId }).groupBy('status').select('status').count('* as n');
     console.log(`charges made: ${made.map((row) => `${row.n} ${row.status}`).join(', ')}`);
