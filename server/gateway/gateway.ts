@@ -51,6 +51,16 @@ export class GatewayRefusal extends Error {}
  */
 export class GatewayUnanswered extends Error {}
 
+/**
+ * The processor said "too many requests" (HTTP 429): nothing was done. Retried after
+ * `retryAfterMs` (its Retry-After) or with backoff and jitter, never answered as a decline.
+ */
+export class GatewayRateLimited extends Error {
+  constructor(message: string, readonly retryAfterMs?: number) {
+    super(message);
+  }
+}
+
 export interface PaymentGateway {
   /** The name stored with each charge (`sandbox`). */
   readonly name: string;
