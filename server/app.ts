@@ -39,7 +39,8 @@ import { ticketRoutes } from './tickets/ticket-routes';
 import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
-import { requestLog } from './http/request-log';
+import { requestLog, requestLogger } from './http/request-log';
+import { refuseInvalidHost } from './http/host';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
@@ -111,11 +112,12 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     API_BASE,
     chain([
+      refuseInvalidHost,
       (req, res, next) => (readsJsonBody(req) ? json(req, res, next) : next()),
       // One round trip: the token and its count (http/access.ts).
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
       onlyAt('POST', BULK_SESSIONS, bulkCustomerSessionThrottle(deps)),
-      ...openApiValidator(),
+      ...openApiValidator(undefined, { onUndocumentedStatus: (req, status) => requestLogger(req, logger).error({ status }, 'contract bug: an answer with a status the operation does not document') }),
       refuseUnstorableText,
       idempotency(db, deps.secrets),
       dispatch,

@@ -5,6 +5,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
 import { customerRepo } from '../customer-store/customer-repo';
+import { disputeRepo } from '../dispute-store/dispute-repo';
 import { mergeMetadata } from '../metadata';
 import { loadDebtAccounts } from './debt-account-loader';
 import { sortBillingTypes } from '../billing-types';
@@ -221,6 +222,7 @@ async function update(
       if (body.validation_notice_sent_at !== undefined) changes.validation_notice_sent_at = noticeDay(body.validation_notice_sent_at, nowFor(clock, tenant));
       if (body.metadata !== undefined) changes.metadata = mergeMetadata(current.metadata, body.metadata);
       await accounts.update(current.id, changes);
+      if (customerId !== current.customer_id) await disputeRepo(trx, tenant).followAccount(current.id, customerId);
 
       if (body.locations !== undefined) {
         const primary = changes.location_id ?? current.location_id;

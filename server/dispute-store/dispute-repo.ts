@@ -107,6 +107,14 @@ export function disputeRepo(db: Knex, tenant: Tenant) {
       return row as DisputeRow;
     },
 
+    /**
+     * An account moved to another customer: its disputes follow it (a dispute is about the
+     * account; the name and contact it was filed with stay as they were written).
+     */
+    async followAccount(accountId: string, customerId: string): Promise<void> {
+      await disputes().where({ debt_account_id: accountId }).whereNot({ customer_id: customerId }).update({ customer_id: customerId, updated_at: db.fn.now() });
+    },
+
     /** Marks the dispute changed (a comment or a file was added). */
     async touch(id: string): Promise<void> {
       await disputes().where({ id }).update({ updated_at: db.fn.now() });

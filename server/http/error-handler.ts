@@ -72,6 +72,11 @@ export function fromValidator(error: ValidatorError): ApiError | undefined {
   if (error.type === 'entity.parse.failed') return new ApiError('bad_request', 'The request body is not valid JSON.');
   if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') return new ApiError('unsupported_media_type', SENTENCE.unsupported_media_type!);
   if (status === 415) return new ApiError('unsupported_media_type', 'The body must be application/json.');
+  // RFC 9110 15.5.6: a 405 names the methods the path does accept.
+  if (status === 405) {
+    const allow = (error as { headers?: Record<string, unknown> }).headers?.Allow;
+    return new ApiError('method_not_allowed', SENTENCE.method_not_allowed!, undefined, typeof allow === 'string' && allow ? { Allow: allow.toUpperCase() } : {});
+  }
   // Any other client error of a library (a body that cannot be inflated, a path that cannot be
   // decoded, an aborted upload): its status, in our shape, with our sentence.
   if (status !== undefined && status >= 400 && status < 500) {

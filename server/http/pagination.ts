@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { concurrently } from '../db/concurrently';
 import type { components } from '../../generated/schema';
 import { ApiError } from '../kernel/errors';
+import { originOf } from './host';
 
 type Meta = components['schemas']['PaginationMeta'];
 type Links = components['schemas']['PaginationLinks'];
@@ -34,18 +35,11 @@ export function pageRequest(req: Request): PageRequest {
   return { page, limit };
 }
 
-// RFC 3986 host (a name, IPv4, or a bracketed IPv6 literal) and an optional port.
-const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]+)(?::\d{1,5})?$/;
-
-/** The links are absolute, on the Host the client used; one that is not a host is a 400 (RFC 9112, 3.2). */
+/** The links are absolute, on the Host the client used; one that is not a host is a 400 (RFC 9112, 3.2; http/host.ts). */
 function collectionUrl(req: Request): URL {
-  const host = req.get('host') ?? '';
-  try {
-    if (HOST.test(host)) return new URL(`${req.protocol}://${host}${req.baseUrl}${req.path}`);
-  } catch {
-    // falls through to the 400
-  }
-  throw new ApiError('bad_request', 'The Host header is not a valid host.');
+  const origin = originOf(req);
+  if (origin === undefined) throw new ApiError('bad_request', 'The Host header is not a valid host.');
+  return new URL(`${origin}${req.baseUrl}${req.path}`);
 }
 
 /** RFC 3986 encoding: a space is %20 (not +), and ( ) ' ! * are escaped too, as the validator wants. */

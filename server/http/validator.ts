@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { acceptUploads } from './uploads';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 
 type Document = OpenAPIV3.DocumentV3_1;
@@ -70,12 +70,31 @@ export function portalDocumentAt(document: Document, base: PortalBase, mountPath
  * any query parameter is let through (the tags, or what a mail or chat client appends), and a
  * request none of its operations describes falls through to the app's 404.
  */
-export function openApiValidator(document: Document = loadDocument(), { forLinks = false, responses = true } = {}): RequestHandler[] {
+/**
+ * An answer whose status the operation does not list is a bug of the document (or of the code),
+ * not of the client: it is answered as it is (a 400 stays a 400) and reported to
+ * `onUndocumentedStatus`, never turned into a 500. Any other answer that breaks the document
+ * (a wrong shape) still fails as before.
+ */
+const UNDOCUMENTED_STATUS = /^no schema defined for status code/;
+
+export interface ValidatorOptions {
+  forLinks?: boolean;
+  responses?: boolean;
+  onUndocumentedStatus?: (req: Request, status: number) => void;
+}
+
+export function openApiValidator(document: Document = loadDocument(), { forLinks = false, responses = true, onUndocumentedStatus }: ValidatorOptions = {}): RequestHandler[] {
+  const onResponseError = (error: Error, _body: unknown, req: Request): void => {
+    const status = req.res?.statusCode ?? 500;
+    if (!UNDOCUMENTED_STATUS.test(error.message) || status < 400) throw error;
+    onUndocumentedStatus?.(req, status);
+  };
   const middlewares = OpenApiValidator.middleware({
     apiSpec: document,
     validateRequests: { allErrors: true, removeAdditional: false, allowUnknownQueryParameters: forLinks },
     // `responses: false` for the mock, whose answers are Prism's, not this process's.
-    validateResponses: responses ? { allErrors: true, removeAdditional: false } : false,
+    validateResponses: responses ? { allErrors: true, removeAdditional: false, onError: onResponseError } : false,
     // Authentication is ours (../kernel/tenant.ts): it runs first and answers 401 in the spec's shape.
     validateSecurity: false,
     // 'full' checks that a date exists (1984-02-30 is a 422, not a 500 from PostgreSQL).

@@ -21,6 +21,7 @@ import { lockAccount } from '../payments/balances';
 import { chargeService } from '../payments/charge-service';
 import { planService } from '../payment-plans/plan-service';
 import { planRepo } from '../payment-plans/plan-repo';
+import { checkPaymentMethod } from '../payment-plans/plan-rules';
 import { paymentMethodService } from '../payment-methods/payment-method-service';
 import { termsOf, type Channel } from '../payment-terms/payment-terms';
 import { intentErrors, planAmountErrors, planStartErrors, throwIfAny, type AskedAt } from '../payment-terms/payment-intent';
@@ -117,7 +118,10 @@ export async function acceptOffer(deps: AppDeps, tenant: Tenant, id: string, bod
 
   // Checked again under the locks of the transaction that accepts; here first so a refusal costs nothing.
   await refuseUnlessOpen(deps, tenant, found, account, now);
-  throwIfAny(acceptErrors(found, body, at, context.guest ?? false));
+  const errors = acceptErrors(found, body, at, context.guest ?? false);
+  // A method named must be the customer's before anything is written (the offer keeps it).
+  if (body.payment_method_id) await checkPaymentMethod(deps.db, tenant, errors, body.payment_method_id, account.customer_id, now);
+  throwIfAny(errors);
   const instalment = body.option === 'payment_plan' ? instalmentOf(found, account, body, at) : undefined;
 
   let paymentMethodId = body.payment_method_id;
