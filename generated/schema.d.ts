@@ -3500,8 +3500,10 @@ export interface webhooks {
          *     const plain = Buffer.concat([decipher.update(raw.subarray(16)), decipher.final()]);
          *     const data = JSON.parse(plain.toString('utf8'));
          *     ```
-         *     The example body was encrypted with the secret `whsec_test_0123456789abcdef` and decrypts to
-         *     an illustrative object.
+         *     The example body was encrypted with the secret
+         *     `whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=` (the one the `POST /webhooks` examples
+         *     show, which the API accepts) and decrypts, with the steps above or the client's
+         *     `decryptWebhookData`, to the `ExternalCharge` of `GET /external-charges/{id}`'s example.
          *
          *     Receivers recognise a repeated delivery by the decrypted content of the data object (see
          *     the tag `Resource events` on delivery).
@@ -11222,10 +11224,12 @@ export interface components {
         /**
          * @description The path exists but does not take this method (our decision; spec 8 leaves it open). It is
          *     listed on every operation of a path because an operation cannot describe the methods its
-         *     path lacks: it is the answer of this path to any other method.
+         *     path lacks: it is the answer of this path to any other method. `Allow` names the methods the
+         *     path does accept (RFC 9110 15.5.6).
          */
         MethodNotAllowed: {
             headers: {
+                Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
             content: {
@@ -11608,6 +11612,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description The methods this path accepts, comma-separated (RFC 9110 10.2.1), e.g. `GET, POST`.
+         * @example GET, POST
+         */
+        Allow: string;
         /**
          * @description Requests allowed per minute for this token.
          * @example 300

@@ -12,7 +12,7 @@ import { decryptEventData } from './signing';
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 // The document encrypts its external-charge.create example with this secret (see that entry).
-const EXAMPLE_SECRET = 'whsec_test_0123456789abcdef';
+const EXAMPLE_SECRET = 'whsec_9oXeCqkQ3cmH0y1pT2bV5wAzR6sN8dGjLfK4uEhMi7Y=';
 
 export function nullIds(value: Json): Json {
   if (Array.isArray(value)) return value.map(nullIds);

@@ -4,6 +4,8 @@
  * story, so every id an example names is a record some example shows.
  */
 import { apiDocument, operations, portalDocument, type DocumentView } from '../support/document';
+import { decryptWebhookData } from '../../client';
+import { secretProblem } from '../../server/webhooks/signing';
 
 type Json = Record<string, unknown>;
 
@@ -118,4 +120,23 @@ test("each answer echoes its example request: a value the request sends is the a
     }
   }
   expect(disagreements).toEqual([]);
+});
+
+describe('secrets in the examples', () => {
+  const text = JSON.stringify([apiDocument.document, portalDocument.document]);
+  const secrets = [...new Set(text.match(/whsec_[A-Za-z0-9+/]{8,}=*/g) ?? [])];
+
+  test('every whsec_ secret the documents show is one POST /webhooks accepts', () => {
+    expect(secrets.length).toBeGreaterThan(0);
+    expect(secrets.map((secret) => [secret, secretProblem(secret) ?? 'accepted'])).toEqual(secrets.map((secret) => [secret, 'accepted']));
+  });
+
+  test("external-charge.create's encrypted example decrypts, with the client's helper and the secret it names, to a valid ExternalCharge", () => {
+    const event = ((apiDocument.document.webhooks as Json)['external-charge.create'] as Json).post as Json;
+    const secret = String(event.description).match(/`(whsec_[^`]+)`/)![1]!;
+    const example = apiDocument.resolve<Json>((apiDocument.document.components as Json & { examples: Json }).examples.ExternalChargeCreateEvent).value as { data: string };
+    const decrypted = decryptWebhookData(example.data, secret);
+    expect(apiDocument.strictSchemaErrors('#/components/schemas/ExternalCharge', decrypted)).toEqual([]);
+    expect(decrypted).toMatchObject({ status: 'recorded', amount: expect.any(Number) });
+  });
 });
