@@ -68,7 +68,11 @@ export interface Arrival {
 export interface AuthorizeNetGateway extends PaymentGateway {
   /** Every transaction with an invoice number submitted since `since` (unsettled, then settled). */
   arrivalsSince(since: Date): Promise<Arrival[]>;
-  /** Gives back the money of a transaction nobody records: voided before settlement, else refunded in full. */
+  /**
+   * Gives back the money of a transaction nobody records: voided before settlement, else refunded
+   * in full (`key` as the refund's invoice number). Answers where its money is now; asked again,
+   * the same answer and nothing more moves.
+   */
   takeBack(reference: string, key: string): Promise<'voided' | 'refunded' | 'nothing_taken'>;
   /** eCheck returns and chargebacks in the batches settled since `since`, as notices (Authorize.net sends no webhook for them). */
   laterNotices(since: Date): Promise<ProcessorNotice[]>;
@@ -213,7 +217,7 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
     const error = response?.errors?.[0];
     // The same refund again within the window: made once already.
     if (response?.responseCode === RESPONSE.approved || error?.errorCode === DUPLICATE_REASON) return;
-    throw new GatewayRefusal(`Authorize.net refused the refund: ${error?.errorText ?? answer.messages.message?.[0]?.text ?? 'no reason given'}`);
+    throw new GatewayRefusal(`Authorize.net refused the refund: ${error?.errorText ?? answer.messages.message?.[0]?.text ?? 'no reason given'} (${error?.errorCode ?? 'no code'})`);
   }
 
   return {
@@ -300,12 +304,18 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
 
     async takeBack(reference, key) {
       const details = await report.details(reference);
+      if (details.transactionStatus === 'voided') return 'voided';
       if (UNSETTLED.has(details.transactionStatus)) {
         await voidTransaction(reference, key);
         return 'voided';
       }
       if (details.transactionStatus === 'settledSuccessfully') {
-        await refundTransaction(details, amountOf(details), key);
+        try {
+          await refundTransaction(details, amountOf(details), key);
+        } catch (error) {
+          // Refunded in full already (reason 55: the credits would exceed the debit): nothing is left taken.
+          if (!(error instanceof GatewayRefusal && /\(55\)/.test(error.message))) throw error;
+        }
         return 'refunded';
       }
       return 'nothing_taken';
