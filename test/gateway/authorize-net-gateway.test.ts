@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered } from '../../server/gateway/gateway';
 import { authorizeNetGateway, checkAuthorizeNetCredentials, invoiceNumberOf, type AuthorizeNetGateway } from '../../server/gateway/authorize-net/authorize-net-gateway';
+import { lateArrivalActions } from '../../server/gateway/authorize-net/authorize-net-sweep';
 import { startAuthorizeNetServer, type AuthorizeNetServer } from '../support/authorize-net-server';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -209,6 +210,30 @@ describe('a late arrival after the charge was released', () => {
     expect(await gateway.takeBack(arrivals[0]!.reference, `late:${chargeId}`)).toBe(expected);
     expect(server.transactions.filter((each) => each.type === 'refundTransaction')).toHaveLength(settle ? 1 : 0);
     expect(taken.refunded).toBe(settle ? 2500 : 0);
+  });
+});
+
+describe('the late-arrival sweep', () => {
+  test('records a charge still processing, gives back one released or recorded with another transaction, leaves the rest', async () => {
+    const token = await card();
+    const since = now;
+    const [processing, released, recorded, declined] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    server.behaviour.loseAnswers = 2;
+    await expect(gateway.charge(token, 1000, processing)).rejects.toBeInstanceOf(GatewayUnanswered);
+    await expect(gateway.charge(token, 2000, released)).rejects.toBeInstanceOf(GatewayUnanswered);
+    const ok = await gateway.charge(token, 3000, recorded);
+    await gateway.charge(await card('4000000000000002'), 4000, declined);
+    const arrivals = await gateway.arrivalsSince(since);
+    expect(arrivals.map((each) => each.invoiceNumber).sort()).toEqual([processing, released, recorded, declined].map(invoiceNumberOf).sort());
+
+    const actions = lateArrivalActions(arrivals, [
+      { id: processing, status: 'processing', gatewayReference: null },
+      { id: released, status: 'failed', gatewayReference: null },
+      { id: recorded, status: 'succeeded', gatewayReference: ok.reference },
+      { id: declined, status: 'failed', gatewayReference: null },
+    ]);
+    const releasedReference = server.transactions.find((each) => each.invoiceNumber === invoiceNumberOf(released))!.transId;
+    expect(actions).toEqual({ record: [processing], takeBack: [{ chargeId: released, reference: releasedReference, key: `takeback:${releasedReference}` }] });
   });
 });
 
