@@ -104,6 +104,15 @@ describe('a card charge', () => {
     expect(outcome.status === 'failed' && outcome.message).toContain(text);
   });
 
+  test('held for review by the fraud filters: pending, then settled once approved', async () => {
+    const held = await gateway.charge(await card('4000000000000259'), 1500, randomUUID());
+    expect(held).toMatchObject({ status: 'pending', checkAfterSeconds: 86_400 });
+    expect(await gateway.outcome(held.reference)).toMatchObject({ status: 'pending' });
+    server.review(held.reference, true);
+    server.settle();
+    expect(await gateway.outcome(held.reference)).toEqual({ status: 'settled' });
+  });
+
   test('a token the adapter did not make is refused, and nothing is sent', async () => {
     await expect(gateway.charge('tok_card_x', 1500, randomUUID())).rejects.toBeInstanceOf(GatewayRefusal);
     expect(charges()).toHaveLength(0);
@@ -158,6 +167,26 @@ describe('a processor that is down for a minute', () => {
     advance(WINDOW * 1000 + TIMEOUT_MS - 60_000);
     expect(await gateway.find(chargeId)).toBeUndefined();
     expect(server.transactions).toHaveLength(0);
+  });
+});
+
+describe('when the charge was sent, for a process that did not send it', () => {
+  test('with sentAt (the charge’s updated_at), the window runs from then; without it, from the first time this process asks', async () => {
+    const token = await card();
+    const chargeId = randomUUID();
+    const sentAt = now;
+    server.behaviour.down = true;
+    await expect(gateway.charge(token, 1500, chargeId)).rejects.toBeInstanceOf(GatewayUnanswered);
+    server.behaviour.down = false;
+    advance(WINDOW * 1000 + TIMEOUT_MS);
+
+    const told = authorizeNetGateway(credentials, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now, sentAt: async () => sentAt });
+    expect(await told.find(chargeId)).toBeUndefined();
+
+    const untold = authorizeNetGateway(credentials, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now });
+    await expect(untold.find(chargeId)).rejects.toThrow(/Not yet known/);
+    advance(WINDOW * 1000 + TIMEOUT_MS);
+    expect(await untold.find(chargeId)).toBeUndefined();
   });
 });
 

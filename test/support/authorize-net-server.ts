@@ -10,7 +10,8 @@
  * Test cards (as the sandbox simulator's): 4000000000000002 declined (reason 2),
  * 4000000000009995 declined (reason 2: Authorize.net has no insufficient-funds code),
  * 4000000000000069 expired (3/8), 4000000000000127 card code (2/44), 4000000000000119 processor
- * error (3/19); any other number is approved.
+ * error (3/19), 4000000000000259 held for review by the fraud filters (4/252); any other number is
+ * approved.
  */
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -22,6 +23,7 @@ const CARD_ANSWERS: Record<string, { responseCode: string; reason: string; text:
   '4000000000000069': { responseCode: '3', reason: '8', text: 'The credit card has expired.' },
   '4000000000000127': { responseCode: '2', reason: '44', text: 'This transaction has been declined.' },
   '4000000000000119': { responseCode: '3', reason: '19', text: 'An error occurred during processing. Please try again in 5 minutes.' },
+  '4000000000000259': { responseCode: '4', reason: '252', text: 'Your order has been received. Thank you for your business!' },
 };
 
 interface PaymentProfile {
@@ -69,6 +71,8 @@ export interface AuthorizeNetServer {
   settle(): string;
   returnItem(transId: string, code: string, description: string): void;
   chargeback(transId: string, reversed?: boolean): void;
+  /** The fraud review of a held transaction ends. */
+  review(transId: string, approved: boolean): void;
   /** The requests of `method` received so far. */
   sent(method: string): Record<string, any>[];
   close(): Promise<void>;
@@ -128,10 +132,10 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
       testRequest: '0',
       accountNumber: tx ? `XXXX${tx.last4}` : '',
       accountType: tx?.kind === 'ach' ? 'eCheck' : 'Visa',
-      ...(approved ? { messages: [{ code: reason, description: text }] } : { errors: [{ errorCode: reason, errorText: text }] }),
+      ...(approved || responseCode === '4' ? { messages: [{ code: reason, description: text }] } : { errors: [{ errorCode: reason, errorText: text }] }),
     };
     const base = { transactionResponse, ...(refId ? { refId } : {}) };
-    return approved ? ok(base) : error('E00027', 'The transaction was unsuccessful.', base);
+    return approved || responseCode === '4' ? ok(base) : error('E00027', 'The transaction was unsuccessful.', base);
   }
 
   function createTransaction(body: Record<string, any>) {
@@ -154,7 +158,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
         invoiceNumber: request.order?.invoiceNumber,
         amount,
         refunded: 0,
-        status: responseCode === '1' ? 'capturedPendingSettlement' : responseCode === '2' ? 'declined' : 'generalError',
+        status: { '1': 'capturedPendingSettlement', '2': 'declined', '4': 'FDSPendingReview' }[responseCode] ?? 'generalError',
         responseCode,
         reason: answer?.reason ?? '1',
         reasonText: answer?.text ?? 'This transaction has been approved.',
@@ -320,6 +324,9 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
     },
     chargeback(transId, reversed = false) {
       byId(transId)!.status = reversed ? 'chargebackReversal' : 'chargeback';
+    },
+    review(transId, approved) {
+      byId(transId)!.status = approved ? 'capturedPendingSettlement' : 'declined';
     },
     sent: (method) => requests.filter((each) => each.method === method).map((each) => each.body),
     close: () =>

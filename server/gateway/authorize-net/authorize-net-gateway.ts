@@ -99,11 +99,12 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
   const clock = options.clock ?? (() => new Date());
   const api = apiClient(credentials, options.apiUrl, timeoutMs);
   const report = reports(api);
-  /** When this process sent (or first asked about) each charge. */
+  /** When this process last sent each charge, and when it first asked about one it did not send. */
   const sent = new Map<string, number>();
-  const remember = (key: string, at: number) => {
-    if (sent.size >= SENT_KEPT) sent.delete(sent.keys().next().value!);
-    if (!sent.has(key)) sent.set(key, at);
+  const asked = new Map<string, number>();
+  const remember = (times: Map<string, number>, key: string, at: number, replace: boolean) => {
+    if (times.size >= SENT_KEPT) times.delete(times.keys().next().value!);
+    if (replace || !times.has(key)) times.set(key, at);
   };
   const duplicateWindow = { setting: [{ settingName: 'duplicateWindow', settingValue: String(window) }] };
 
@@ -175,10 +176,13 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
     return [...unsettled, ...settled];
   }
 
+  /** When the charge was sent at the latest, as far as anyone can tell: told, or known here, or else first asked about now. */
   async function sentTime(key: string): Promise<number> {
-    remember(key, clock().getTime());
-    const told = await options.sentAt?.(key);
-    return Math.max(told?.getTime() ?? 0, sent.get(key)!);
+    const told = (await options.sentAt?.(key))?.getTime();
+    const known = sent.get(key);
+    if (told !== undefined || known !== undefined) return Math.max(told ?? 0, known ?? 0);
+    remember(asked, key, clock().getTime(), false);
+    return asked.get(key)!;
   }
 
   async function voidTransaction(reference: string, key: string): Promise<void> {
@@ -237,7 +241,7 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
     async charge(token, amount, idempotencyKey) {
       const { kind, customerProfileId, paymentProfileId } = parseToken(token);
       const invoice = invoiceNumberOf(idempotencyKey);
-      remember(idempotencyKey, clock().getTime());
+      remember(sent, idempotencyKey, clock().getTime(), true);
       const answer = await api.post('createTransactionRequest', {
         refId: invoice,
         transactionRequest: {
