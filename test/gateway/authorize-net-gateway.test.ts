@@ -168,6 +168,17 @@ describe('a processor that is down for a minute', () => {
     expect(await gateway.find(chargeId)).toBeUndefined();
     expect(server.transactions).toHaveLength(0);
   });
+
+  test('no answer within the timeout, or the processor’s own "try again" (E00001): unanswered, never a decline', async () => {
+    const token = await card();
+    const quick = authorizeNetGateway(credentials, { apiUrl: server.url, timeoutMs: 200, duplicateWindowSeconds: WINDOW, clock: () => now });
+    server.behaviour.hang = true;
+    await expect(quick.charge(token, 1500, randomUUID())).rejects.toBeInstanceOf(GatewayUnanswered);
+    server.behaviour.hang = false;
+    server.behaviour.systemError = true;
+    await expect(quick.charge(token, 1500, randomUUID())).rejects.toBeInstanceOf(GatewayUnanswered);
+    expect(server.transactions).toHaveLength(0);
+  });
 });
 
 describe('when the charge was sent, for a process that did not send it', () => {

@@ -4,7 +4,7 @@
  * profiles, createTransactionRequest (authCapture on a profile, void, refund, the duplicate
  * window), the reports (unsettled list, settled batches, a batch's list, details) and
  * authenticateTestRequest. Its clock is the test's (`now`), and it behaves as told: throttle
- * (429), down (503), lose the answers of the next charges after carrying them out, refuse the
+ * (429), down (503), hang (no answer at all), answer E00001, lose the answers of the next charges after carrying them out, refuse the
  * credentials. It keeps every request it received, so tests assert what was sent.
  *
  * Test cards (as the sandbox simulator's): 4000000000000002 declined (reason 2),
@@ -55,6 +55,10 @@ export interface Behaviour {
   throttle: number;
   /** Every request answers 503 while set. */
   down: boolean;
+  /** Every request is taken and never answered while set (the client's timeout ends it). */
+  hang: boolean;
+  /** Every request answers the processor's own "try again" error (E00001) while set. */
+  systemError: boolean;
   /** The next this many charges are carried out, then their connection is cut before the answer. */
   loseAnswers: number;
 }
@@ -90,7 +94,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
   const batches: { batchId: string; settled: Date; kind: 'card' | 'ach' }[] = [];
   let nextId = 60_000_000_001;
   const id = () => String(nextId++);
-  const behaviour: Behaviour = { throttle: 0, down: false, loseAnswers: 0 };
+  const behaviour: Behaviour = { throttle: 0, down: false, hang: false, systemError: false, loseAnswers: 0 };
   const requests: AuthorizeNetServer['requests'] = [];
   const state = { now: new Date() };
   const byId = (transId: string) => transactions.find((each) => each.transId === transId);
@@ -275,6 +279,11 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
       requests.push({ method, body: parsed[method]! });
       if (behaviour.down) {
         res.writeHead(503, { 'content-type': 'text/html' }).end('<html>Service Unavailable</html>');
+        return;
+      }
+      if (behaviour.hang) return;
+      if (behaviour.systemError) {
+        res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(`\uFEFF${JSON.stringify(error('E00001', 'An error occurred during processing. Please try again.'))}`);
         return;
       }
       if (behaviour.throttle > 0) {
