@@ -73,6 +73,32 @@ function sdkCharge(chargeId: string, customerProfileId: string, paymentProfileId
   return sent;
 }
 
+/** The same profile request built with the SDK's classes. */
+function sdkProfile(merchantCustomerId: string): unknown {
+  const auth = new APIContracts.MerchantAuthenticationType();
+  auth.setName(credentials.apiLoginId);
+  auth.setTransactionKey(credentials.transactionKey);
+  const creditCard = new APIContracts.CreditCardType();
+  creditCard.setCardNumber('4111111111111111');
+  creditCard.setExpirationDate('2031-08');
+  const payment = new APIContracts.PaymentType();
+  payment.setCreditCard(creditCard);
+  const paymentProfile = new APIContracts.CustomerPaymentProfileType();
+  paymentProfile.setCustomerType(APIContracts.CustomerTypeEnum.INDIVIDUAL);
+  paymentProfile.setPayment(payment);
+  const profile = new APIContracts.CustomerProfileType();
+  profile.setMerchantCustomerId(merchantCustomerId);
+  profile.setDescription('Saved card');
+  profile.setPaymentProfiles([paymentProfile]);
+  const request = new APIContracts.CreateCustomerProfileRequest();
+  request.setMerchantAuthentication(auth);
+  request.setProfile(profile);
+  request.setValidationMode(APIContracts.ValidationModeEnum.NONE);
+  const { clientId, ...sent } = JSON.parse(JSON.stringify(request.getJSON())).createCustomerProfileRequest;
+  expect(clientId).toBeNull();
+  return sent;
+}
+
 describe('a card charge', () => {
   test('approved: a CIM profile, then one authCaptureTransaction carrying our id as invoiceNumber and refId, with the duplicate window, in the SDK’s shape', async () => {
     const token = await card();
@@ -81,7 +107,7 @@ describe('a card charge', () => {
 
     expect(outcome).toEqual({ status: 'succeeded', reference: server.transactions[0]!.transId });
     const [profile] = server.sent('createCustomerProfileRequest');
-    expect(profile!.profile.paymentProfiles.payment).toEqual({ creditCard: { cardNumber: '4111111111111111', expirationDate: '2031-08' } });
+    expect(JSON.stringify(profile)).toBe(JSON.stringify(sdkProfile(profile!.profile.merchantCustomerId)));
     expect(token).not.toContain('4111');
     const [sent] = charges();
     const [, customerProfileId, paymentProfileId] = /^anet_card_(\d+)_(\d+)$/.exec(token)!;
@@ -311,7 +337,7 @@ describe('void and refund', () => {
 describe('eCheck (ACH)', () => {
   test('a debit is pending, then settled; a returned one answers its NACHA code, and the sweep reports it as a notice', async () => {
     const token = await bank();
-    expect(server.sent('createCustomerProfileRequest')[0]!.profile.paymentProfiles.payment.bankAccount).toMatchObject({ routingNumber: '110000000', accountNumber: '000123456789', echeckType: 'WEB' });
+    expect(server.sent('createCustomerProfileRequest')[0]!.profile.paymentProfiles[0].payment.bankAccount).toMatchObject({ routingNumber: '110000000', accountNumber: '000123456789', echeckType: 'WEB' });
     const since = now;
     const kept = await gateway.charge(token, 5000, randomUUID());
     const returned = await gateway.charge(token, 7000, randomUUID());

@@ -233,7 +233,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
       case 'authenticateTestRequest':
         return ok();
       case 'createCustomerProfileRequest': {
-        const payment = body.profile?.paymentProfiles?.payment ?? {};
+        const payment = [body.profile?.paymentProfiles ?? []].flat()[0]?.payment ?? {};
         const profileId = id();
         const paymentProfileId = id();
         const kind = payment.bankAccount ? 'ach' : 'card';

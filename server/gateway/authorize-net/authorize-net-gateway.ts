@@ -116,7 +116,7 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
             // A profile per saved method: Authorize.net refuses a second profile with the same id, description and email.
             merchantCustomerId: randomBytes(10).toString('hex'),
             description: kind === 'card' ? 'Saved card' : 'Saved bank account',
-            paymentProfiles: { customerType: 'individual', payment },
+            paymentProfiles: [{ customerType: 'individual', payment }],
           },
           validationMode: 'none',
         }),
