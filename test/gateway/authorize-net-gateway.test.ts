@@ -220,10 +220,15 @@ describe('when the charge was sent, for a process that did not send it', () => {
     const told = authorizeNetGateway(credentials, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now, sentAt: async () => sentAt });
     expect(await told.find(chargeId)).toBeUndefined();
 
-    const untold = authorizeNetGateway(credentials, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now });
-    await expect(untold.find(chargeId)).rejects.toThrow(/Not yet known/);
+    // Another merchant account's process, which never sent it: from its first question.
+    const untold = { ...credentials, apiLoginId: 'another' };
+    server.acceptAlso(untold);
+    const first = authorizeNetGateway(untold, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now });
+    await expect(first.find(chargeId)).rejects.toThrow(/Not yet known/);
     advance(WINDOW * 1000 + TIMEOUT_MS);
-    expect(await untold.find(chargeId)).toBeUndefined();
+    // A gateway object made afresh (one per request) remembers the process's first question.
+    const again = authorizeNetGateway(untold, { apiUrl: server.url, timeoutMs: TIMEOUT_MS, duplicateWindowSeconds: WINDOW, clock: () => now });
+    expect(await again.find(chargeId)).toBeUndefined();
   });
 });
 

@@ -77,6 +77,8 @@ export interface AuthorizeNetServer {
   chargeback(transId: string, reversed?: boolean): void;
   /** The fraud review of a held transaction ends. */
   review(transId: string, approved: boolean): void;
+  /** Accepts these credentials too (another merchant account on the same server). */
+  acceptAlso(other: { apiLoginId: string; transactionKey: string }): void;
   /** The requests of `method` received so far. */
   sent(method: string): Record<string, any>[];
   close(): Promise<void>;
@@ -97,6 +99,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
   const behaviour: Behaviour = { throttle: 0, down: false, hang: false, systemError: false, loseAnswers: 0 };
   const requests: AuthorizeNetServer['requests'] = [];
   const state = { now: new Date() };
+  const accepted = [credentials];
   const byId = (transId: string) => transactions.find((each) => each.transId === transId);
 
   function summary(each: FakeTransaction) {
@@ -226,7 +229,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
 
   function handle(method: string, body: Record<string, any>): object {
     const auth = body.merchantAuthentication ?? {};
-    if (auth.name !== credentials.apiLoginId || auth.transactionKey !== credentials.transactionKey) {
+    if (!accepted.some((each) => auth.name === each.apiLoginId && auth.transactionKey === each.transactionKey)) {
       return error('E00007', 'User authentication failed due to invalid authentication values.');
     }
     switch (method) {
@@ -337,6 +340,7 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
     review(transId, approved) {
       byId(transId)!.status = approved ? 'capturedPendingSettlement' : 'declined';
     },
+    acceptAlso: (other) => accepted.push(other),
     sent: (method) => requests.filter((each) => each.method === method).map((each) => each.body),
     close: () =>
       new Promise<void>((closed) => {

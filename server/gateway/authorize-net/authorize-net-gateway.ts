@@ -79,6 +79,13 @@ export interface AuthorizeNetGateway extends PaymentGateway {
 }
 
 const SENT_KEPT = 10_000;
+/**
+ * When this process last sent each charge, and when it first asked about one it did not send, by
+ * merchant account and charge: kept by the process, not by one gateway object (one is made per
+ * request that needs it), at most SENT_KEPT of each (the oldest forgotten first).
+ */
+const sent = new Map<string, number>();
+const asked = new Map<string, number>();
 /** How far before the charge was sent the lists are read (the processor's clock against ours). */
 const CLOCK_SLACK_MS = 10 * 60_000;
 /** How soon a card held by the fraud filters, or an unsettled eCheck, is asked about again. */
@@ -99,13 +106,11 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
   const clock = options.clock ?? (() => new Date());
   const api = apiClient(credentials, options.apiUrl, timeoutMs);
   const report = reports(api);
-  /** When this process last sent each charge, and when it first asked about one it did not send. */
-  const sent = new Map<string, number>();
-  const asked = new Map<string, number>();
   const remember = (times: Map<string, number>, key: string, at: number, replace: boolean) => {
     if (times.size >= SENT_KEPT) times.delete(times.keys().next().value!);
-    if (replace || !times.has(key)) times.set(key, at);
+    if (replace || !times.has(`${credentials.apiLoginId}:${key}`)) times.set(`${credentials.apiLoginId}:${key}`, at);
   };
+  const recalled = (times: Map<string, number>, key: string) => times.get(`${credentials.apiLoginId}:${key}`);
   const duplicateWindow = { setting: [{ settingName: 'duplicateWindow', settingValue: String(window) }] };
 
   async function createProfile(payment: Record<string, unknown>, kind: Kind): Promise<string> {
@@ -179,10 +184,10 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
   /** When the charge was sent at the latest, as far as anyone can tell: told, or known here, or else first asked about now. */
   async function sentTime(key: string): Promise<number> {
     const told = (await options.sentAt?.(key))?.getTime();
-    const known = sent.get(key);
+    const known = recalled(sent, key);
     if (told !== undefined || known !== undefined) return Math.max(told ?? 0, known ?? 0);
     remember(asked, key, clock().getTime(), false);
-    return asked.get(key)!;
+    return recalled(asked, key)!;
   }
 
   async function voidTransaction(reference: string, key: string): Promise<void> {
