@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered } from '../../server/gateway/gateway';
 import { authorizeNetGateway, checkAuthorizeNetCredentials, invoiceNumberOf, type AuthorizeNetGateway } from '../../server/gateway/authorize-net/authorize-net-gateway';
-import { lateArrivalActions } from '../../server/gateway/authorize-net/authorize-net-sweep';
+import { lateArrivalActions, sweepLateArrivals } from '../../server/gateway/authorize-net/authorize-net-sweep';
 import { startAuthorizeNetServer, type AuthorizeNetServer } from '../support/authorize-net-server';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -305,6 +305,26 @@ describe('the late-arrival sweep', () => {
     ]);
     const releasedReference = server.transactions.find((each) => each.invoiceNumber === invoiceNumberOf(released))!.transId;
     expect(actions).toEqual({ record: [processing], takeBack: [{ chargeId: released, reference: releasedReference, key: `takeback:${releasedReference}` }] });
+
+    // One round, as recovery runs it: the processing charge recovered, the released one's money voided; run again, nothing more moves.
+    const recovered: string[] = [];
+    const deps = {
+      gateway,
+      chargesSince: async () => [
+        { id: processing, status: 'processing', gatewayReference: null },
+        { id: released, status: 'failed', gatewayReference: null },
+        { id: recorded, status: 'succeeded', gatewayReference: ok.reference },
+      ],
+      recover: async (chargeId: string) => recovered.push(chargeId),
+    };
+    expect(await sweepLateArrivals(deps, since)).toEqual({ recovered: [processing], takenBack: [{ chargeId: released, reference: releasedReference, result: 'voided' }] });
+    expect(server.transactions.find((each) => each.transId === releasedReference)!.status).toBe('voided');
+    const voids = () => server.sent('createTransactionRequest').filter((each) => each.transactionRequest.transactionType === 'voidTransaction').length;
+    expect(voids()).toBe(1);
+    // Run again: nothing more is sent to the processor to move money (its void is seen as done).
+    expect((await sweepLateArrivals(deps, since)).takenBack).toEqual([]);
+    expect(voids()).toBe(1);
+    expect(recovered).toEqual([processing, processing]);
   });
 });
 

@@ -6,7 +6,7 @@
  * reads the charges and acts.
  */
 import { HELD, invoiceNumberOf, TAKEN } from './authorize-net-codes';
-import type { Arrival } from './authorize-net-gateway';
+import type { Arrival, AuthorizeNetGateway } from './authorize-net-gateway';
 
 /** A charge of ours as the sweep needs it. */
 export interface SweptCharge {
@@ -37,4 +37,28 @@ export function lateArrivalActions(arrivals: Arrival[], charges: SweptCharge[]):
     }
   }
   return actions;
+}
+
+export interface SweepDeps {
+  gateway: Pick<AuthorizeNetGateway, 'arrivalsSince' | 'takeBack'>;
+  /** Our charges that may carry these invoice numbers (those made since a day before `since`). */
+  chargesSince(since: Date): Promise<SweptCharge[]>;
+  /** Recovery's own path for one charge (`recoverCharge`): find, then record. */
+  recover(chargeId: string): Promise<unknown>;
+}
+
+/**
+ * One round of the late-arrival sweep for one merchant account: what the processor holds of
+ * ours since `since`, matched to our charges; the processing ones recovered, the released ones'
+ * money given back. Safe to run from any number of processes at once (a void or a refund with
+ * the same key again does nothing more). Answers what it did.
+ */
+export async function sweepLateArrivals(deps: SweepDeps, since: Date): Promise<{ recovered: string[]; takenBack: { chargeId: string; reference: string; result: string }[] }> {
+  const arrivals = await deps.gateway.arrivalsSince(since);
+  if (arrivals.length === 0) return { recovered: [], takenBack: [] };
+  const actions = lateArrivalActions(arrivals, await deps.chargesSince(new Date(since.getTime() - 86_400_000)));
+  for (const chargeId of actions.record) await deps.recover(chargeId);
+  const takenBack = [];
+  for (const each of actions.takeBack) takenBack.push({ chargeId: each.chargeId, reference: each.reference, result: await deps.gateway.takeBack(each.reference, each.key) });
+  return { recovered: actions.record, takenBack };
 }
