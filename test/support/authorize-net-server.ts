@@ -87,6 +87,8 @@ export interface AuthorizeNetServer {
 const utcText = (at: Date) => at.toISOString().slice(0, 23);
 const ok = (extra: Record<string, unknown> = {}) => ({ ...extra, messages: { resultCode: 'Ok', message: [{ code: 'I00001', text: 'Successful.' }] } });
 const error = (code: string, text: string, extra: Record<string, unknown> = {}) => ({ ...extra, messages: { resultCode: 'Error', message: [{ code, text }] } });
+/** A date as the API takes it: UTC, with or without the Z. */
+const utc = (text: string) => new Date(/[zZ]$/.test(text) ? text : `${text}Z`);
 const cents = (amount: string | number) => Math.round(Number(amount) * 100);
 const money = (amount: number) => amount / 100;
 
@@ -253,8 +255,10 @@ export async function startAuthorizeNetServer(credentials: { apiLoginId: string;
           body,
         );
       case 'getSettledBatchListRequest': {
-        const from = new Date(`${body.firstSettlementDate}Z`).getTime();
-        const to = new Date(`${body.lastSettlementDate}Z`).getTime();
+        const from = utc(body.firstSettlementDate).getTime();
+        const to = utc(body.lastSettlementDate).getTime();
+        // The reference limits the range to 31 days (the error code for it is this server's own choice).
+        if (Number.isNaN(from) || Number.isNaN(to) || to - from > 31 * 86_400_000) return error('E00003', 'The date range must not exceed 31 days and both dates must be valid.');
         const found = batches.filter((each) => each.settled.getTime() >= from && each.settled.getTime() <= to);
         if (found.length === 0) return { messages: { resultCode: 'Ok', message: [{ code: 'I00004', text: 'No records found.' }] } };
         return ok({

@@ -56,8 +56,8 @@ export function utc(time: string): Date {
   return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(time) ? time : `${time}Z`);
 }
 
-/** Seconds precision, no zone: how the batch list wants its dates. */
-const apiTime = (at: Date) => at.toISOString().slice(0, 19);
+/** Seconds precision in UTC, as the batch list's reference writes its dates ("2026-12-05T16:00:00Z"). */
+const apiTime = (at: Date) => `${at.toISOString().slice(0, 19)}Z`;
 
 export function reports(api: ApiClient) {
   /** The unsettled transactions submitted at or after `since`, newest first. */
