@@ -21,6 +21,7 @@ import { guestFinder, NO_MATCH, type GuestStep } from './guest';
 import { formErrorsOf, type Form, type FormErrors } from './payment-form';
 import { renderPage } from './render';
 import { track } from './tracking';
+import { clockTime, debtorZone } from './debtor-zone';
 
 const REGISTRATION: GuestStep = { success: 'guest.registration.verification.success', failed: 'guest.registration.verification.failed' };
 
@@ -134,9 +135,10 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
     const show = (status: number, text: string) => page(res, status, 'sign-in', 'Sign in', visit.browser.csrf_token, { form: { email: form.email }, errors: { form: text }, query: tenantQuery(visit.browser) });
     if (outcome.kind === 'locked') {
       const minutes = Math.max(1, Math.ceil((outcome.until.getTime() - visit.now.getTime()) / 60_000));
-      const time = outcome.until.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
+      // The organization's zone, whoever typed the address: the owner's own zone would tell that the address has an account, and where.
+      const time = clockTime(outcome.until, await debtorZone(deps.db, visit.tenant));
       res.set('Retry-After', String(Math.max(1, Math.ceil((outcome.until.getTime() - visit.now.getTime()) / 1000))));
-      return show(429, `For your security, signing in with this e-mail is locked after ${MAX_SIGN_IN_FAILURES} wrong tries. Try again after ${time} UTC (in ${minutes} minute${minutes === 1 ? '' : 's'}), or use "Forgot password".`);
+      return show(429, `For your security, signing in with this e-mail is locked after ${MAX_SIGN_IN_FAILURES} wrong tries. Try again after ${time} (in ${minutes} minute${minutes === 1 ? '' : 's'}), or use "Forgot password".`);
     }
     if (outcome.kind === 'unconfirmed') return show(403, 'Please confirm your e-mail first. We sent you a new link; open it, then sign in.');
     show(401, 'The e-mail or the password is not right. Check them and try again.');
