@@ -55,7 +55,10 @@ async function visitor(): Promise<void> {
   await page.context().clearCookies();
 }
 
-const problems: string[] = [];
+let problems: string[] = [];
+beforeEach(() => {
+  problems = [];
+});
 /** The page as it is now, checked under the router's `pattern` (and named `name` in what fails). */
 async function check(pattern: string, name = pattern): Promise<void> {
   checked.add(pattern);

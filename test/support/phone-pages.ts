@@ -26,6 +26,8 @@ type HTMLAnchorElement = any;
 
 /** Each problem as `name: what`; [] when a phone can finish the page. */
 export async function phoneProblems(page: Page, name = 'page'): Promise<string[]> {
+  // The page as the person sees it: its stylesheet applied (a click's navigation resolves before).
+  await page.waitForLoadState('load');
   const found = await page.evaluate((screenWidth: number) => {
     const problems: string[] = [];
     const root = document.documentElement;

@@ -41,7 +41,7 @@ test("a found guest's question: the agent's reply is e-mailed (a link, not the t
   expect(written.status).toBe(303);
   const ticketId = /\/tickets\/([0-9a-f-]{36})$/.exec(written.location!)![1]!;
   const ticket = (await app.sandbox.GET('/tickets/{id}', { params: { path: { id: ticketId } } })).data!.data;
-  expect(ticket).toMatchObject({ email, customer_id: made.customer.id });
+  expect(ticket).toMatchObject({ email, source: 'collect', customer: { id: made.customer.id } });
 
   const answer = 'Yes: it is the validation notice we must send you.';
   expect((await app.sandbox.POST('/tickets/{id}/messages', { params: { path: { id: ticketId } }, body: { body: answer } })).response.status).toBe(201);
