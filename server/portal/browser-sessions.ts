@@ -148,7 +148,6 @@ export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tena
   return row;
 }
 
-
 /**
  * Signing in with a Portal account opens a browser session like a found guest's (its customer,
  * verified, ending after a quiet while): a new one, under a new cookie, replacing this browser's

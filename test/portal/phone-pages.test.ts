@@ -178,7 +178,18 @@ test('a dispute whose details hold a 300-character word is 375 px wide, and ever
   const methods = (await app.sandbox.GET('/customers/{id}/payment-methods', { params: { path: { id: made.customer.id } } })).data!.data;
   const charge = (await app.sandbox.POST('/charges', { body: { debt_account_id: other.id, amount: 2_500, payment_method_id: methods[0]!.id } })).data!.data;
 
+  // A settled account: its transactions in the debtor's words, from the one table.
+  const settled = await newDebtAccount(app.sandbox, made.customer.id, { balance: 20_000, external_id: unique('ACC'), external_account_number: unique('ST') });
+  const offer = (await app.sandbox.POST('/debt-accounts/{id}/settlement-offers', { params: { path: { id: settled.id } }, body: { discount_percentage: 50, months_period: 0 } as Schemas['SettlementOfferCreate'] })).data!.data;
+  expect((await app.sandbox.POST('/settlement-offers/{id}/accept', { params: { path: { id: offer.id } }, body: { option: 'full_amount', payment_method_id: methods[0]!.id } })).response.status).toBe(200);
+
   const portalPath = `${app.origin}/portal`;
+  await page.goto(`${portalPath}/accounts/${settled.id}`);
+  const transactions = await page.getByRole('region', { name: 'Transactions' }).innerText();
+  expect(transactions).toContain('Settlement discount');
+  expect(transactions).toContain('Payment · Paid');
+  expect(transactions).not.toMatch(/settlement_write_off|succeeded/);
+  await check('/accounts/:accountId', 'a settled account');
   await page.goto(`${portalPath}/accounts/${other.id}/checkout`);
   await check('/accounts/:accountId/checkout');
   await page.goto(`${portalPath}/accounts/${other.id}/plan`);
