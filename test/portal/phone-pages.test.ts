@@ -224,6 +224,7 @@ test('a dispute whose details hold a 300-character word is 375 px wide, and ever
   expect(await page.locator('main').innerText()).toContain(word.slice(0, 40));
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBe(375);
   await check('/disputes/:disputeId');
+  await page.screenshot({ path: `${SHOTS}/portal-dispute-long-word-375.png`, fullPage: true });
   expect(problems).toEqual([]);
 });
 
@@ -244,6 +245,7 @@ test('a guest, a found guest and a link that asks for verification: every page f
   expect(await heading()).toBe('Sign in to use this');
   expect(await page.locator('main').getByRole('link', { name: 'Create an account' }).count()).toBe(1);
   await check('message', 'autopay refused to a found guest');
+  await page.screenshot({ path: `${SHOTS}/portal-refused-375.png`, fullPage: true });
 
   // A link asking for verification.
   await visitor();
