@@ -121,6 +121,10 @@ export interface paths {
          *     the payment terms of the Portal entry tag). The tracking events of a plan set up commit
          *     with the plan. Reported as `customer.checkout.payment-plan.success` and `.custom.success` or
          *     `.suggested.success` (the suggestion: monthly from today over six months), or `.failed`.
+         *
+         *     Who may: a link's session (verified when it asks for it) and a Portal account's session
+         *     (signed in with e-mail and password) alike; a guest who found the account with their
+         *     details pays once and is answered 403 here (nothing to come back to a plan with).
          */
         post: operations["createPortalPaymentPlan"];
         delete?: never;

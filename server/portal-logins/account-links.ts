@@ -2,7 +2,9 @@
  * The one-use links of a Portal account: "confirm your e-mail" and "reset your password". A
  * link carries 32 random bytes; only their SHA-256 is stored (like API tokens: a random token
  * of that entropy needs no salt or key to be safe from guessing). A link works once, for one
- * hour, and a newer link of the same kind retires the older ones. The e-mail goes through the
+ * hour. A newer reset link retires the older ones (only the latest may set a password); a newer
+ * confirmation link leaves the older ones working, since both confirm the same address: the
+ * first one opened confirms it and retires the rest, which then say the address is confirmed. The e-mail goes through the
  * communications log as `account_security` (sent at once: the person asked for it), and says
  * nothing a person typed: only our words and the link.
  */
@@ -38,7 +40,7 @@ export type LinkDeps = Pick<AppDeps, 'boss' | 'config' | 'secrets'>;
 /** Makes a link of `purpose` for `account` and writes its e-mail, on `trx`. */
 export async function sendLink(deps: LinkDeps, trx: Knex.Transaction, tenant: Tenant, account: PortalAccountRow, purpose: TokenPurpose, now: Date): Promise<void> {
   const tokens = accountTokenRepo(trx);
-  await tokens.retire(account.id, purpose, now);
+  if (purpose === 'reset') await tokens.retire(account.id, purpose, now);
   const token = randomBytes(32).toString('base64url');
   await tokens.insert({ portal_account_id: account.id, purpose, token_hash: hashToken(token), expires_at: new Date(now.getTime() + LINK_MINUTES * 60_000), created_at: now });
   const url = `${deps.config.portalUrl}${LINK_PAGES[purpose]}?token=${token}`;
@@ -48,7 +50,8 @@ export async function sendLink(deps: LinkDeps, trx: Knex.Transaction, tenant: Te
 
 export type LinkUse =
   | { ok: true; tenant: Tenant; account: PortalAccountRow; now: Date }
-  | { ok: false; reason: 'unknown' | 'used' | 'expired'; tenant?: Tenant };
+  /** `confirmed`: a confirmation link whose address is confirmed already (by this link or another). */
+  | { ok: false; reason: 'unknown' | 'used' | 'expired' | 'confirmed'; tenant?: Tenant };
 
 /** What a link is now, without using it (the page that shows its form). */
 export async function linkState(deps: Pick<AppDeps, 'db' | 'clock'>, token: string, purpose: TokenPurpose): Promise<LinkUse> {
@@ -78,11 +81,13 @@ export async function useLink(deps: Pick<AppDeps, 'db' | 'clock'>, token: string
     const now = nowFor(deps.clock, tenant);
     const row = await accountTokenRepo(trx).findForUpdate(tokenHash);
     if (!row || row.purpose !== purpose) return { ok: false, reason: 'unknown', tenant };
-    if (row.used_at) return { ok: false, reason: 'used', tenant };
-    if (row.expires_at.getTime() <= now.getTime()) return { ok: false, reason: 'expired', tenant };
     const account = await portalAccountRepo(trx, tenant).find(row.portal_account_id);
+    if (row.used_at) return { ok: false, reason: purpose === 'confirm' && account?.confirmed_at ? 'confirmed' : 'used', tenant };
+    if (row.expires_at.getTime() <= now.getTime()) return { ok: false, reason: 'expired', tenant };
     if (!account) return { ok: false, reason: 'unknown', tenant };
     await accountTokenRepo(trx).use(row.id, now);
+    // The account's other links of this kind are spent with this one (a confirmed address needs no other).
+    await accountTokenRepo(trx).retire(account.id, purpose, now);
     const use = { ok: true as const, tenant, account, now };
     await work(trx, use);
     return use;

@@ -1,7 +1,7 @@
 /**
  * Autopay in the Portal: a customer with a saved payment method turns it on for one of their
  * accounts - the full balance or a custom amount, on a day of each month - changes it, or
- * stops it. The autopay module holds the rules (the payment terms decide the amount); this
+ * stops it, whether they came by a link or signed in with their Portal account. The autopay module holds the rules (the payment terms decide the amount); this
  * file reads the form and renders. Every POST has passed the CSRF check (portal-router.ts).
  */
 import { Router, type Request, type Response } from 'express';
@@ -10,7 +10,8 @@ import { ApiError } from '../kernel/errors';
 import { autopayService } from '../autopay/autopay-service';
 import { FIRST_DAY, LAST_DAY } from '../autopay/autopay-schedule';
 import { autopaysOf, autopayToApi } from '../debt-accounts/account-autopay';
-import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { requireAccess, signedIn } from './access';
 import { centsOf, formErrorsOf, type Form, type FormErrors } from './payment-form';
 import { portalAccounts } from './portal-accounts';
 import { methodLabel } from './pages';
@@ -22,13 +23,12 @@ export function autopayRouter(deps: AppDeps, scope: PortalScope): Router {
   const accounts = portalAccounts(deps);
   const autopay = autopayService(deps);
   const { base } = scope;
-  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: true });
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) });
 
-  /** Only a customer of a link, verified when the link asks for it (a guest has no saved method). */
+  /** A customer who may keep a saved method (a link's, or a Portal account's: access.ts); anyone else is told why. */
   const page = (handler: (req: Request, res: Response, visit: Visit) => Promise<void>) => async (req: Request, res: Response) => {
     const visit = await visitOf(deps, scope, req, res);
-    if (needsVerification(visit)) return res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
-    if (!visit.browser.customer_id || !visit.customerSession) return res.redirect(303, `${base}/accounts`);
+    requireAccess(visit, 'keep', base, req.originalUrl.split('?')[0]!, { href: `${base}/accounts/${encodeURIComponent(String(req.params.accountId))}`, text: 'Back to the account' });
     await handler(req, res, visit);
   };
 

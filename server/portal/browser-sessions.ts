@@ -12,8 +12,13 @@ import { expired, linkEntry, useCustomerSession } from './link-entry';
 import { customerSessionLinkRepo, tenantOfCustomerSession, type CustomerSessionRow } from '../customer-sessions/customer-session-repo';
 import { nowFor, withClock } from '../kernel/clock';
 import { browserSessionRepo, tenantOfBrowser, type BrowserSessionRow } from './browser-session-repo';
-import { clearBrowserSessionCookie, deviceId, newSecret, readCookie, BROWSER_SESSION_COOKIE, setBrowserSessionCookie, type CookieScope } from './cookies';
-import { PortalStop } from './page-error';
+import { clearBrowserSessionCookie, deviceId, newSecret, readCookie, rememberedOrganization, rememberOrganization, BROWSER_SESSION_COOKIE, setBrowserSessionCookie, type CookieScope } from './cookies';
+import { PortalStop, type PageLink } from './page-error';
+import { isGuest, needsVerification } from './access';
+import { debtorZone } from './debtor-zone';
+import { ORGANIZATION_LOCAL, ZONE_LOCAL } from './render';
+
+export { isGuest, needsVerification };
 
 /** A guest's browser session ends after this long without a request. */
 export const GUEST_IDLE_MINUTES = 30;
@@ -32,17 +37,36 @@ export interface PortalScope extends CookieScope {
   base: string;
 }
 
-export const signedOut = (base: string) =>
-  new PortalStop(401, 'unauthenticated', 'Please open your link again', 'For your security this page needs the link from your message or e-mail. Open it again to continue.', undefined, {
-    href: `${base}/`,
-    text: 'Find my account instead',
-  });
+/** The ways back in of a browser that remembers its organization: "Sign in" beside "Find my account". */
+export function waysBackIn(base: string, req: Request): PageLink[] {
+  const query = rememberedOrganization(req);
+  return query ? [{ href: `${base}/sign-in?${query}`, text: 'Sign in' }, { href: `${base}/?${query}`, text: 'Find my account' }] : [];
+}
 
-function expiredStop(session: CustomerSessionRow): PortalStop {
+/** A page of a customer without a browser session: signed out, or never signed in here. */
+export const signedOut = (base: string, req: Request) => {
+  const links = waysBackIn(base, req);
+  return new PortalStop(
+    401,
+    'unauthenticated',
+    'Please sign in again',
+    links.length > 0
+      ? 'For your security this page needs you to be signed in. Sign in with your Portal account, find your account with your details, or open the link from your message or e-mail again.'
+      : 'For your security this page needs you to be signed in. Please open your link again (from your message or e-mail), or the Portal address on your creditor\'s letters.',
+    undefined,
+    links,
+  );
+};
+
+function expiredStop(session: CustomerSessionRow, base: string): PortalStop {
   try {
     return new PortalStop(303, 'gone', 'This link has expired', 'This link has expired.', expired(session).redirect);
   } catch {
-    return new PortalStop(410, 'gone', 'This link has expired', 'This link has expired. Ask for a new one, or find your account with your details.');
+    const query = `organization=${session.organization_id}${session.environment === 'sandbox' ? '&environment=sandbox' : ''}`;
+    return new PortalStop(410, 'gone', 'This link has expired', 'This link has expired. Ask for a new one, sign in with your Portal account, or find your account with your details.', undefined, [
+      { href: `${base}/sign-in?${query}`, text: 'Sign in' },
+      { href: `${base}/?${query}`, text: 'Find my account' },
+    ]);
   }
 }
 
@@ -68,6 +92,7 @@ export async function enterByLink(deps: AppDeps, scope: PortalScope, token: stri
     csrf_token: newSecret(),
   });
   setBrowserSessionCookie(res, scope, secret);
+  rememberOrganization(res, scope, session);
   deviceId(req, res, scope);
   res.redirect(303, `${scope.base}${page}`);
 }
@@ -77,32 +102,36 @@ export async function visitOf(deps: AppDeps, scope: PortalScope, req: Request, r
   const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
   const repo = browserSessionRepo(deps.db);
   const browser = cookie ? await repo.findByTokenHash(hashToken(cookie)) : undefined;
-  if (!browser) throw signedOut(scope.base);
+  if (!browser) throw signedOut(scope.base, req);
   const tenant = await withClock(deps.db, tenantOfBrowser(browser));
   const now = nowFor(deps.clock, tenant);
   let session: CustomerSessionRow | undefined;
   if (browser.customer_session_id) {
     const found = await customerSessionLinkRepo(deps.db).findById(browser.customer_session_id);
-    if (!found) throw signedOut(scope.base);
+    if (!found) throw signedOut(scope.base, req);
     session = await useCustomerSession(deps, found);
     if (!session) {
       await repo.delete(browser.id);
       clearBrowserSessionCookie(res, scope);
-      throw expiredStop(found);
+      throw expiredStop(found, scope.base);
     }
   } else {
     if (browser.expires_at && browser.expires_at.getTime() <= now.getTime()) {
       await repo.delete(browser.id);
       clearBrowserSessionCookie(res, scope);
-      throw new PortalStop(410, 'gone', 'Your visit has ended', 'You were away for a while, so we ended your visit to keep your details safe.', undefined, {
-        href: `${scope.base}/?organization=${browser.organization_id}${browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`,
-        text: 'Find my account again',
-      });
+      const query = `organization=${browser.organization_id}${browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`;
+      throw new PortalStop(410, 'gone', 'Your visit has ended', 'You were away for a while, so we ended your visit to keep your details safe.', undefined, [
+        { href: `${scope.base}/sign-in?${query}`, text: 'Sign in' },
+        { href: `${scope.base}/?${query}`, text: 'Find my account' },
+      ]);
     }
     const expiresAt = new Date(now.getTime() + GUEST_IDLE_MINUTES * 60_000);
     await repo.update(browser.id, { expires_at: expiresAt });
     browser.expires_at = expiresAt;
   }
+  // Every date the page shows is the debtor's (the communications' zone), not UTC.
+  res.locals[ZONE_LOCAL] = await debtorZone(deps.db, tenant, browser.customer_id);
+  res.locals[ORGANIZATION_LOCAL] = `organization=${browser.organization_id}${browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`;
   return { browser, customerSession: session, tenant, now, deviceId: deviceId(req, res, scope) };
 }
 
@@ -115,16 +144,8 @@ export async function startGuest(deps: AppDeps, scope: PortalScope, tenant: Tena
     expires_at: new Date(now.getTime() + GUEST_IDLE_MINUTES * 60_000),
   });
   setBrowserSessionCookie(res, scope, secret);
+  rememberOrganization(res, scope, row);
   return row;
-}
-
-/** A guest pays once (no saved methods, no plan); a link's customer, or one signed in with a Portal account, is no guest. */
-export function isGuest(visit: Visit): boolean {
-  return !visit.customerSession && !visit.browser.portal_account_id;
-}
-
-export function needsVerification(visit: Visit): boolean {
-  return Boolean(visit.customerSession?.verification) && !visit.browser.verified_at;
 }
 
 /**
@@ -146,6 +167,7 @@ export async function openSignedIn(trx: Knex, scope: PortalScope, tenant: Tenant
     expires_at: new Date(values.now.getTime() + GUEST_IDLE_MINUTES * 60_000),
   });
   setBrowserSessionCookie(res, scope, secret);
+  rememberOrganization(res, scope, { organization_id: tenant.organizationId, environment: tenant.environment });
 }
 
 /**

@@ -43,4 +43,25 @@ export function deviceId(req: Request, res: Response, scope: CookieScope): strin
   return id;
 }
 
+/**
+ * The organization this browser last visited the Portal of (`<id>` or `<id>.sandbox`), kept
+ * two years like the device id: after signing out, or when a session has ended, a page can
+ * still offer "Sign in" and "Find my account" of that organization. It names an organization
+ * (as every guest page's address does), nothing about the person.
+ */
+export const ORGANIZATION_COOKIE = 'portal_org';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function rememberOrganization(res: Response, scope: CookieScope, tenant: { organization_id: string; environment: string }): void {
+  res.locals.organizationQuery = `organization=${tenant.organization_id}${tenant.environment === 'sandbox' ? '&environment=sandbox' : ''}`;
+  res.cookie(ORGANIZATION_COOKIE, `${tenant.organization_id}${tenant.environment === 'sandbox' ? '.sandbox' : ''}`, { ...options(scope), maxAge: DEVICE_DAYS * 86_400_000 });
+}
+
+/** The remembered organization as a guest page's query (`organization=…[&environment=sandbox]`), or undefined. */
+export function rememberedOrganization(req: Request): string | undefined {
+  const [id = '', environment] = (readCookie(req, ORGANIZATION_COOKIE) ?? '').split('.');
+  if (!UUID.test(id)) return undefined;
+  return `organization=${id.toLowerCase()}${environment === 'sandbox' ? '&environment=sandbox' : ''}`;
+}
+
 export const newSecret = (): string => randomBytes(32).toString('base64url');

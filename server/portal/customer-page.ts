@@ -5,7 +5,8 @@
  */
 import type { Request, Response } from 'express';
 import type { AppDeps } from '../deps';
-import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { requireAccess, signedIn, type Feature } from './access';
 import { ApiError } from '../kernel/errors';
 import { PortalStop } from './page-error';
 import type { PageContext } from './render';
@@ -15,21 +16,18 @@ export type CustomerHandler = (req: Request, res: Response, visit: Visit) => Pro
 export function customerPages(deps: AppDeps, scope: PortalScope) {
   const base = scope.base;
   return {
-    context: (visit: Visit): PageContext => ({ base, csrf: visit.browser.csrf_token, signedIn: Boolean(visit.browser.customer_id && !needsVerification(visit)) }),
-    page: (handler: CustomerHandler) => async (req: Request, res: Response) => {
+    context: (visit: Visit): PageContext => ({ base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) }),
+    page: (handler: CustomerHandler, feature: Feature = 'documents') => async (req: Request, res: Response) => {
       const visit = await visitOf(deps, scope, req, res);
-      if (needsVerification(visit)) return res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
-      if (!visit.browser.customer_id) {
-        return res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
-      }
+      requireAccess(visit, feature, base, req.originalUrl.split('?')[0]!);
       try {
         await handler(req, res, visit);
       } catch (error) {
         if (error instanceof ApiError && error.status === 404) {
-          throw new PortalStop(404, 'not_found', 'Page not found', error.message, undefined, { href: `${base}/accounts`, text: 'My accounts' });
+          throw new PortalStop(404, 'not_found', 'Page not found', error.message, undefined, { href: `${base}/accounts`, text: 'Your accounts' });
         }
         if (error instanceof PortalStop && error.status === 404 && !error.link) {
-          throw new PortalStop(error.status, error.errorCode, error.title, error.message, error.redirect, { href: `${base}/accounts`, text: 'My accounts' });
+          throw new PortalStop(error.status, error.errorCode, error.title, error.message, error.redirect, { href: `${base}/accounts`, text: 'Your accounts' });
         }
         throw error;
       }

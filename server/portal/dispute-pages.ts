@@ -11,7 +11,8 @@ import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import type { Tenant } from '../kernel/tenant';
-import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { requireAccess, signedIn } from './access';
 import { PortalStop } from './page-error';
 import { portalAccounts } from './portal-accounts';
 import { renderPage, type PageContext } from './render';
@@ -64,7 +65,7 @@ export function disputeFormOf(form: Record<string, string>): FilledForm {
 }
 
 /** The dispute form, posting to `action` (a signed-in customer's account, or the guest's filing). */
-export function renderDisputeForm(res: Response, context: PageContext, target: { action: string; label: string }, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}): void {
+export function renderDisputeForm(res: Response, context: PageContext, target: { action: string; label: string; back: { href: string; text: string } }, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}): void {
   renderPage(res, status, 'dispute-form', 'Dispute this debt', context, { ...target, reasons: REASONS, form, errors });
 }
 
@@ -105,19 +106,18 @@ export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
   const accounts = portalAccounts(deps);
   const base = scope.base;
-  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: true });
-  const notFound = () => new PortalStop(404, 'not_found', 'Dispute not found', 'We could not find this dispute among yours.', undefined, { href: `${base}/accounts`, text: 'My accounts' });
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) });
+  const notFound = () => new PortalStop(404, 'not_found', 'Dispute not found', 'We could not find this dispute among yours.', undefined, { href: `${base}/accounts`, text: 'Your accounts' });
 
   /** A signed-in customer's page (a guest is sent to the start, an unverified visit to verify). */
   const page = (handler: Handler) => async (req: Request, res: Response) => {
     const visit = await visitOf(deps, scope, req, res);
-    if (needsVerification(visit)) return res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
-    if (!visit.browser.customer_id) return res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
+    requireAccess(visit, 'disputes', base, req.originalUrl.split('?')[0]!);
     await handler(req, res, visit);
   };
 
   const renderForm = (res: Response, visit: Visit, accountId: string, label: string, status = 200, form: Record<string, string> = {}, errors: Record<string, string> = {}) =>
-    renderDisputeForm(res, context(visit), { action: `${base}/accounts/${accountId}/dispute`, label }, status, form, errors);
+    renderDisputeForm(res, context(visit), { action: `${base}/accounts/${accountId}/dispute`, label, back: { href: `${base}/accounts/${accountId}`, text: 'Back to the account' } }, status, form, errors);
 
   router.get('/accounts/:accountId/dispute', page(async (req, res, visit) => {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));

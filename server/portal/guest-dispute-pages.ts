@@ -10,6 +10,7 @@ import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { signedIn } from './access';
 import { accountLabel, fileDisputeFromForm, openDisputeOf, renderDisputeForm } from './dispute-pages';
 import { guestBrowser, tenantOfQuery, tenantQuery } from './guest-pages';
 import { guestFinder, NO_MATCH, type GuestStep } from './guest';
@@ -86,8 +87,9 @@ export function guestDisputeRouter(deps: AppDeps, scope: PortalScope): Router {
     return { visit: guest.visit, accountId: view.account.id, label: accountLabel(view.account) };
   }
 
-  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token });
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) });
   const formAt = (accountId: string) => `${base}/dispute-a-debt/accounts/${accountId}`;
+  const seeAccounts = { href: `${base}/accounts`, text: 'See your accounts' };
 
   /** The customer's accounts to choose from; with one only, its form (or its open dispute) at once. */
   router.get('/dispute-a-debt/accounts', async (req, res) => {
@@ -106,7 +108,7 @@ export function guestDisputeRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.get('/dispute-a-debt/accounts/:accountId', async (req, res) => {
     const found = await chosenAccount(req, res);
-    if (found) renderDisputeForm(res, context(found.visit), { action: formAt(found.accountId), label: found.label });
+    if (found) renderDisputeForm(res, context(found.visit), { action: formAt(found.accountId), label: found.label, back: seeAccounts });
   });
 
   router.post('/dispute-a-debt/accounts/:accountId', async (req, res) => {
@@ -117,7 +119,7 @@ export function guestDisputeRouter(deps: AppDeps, scope: PortalScope): Router {
       source: 'guest',
       within: (trx) =>
         track(trx, deps.events, visit.tenant, [{ event: 'guest.dispute.created', deviceId: visit.deviceId, occurredAt: visit.now, customerId: visit.browser.customer_id, debtAccountId: accountId }]),
-    }, (status, form, errors) => renderDisputeForm(res, context(visit), { action: formAt(accountId), label }, status, form, errors));
+    }, (status, form, errors) => renderDisputeForm(res, context(visit), { action: formAt(accountId), label, back: seeAccounts }, status, form, errors));
     if (id) res.redirect(303, `${base}/disputes/${id}?filed=1`);
   });
 

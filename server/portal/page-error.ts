@@ -4,6 +4,12 @@
  */
 import type { ErrorCode } from '../kernel/errors';
 
+/** A way forward on a page: every Portal page has at least one. */
+export interface PageLink {
+  href: string;
+  text: string;
+}
+
 export class PortalStop extends Error {
   constructor(
     readonly status: number,
@@ -12,7 +18,8 @@ export class PortalStop extends Error {
     message: string,
     /** A page sends the browser here instead (303); the API answers the status. */
     readonly redirect?: string,
-    readonly link?: { href: string; text: string },
+    /** Where the person can go instead: one link, or several side by side. */
+    readonly link?: PageLink | PageLink[],
   ) {
     super(message);
   }

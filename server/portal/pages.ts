@@ -8,7 +8,8 @@ import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
 import { chargeService } from '../payments/charge-service';
 import { todayUtc } from '../dates';
-import { isGuest, needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { isGuest, needsVerification, requireAccess, signedIn, type Feature } from './access';
 import { pay, savesMethod, setUpPlan, suggestedPlan } from './checkout';
 import { PortalStop } from './page-error';
 import { centsOf, formErrorsOf, sentence, waysToPay, type Form, type FormErrors } from './payment-form';
@@ -39,16 +40,13 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
   const accounts = portalAccounts(deps);
   const base = scope.base;
-  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: Boolean(visit.browser.customer_id && !needsVerification(visit)) });
+  const context = (visit: Visit) => ({ base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) });
 
-  /** A page of a signed-in customer: verified when the session asks for it, and a customer known. */
-  const page = (handler: Handler, { verifying = false } = {}) => async (req: Request, res: Response) => {
+  /** A page of a customer: what the visit may use (access.ts) decides; the verification step itself waits for a customer only. */
+  const page = (handler: Handler, { verifying = false, feature = 'accounts' as Feature } = {}) => async (req: Request, res: Response) => {
     const visit = await visitOf(deps, scope, req, res);
-    if (!verifying && needsVerification(visit)) {
-      res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
-      return;
-    }
-    if (!visit.browser.customer_id) {
+    if (!verifying) requireAccess(visit, feature, base, req.originalUrl.split('?')[0]!);
+    else if (!visit.browser.customer_id) {
       res.redirect(303, `${base}/?organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`);
       return;
     }
@@ -57,7 +55,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
     } catch (error) {
       // A page of theirs that is not found still leads back to what they have.
       if (error instanceof PortalStop && error.status === 404 && !error.link) {
-        throw new PortalStop(error.status, error.errorCode, error.title, error.message, error.redirect, { href: `${base}/accounts`, text: 'My accounts' });
+        throw new PortalStop(error.status, error.errorCode, error.title, error.message, error.redirect, { href: `${base}/accounts`, text: 'Your accounts' });
       }
       throw error;
     }
@@ -176,7 +174,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.get('/accounts/:accountId/checkout', page(async (req, res, visit) => {
     const view = await accountOf(req, visit);
-    if (!view.payable) throw notPayable(view);
+    if (!view.payable) throw notPayable(view, base);
     const payable = view.options.filter((option) => option !== 'payment-plan');
     if (payable.length === 0) return res.redirect(303, `${base}/accounts/${view.account.id}/plan`);
     await renderCheckout(res, visit, view, 200, { choice: payable.includes('full-amount-payment') ? 'full' : 'partial' }, {});
@@ -184,7 +182,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/accounts/:accountId/pay', page(async (req, res, visit) => {
     const view = await accountOf(req, visit);
-    if (!view.payable) throw notPayable(view);
+    if (!view.payable) throw notPayable(view, base);
     const form = req.body as Form;
     const errors: FormErrors = {};
     let amount: number | undefined;
@@ -252,8 +250,9 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
 
   const planAllowed = async (req: Request, visit: Visit): Promise<AccountView> => {
     const view = await accountOf(req, visit);
-    const refusal = !isGuest(visit) ? planRefusal(view.account, view) : 'a payment plan needs the link your creditor sent you';
-    if (refusal) throw new PortalStop(404, 'not_found', 'No payment plan here', sentence(refusal));
+    requireAccess(visit, 'keep', base, req.originalUrl.split('?')[0]!, { href: `${base}/accounts/${view.account.id}`, text: 'Back to the account' });
+    const refusal = planRefusal(view.account, view);
+    if (refusal) throw new PortalStop(404, 'not_found', 'No payment plan here', sentence(refusal), undefined, { href: `${base}/accounts/${view.account.id}`, text: 'Back to the account' });
     return view;
   };
 
@@ -303,8 +302,8 @@ export function methodLabel(method: PaymentMethodRow): string {
   return method.type === 'card' ? `${method.card_brand ? `${method.card_brand.charAt(0).toUpperCase()}${method.card_brand.slice(1)} card` : 'card'} ending ${method.card_last4}` : `bank account ${method.account_number_masked}`;
 }
 
-function notPayable(view: AccountView): PortalStop {
-  return new PortalStop(409, 'conflict', 'Nothing to pay', sentence(view.refusal?.message ?? 'the account takes no payments'));
+function notPayable(view: AccountView, base: string): PortalStop {
+  return new PortalStop(409, 'conflict', 'Nothing to pay', sentence(view.refusal?.message ?? 'the account takes no payments'), undefined, { href: `${base}/accounts/${view.account.id}`, text: 'Back to the account' });
 }
 
 /** The form as it is shown again: never the card number or security code, nor the bank account number. */

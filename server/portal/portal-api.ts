@@ -13,6 +13,7 @@ import { portalAccountSessionToApi, portalSessionToApi } from '../customer-sessi
 import { todayUtc } from '../dates';
 import { chargeService } from '../payments/charge-service';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { may } from './access';
 import { pay, setUpPlan, suggestedPlan } from './checkout';
 import { portalAccounts, viewOf, type AccountDetail, type AccountView } from './portal-accounts';
 import { sentence } from './payment-form';
@@ -111,7 +112,7 @@ export function portalApiRouter(deps: AppDeps, scope: PortalScope): Router {
 
   router.post('/accounts/:accountId/payment-plan', async (req, res) => {
     const visit = await signedIn(req, res);
-    if (!visit.customerSession) throw new ApiError('forbidden', 'A guest makes one-time payments only.');
+    if (!may(visit, 'keep')) throw new ApiError('forbidden', 'A guest makes one-time payments only: a payment plan needs the link from the creditor or a Portal account.');
     const body = req.body as S['PortalPlanCreate'];
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
     const refusal = planRefusal(view.account, view);

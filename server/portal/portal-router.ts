@@ -15,7 +15,8 @@ import { loadPortalDocument, openApiValidator, portalDocumentAt } from '../http/
 import { mountPath } from '../customer-sessions/customer-session-links';
 import { browserSessionRepo } from './browser-session-repo';
 import { enterByLink, type PortalScope } from './browser-sessions';
-import { readCookie, BROWSER_SESSION_COOKIE } from './cookies';
+import { signedIn } from './access';
+import { readCookie, rememberedOrganization, BROWSER_SESSION_COOKIE } from './cookies';
 import { csrfMatches, csrfRefusal, csrfTokenOf } from './csrf';
 import { guestRouter } from './guest-pages';
 import { autopayRouter } from './autopay-pages';
@@ -29,7 +30,7 @@ import { disputePagesRouter } from './dispute-pages';
 import { guestDisputeRouter } from './guest-dispute-pages';
 import { portalApiRouter } from './portal-api';
 import { portalFileForm } from './portal-uploads';
-import { renderPage } from './render';
+import { ORGANIZATION_LOCAL, renderPage } from './render';
 import { securityHeaders } from './security-headers';
 import { signInRouter } from './sign-in-pages';
 
@@ -85,14 +86,32 @@ function portalErrors(deps: AppDeps, scope: PortalScope): ErrorRequestHandler {
     }
     if (stop.redirect) return res.redirect(303, stop.redirect);
     if (apiError) res.set(apiError.headers);
-    renderPage(res, stop.status, 'message', stop.title, { base: scope.base }, { message: stop.message, link: stop.link });
+    // The header of the visit's own pages (its "My accounts" and "Sign out"), while it has one.
+    headerOf(deps, req)
+      .then((header) => renderPage(res, stop.status, 'message', stop.title, { base: scope.base, ...header }, { message: stop.message, link: stop.link }))
+      .catch(next);
   };
+}
+
+/** The header a stop's page shows: a signed-in visit's, when the cookie still names a customer it may show. */
+async function headerOf(deps: AppDeps, req: Request): Promise<{ signedIn: boolean; csrf?: string }> {
+  const cookie = readCookie(req, BROWSER_SESSION_COOKIE);
+  const browser = cookie ? await browserSessionRepo(deps.db).findByTokenHash(hashToken(cookie)) : undefined;
+  if (!browser?.customer_id) return { signedIn: false };
+  const session = browser.customer_session_id ? await deps.db('customer_sessions').where({ id: browser.customer_session_id }).first('verification') : undefined;
+  return { signedIn: signedIn({ browser, customerSession: session as never }), csrf: browser.csrf_token };
 }
 
 export function portalRouter(deps: AppDeps): Router {
   const scope = portalScope(deps);
   const router = Router();
   router.use(securityHeaders(scope.secure));
+  // The organization this browser last visited: a signed-out page's "Sign in" and "Find my account" lead there.
+  router.use((req, res, next) => {
+    const remembered = rememberedOrganization(req);
+    if (remembered) res.locals[ORGANIZATION_LOCAL] = remembered;
+    next();
+  });
   router.get('/assets/portal.css', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=3600').type('css').send(STYLESHEET);
   });

@@ -1,7 +1,8 @@
 /**
  * The Portal's settlement checkout: an account's pending offer, paid in full now or on a later
  * day (within the Portal's 30 days), or over time within the offer's months; a guest who found
- * the account pays it in full today with a new card or bank account. Accepting goes through the
+ * the account pays it in full today with a new card or bank account. A Portal account's session
+ * is no guest (access.ts): it has every way the offer allows, as a link's has. Accepting goes through the
  * offers' own service, as an agent's does; what the customer did is told as tracking events.
  */
 import { Router, type Request, type Response } from 'express';
@@ -13,7 +14,8 @@ import { WINDOWS } from '../payment-terms/payment-terms';
 import { acceptOffer } from '../settlement-offers/offer-acceptance';
 import { pendingOfferOf } from '../settlement-offers/offer-reads';
 import type { OfferRow } from '../settlement-offers/offer-repo';
-import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { visitOf, type PortalScope, type Visit } from './browser-sessions';
+import { isGuest, requireAccess, signedIn } from './access';
 import { PortalStop } from './page-error';
 import { formErrorsOf, waysToPay, type Form, type FormErrors } from './payment-form';
 import { portalAccounts, type AccountView } from './portal-accounts';
@@ -22,7 +24,8 @@ import { track } from './tracking';
 import { FREQUENCIES, methodLabel } from './pages';
 import type { Frequency } from '../payment-plans/schedule';
 
-const noOffer = () => new PortalStop(404, 'not_found', 'No offer to settle', 'This account has no settlement offer open to you now.');
+const noOffer = (base: string, accountId: string) =>
+  new PortalStop(404, 'not_found', 'No offer to settle', 'This account has no settlement offer open to you now.', undefined, { href: `${base}/accounts/${accountId}`, text: 'Back to the account' });
 
 export function settlementRouter(deps: AppDeps, scope: PortalScope): Router {
   const router = Router();
@@ -31,23 +34,22 @@ export function settlementRouter(deps: AppDeps, scope: PortalScope): Router {
 
   async function visitFor(req: Request, res: Response): Promise<Visit | undefined> {
     const visit = await visitOf(deps, scope, req, res);
-    if (needsVerification(visit)) return void res.redirect(303, `${base}/verify?next=${encodeURIComponent(req.originalUrl.split('?')[0]!)}`);
-    if (!visit.browser.customer_id) return void res.redirect(303, `${base}/`);
+    requireAccess(visit, 'pay', base, req.originalUrl.split('?')[0]!);
     return visit;
   }
 
   async function offerFor(req: Request, visit: Visit): Promise<{ view: AccountView; offer: OfferRow }> {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
     const offer = await pendingOfferOf(deps.db, visit.tenant, view.account.id, visit.now);
-    if (!offer) throw noOffer();
+    if (!offer) throw noOffer(base, view.account.id);
     return { view, offer };
   }
 
   async function render(res: Response, visit: Visit, view: AccountView, offer: OfferRow, status: number, form: Form, errors: FormErrors) {
-    const guest = !visit.customerSession;
+    const guest = isGuest(visit);
     const methods = guest ? [] : await accounts.methods(visit.tenant, visit.browser.customer_id!, visit.now);
     const today = todayUtc(visit.now);
-    renderPage(res, status, 'settlement', 'Settle your account', { base, csrf: visit.browser.csrf_token, signedIn: !guest }, {
+    renderPage(res, status, 'settlement', 'Settle your account', { base, csrf: visit.browser.csrf_token, signedIn: signedIn(visit) }, {
       view,
       offer,
       guest,
@@ -74,7 +76,7 @@ export function settlementRouter(deps: AppDeps, scope: PortalScope): Router {
     const visit = await visitFor(req, res);
     if (!visit) return;
     const { view, offer } = await offerFor(req, visit);
-    const guest = !visit.customerSession;
+    const guest = isGuest(visit);
     const form = req.body as Form;
     const errors: FormErrors = {};
     const option = form.option === 'payment_plan' ? 'payment_plan' : form.option === 'full_amount' ? 'full_amount' : undefined;

@@ -20,7 +20,9 @@ import { guestBrowser, tenantOfQuery, tenantQuery } from './guest-pages';
 import { guestFinder, NO_MATCH, type GuestStep } from './guest';
 import { formErrorsOf, type Form, type FormErrors } from './payment-form';
 import { renderPage } from './render';
+import type { PageLink } from './page-error';
 import { track } from './tracking';
+import { clockTime, debtorZone } from './debtor-zone';
 
 const REGISTRATION: GuestStep = { success: 'guest.registration.verification.success', failed: 'guest.registration.verification.failed' };
 
@@ -30,7 +32,7 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
   const finder = guestFinder(deps);
 
   const page = (res: Response, status: number, view: string, title: string, csrf: string | undefined, data: object) => renderPage(res, status, view, title, { base, csrf }, data);
-  const message = (res: Response, status: number, title: string, text: string, link?: { href: string; text: string }) => page(res, status, 'message', title, undefined, { message: text, link });
+  const message = (res: Response, status: number, title: string, text: string, link?: PageLink | PageLink[]) => page(res, status, 'message', title, undefined, { message: text, link });
   const signInLink = (tenant: Pick<Tenant, 'organizationId' | 'environment'>) => `${base}/sign-in?${tenantQuery({ organization_id: tenant.organizationId, environment: tenant.environment })}`;
   const activity = (visit: Visit) => ({ deviceId: visit.deviceId, occurredAt: visit.now });
 
@@ -48,6 +50,9 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
   function deadLink(res: Response, use: Exclude<LinkUse, { ok: true }>, kind: 'confirm' | 'reset'): void {
     const what = use.reason === 'used' ? 'This link was already used' : use.reason === 'expired' ? 'This link has expired' : 'This link does not work';
     const query = use.tenant ? `?${tenantQuery({ organization_id: use.tenant.organizationId, environment: use.tenant.environment })}` : '';
+    if (use.reason === 'confirmed') {
+      return message(res, 200, 'Your e-mail is already confirmed', 'This address is confirmed already (we may have sent you more than one link). Sign in with your e-mail and password.', { href: `${base}/sign-in${query}`, text: 'Sign in' });
+    }
     if (kind === 'confirm') {
       return message(res, 410, what, `${what}. Links work once, for one hour. Sign in with your e-mail and password: if your address is not confirmed yet, we send you a new link.`, { href: `${base}/sign-in${query}`, text: 'Sign in' });
     }
@@ -57,8 +62,9 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
   // ---- sign out: the browser session ends here, server-side
   router.post('/sign-out', async (req, res) => {
     const ended = await signOut(deps, scope, req, res);
-    const back = ended ? { href: `${base}/?${tenantQuery(ended)}`, text: 'Back to the Portal' } : undefined;
-    message(res, 200, 'You are signed out', 'You are signed out. To come back, open the link from your message again, or sign in with your Portal account.', back);
+    // The ways back in, beside each other: a signed-out page offers "Sign in" as well as "Find my account".
+    const back = ended ? [{ href: `${base}/sign-in?${tenantQuery(ended)}`, text: 'Sign in' }, { href: `${base}/?${tenantQuery(ended)}`, text: 'Find my account' }] : undefined;
+    message(res, 200, 'You are signed out', 'You are signed out. To come back, sign in with your Portal account, find your account with your details, or open the link from your message again.', back);
   });
 
   // ---- create an account: verify, then e-mail and password
@@ -134,9 +140,10 @@ export function signInRouter(deps: AppDeps, scope: PortalScope): Router {
     const show = (status: number, text: string) => page(res, status, 'sign-in', 'Sign in', visit.browser.csrf_token, { form: { email: form.email }, errors: { form: text }, query: tenantQuery(visit.browser) });
     if (outcome.kind === 'locked') {
       const minutes = Math.max(1, Math.ceil((outcome.until.getTime() - visit.now.getTime()) / 60_000));
-      const time = outcome.until.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
+      // The organization's zone, whoever typed the address: the owner's own zone would tell that the address has an account, and where.
+      const time = clockTime(outcome.until, await debtorZone(deps.db, visit.tenant));
       res.set('Retry-After', String(Math.max(1, Math.ceil((outcome.until.getTime() - visit.now.getTime()) / 1000))));
-      return show(429, `For your security, signing in with this e-mail is locked after ${MAX_SIGN_IN_FAILURES} wrong tries. Try again after ${time} UTC (in ${minutes} minute${minutes === 1 ? '' : 's'}), or use "Forgot password".`);
+      return show(429, `For your security, signing in with this e-mail is locked after ${MAX_SIGN_IN_FAILURES} wrong tries. Try again after ${time} (in ${minutes} minute${minutes === 1 ? '' : 's'}), or use "Forgot password".`);
     }
     if (outcome.kind === 'unconfirmed') return show(403, 'Please confirm your e-mail first. We sent you a new link; open it, then sign in.');
     show(401, 'The e-mail or the password is not right. Check them and try again.');

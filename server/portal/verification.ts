@@ -13,6 +13,7 @@ import { addressRepo } from '../customer-store/address-repo';
 import { browserSessionRepo } from './browser-session-repo';
 import type { Visit } from './browser-sessions';
 import { track } from './tracking';
+import { clockTime, debtorZone } from './debtor-zone';
 
 export const MAX_VERIFICATION_FAILURES = 5;
 export const LOCK_MINUTES = 15;
@@ -52,15 +53,15 @@ const lockedError = (until: Date, now: Date) =>
   });
 
 /**
- * What a locked person reads: until when (UTC, and in minutes), and whom to ask meanwhile (the
+ * What a locked person reads: until when (in the debtor's zone, and in minutes), and whom to ask meanwhile (the
  * organization that sent the link, by name).
  */
 export async function lockMessage(deps: AppDeps, visit: Visit, until: Date): Promise<string> {
   const organization = await deps.db('organizations').where({ id: visit.tenant.organizationId }).first('name');
   const minutes = Math.max(1, Math.ceil((until.getTime() - visit.now.getTime()) / 60_000));
-  const time = until.toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
+  const time = clockTime(until, await debtorZone(deps.db, visit.tenant, visit.browser.customer_id));
   const who = organization?.name ? `${organization.name}, who sent you this link` : 'the organization that sent you this link';
-  return `For your security, this link is locked after ${MAX_VERIFICATION_FAILURES} wrong answers. Try again after ${time} UTC (in ${minutes} minute${minutes === 1 ? '' : 's'}), or contact ${who}.`;
+  return `For your security, this link is locked after ${MAX_VERIFICATION_FAILURES} wrong answers. Try again after ${time} (in ${minutes} minute${minutes === 1 ? '' : 's'}), or contact ${who}.`;
 }
 
 /** True when verified; false for a wrong answer; throws while locked (429) or for no answer (422). */

@@ -44,10 +44,14 @@ export const organizationQuery = (app: TestApp) => `organization=${app.organizat
  * log, as the API shows it; newest first, so tests move the clock a second between two links).
  */
 export async function latestLink(api: ApiClient, customerId: string, to: string, subject: RegExp): Promise<string> {
+  return (await linksSent(api, customerId, to, subject))[0]!;
+}
+
+/** Every such link, newest first. */
+export async function linksSent(api: ApiClient, customerId: string, to: string, subject: RegExp): Promise<string[]> {
   const { data } = await api.GET('/communications', { params: { query: { customer_id: customerId, kind: 'account_security', limit: 100 } } });
   const mails = data!.data.filter((mail) => mail.to === to && subject.test(mail.subject));
-  const text = mails.sort((a, b) => b.created_at.localeCompare(a.created_at))[0]!.text;
-  return /(http\S+\?token=[A-Za-z0-9_-]+)/.exec(text)![1]!;
+  return mails.sort((a, b) => b.created_at.localeCompare(a.created_at)).map((mail) => /(http\S+\?token=[A-Za-z0-9_-]+)/.exec(mail.text)![1]!);
 }
 
 /** Text of the page as a person reads it (tags out, entities as written). */

@@ -159,5 +159,5 @@ test('"Sign out" in the header ends the visit on the server: the page says so, a
   const replayed = await fetch(`${app.origin}/portal/accounts`, { headers: { cookie: `portal_session=${cookie.value}` }, redirect: 'manual' });
   expect(replayed.status).toBe(401);
   await page.goto(`${app.origin}/portal/accounts`);
-  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Please open your link again');
+  expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Please sign in again');
 });

@@ -226,8 +226,11 @@ describe('a customer session link', () => {
     expect(again!.status()).toBe(429);
     await page.getByRole('heading', { name: 'Too many tries' }).waitFor();
     const said = await page.locator('main').innerText();
-    const until = new Date(app.clock.now().getTime() + 15 * 60_000).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'UTC' });
-    expect(said).toContain(`Try again after ${until} UTC (in 15 minutes)`);
+    // In the debtor's zone (ZIP 78704: Austin, Texas), the one the communications use; never UTC.
+    const until = new Date(app.clock.now().getTime() + 15 * 60_000).toLocaleTimeString('en-US', { hour: 'numeric', minute: '2-digit', timeZone: 'America/Chicago', timeZoneName: 'short' });
+    expect(until).toMatch(/C[SD]T$/);
+    expect(said).toContain(`Try again after ${until} (in 15 minutes)`);
+    expect(said).not.toContain('UTC');
     expect(said).toContain('contact Acme Recovery LLC, who sent you this link');
     expect(await page.getByLabel('Last 4 of SSN').count()).toBe(0);
     await check(page, 'locked-reopened');
