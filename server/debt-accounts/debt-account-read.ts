@@ -9,10 +9,7 @@
  * statements, only for the accounts that have one.
  *
  * A relation's rows come back as JSON, and become the rows its mapper takes exactly as the driver
- * would have made them: bigints as text (JSON numbers would lose digits past 2^53), timestamps
- * as PostgreSQL's text and then parsed by the driver's parser for them (db/timestamps.ts, taken
- * here directly, not by whichever parser was registered when this module loaded; a JSON timestamp
- * keeps microseconds that the parser truncates the same way, but its text differs).
+ * would have made them (db/json-rows.ts).
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
@@ -20,7 +17,7 @@ import type { Tenant } from '../kernel/tenant';
 import { UUID } from '../db/tenant';
 import type { PageRequest } from '../http/pagination';
 import { groupBy } from '../collections';
-import { parseTimestamptz } from '../db/timestamps';
+import { bare, jsonOf as json, revive, type Shape } from '../db/json-rows';
 import { concurrently } from '../db/concurrently';
 import { CHARGE_COLUMNS, TRANSACTION_COLUMNS, type ChargeRow, type TransactionRow } from '../charge-store/charge-repo';
 import { CUSTOMER_COLUMNS, type CustomerRow } from '../customer-store/customer-repo';
@@ -33,15 +30,6 @@ import { DEBT_ACCOUNT_COLUMNS, PLAN_COLUMNS, type DebtAccountRow, type PaymentPl
 import { debtAccountToApi, type AccountDocument } from './debt-account-mapper';
 import { EMBEDDED_PAYMENTS } from './debt-account-loader';
 
-/** A relation's columns, and those sent as text: its timestamps (parsed back) and its bigints. */
-interface Shape {
-  columns: string[];
-  timestamps: string[];
-  bigints: string[];
-}
-
-const bare = (columns: string[]) => columns.map((column) => column.slice(column.indexOf('.') + 1));
-
 const LOCATION: Shape = { columns: [...bare(LOCATION_COLUMNS), 'debt_accounts_count'], timestamps: ['created_at', 'updated_at'], bigints: [] };
 const PLAN: Shape = { columns: PLAN_COLUMNS, timestamps: ['created_at', 'updated_at'], bigints: ['amount'] };
 const CUSTOMER: Shape = { columns: bare(CUSTOMER_COLUMNS), timestamps: ['email_preference_changed_at', 'created_at', 'updated_at'], bigints: [] };
@@ -53,18 +41,6 @@ const CHARGE: Shape = {
 const TRANSACTION: Shape = { columns: bare(TRANSACTION_COLUMNS), timestamps: ['submitted_at', 'created_at'], bigints: ['number', 'amount'] };
 const AUTOPAY: Shape = { columns: bare(AUTOPAY_COLUMNS), timestamps: ['next_run_at', 'last_run_at', 'created_at', 'updated_at'], bigints: ['amount'] };
 const DOCUMENT: Shape = { columns: ['id', 'debt_account_id', 'name', 'created_at'], timestamps: ['created_at'], bigints: [] };
-
-/** The JSON object of `alias`'s row in `shape`. */
-function json(alias: string, shape: Shape): string {
-  const text = new Set([...shape.timestamps, ...shape.bigints]);
-  return `json_build_object(${shape.columns.map((column) => `'${column}', ${alias}.${column}${text.has(column) ? '::text' : ''}`).join(', ')})`;
-}
-
-/** A relation's JSON object as the row the driver would have answered. */
-function revive<T>(shape: Shape, object: Record<string, unknown>): T {
-  for (const column of shape.timestamps) if (typeof object[column] === 'string') object[column] = parseTimestamptz(object[column] as string);
-  return object as T;
-}
 
 /** Rows of `table` of the account's tenant. */
 const ofTenant = (alias: string) => `${alias}.organization_id = debt_accounts.organization_id AND ${alias}.environment = debt_accounts.environment`;
@@ -223,4 +199,18 @@ async function disputesOf(db: Knex, tenant: Tenant, accountIds: string[]): Promi
     () => readSettings(db, tenant),
   );
   return groupBy(await loadDisputes(db, tenant, rows, settings.dispute_hold), (dispute) => dispute.debt_account_id);
+}
+
+/** Every account of the tenant that `filter` selects, oldest first, in one statement (a customer's accounts). */
+export async function readDebtAccountsWhere(db: Knex, tenant: Tenant, filter: AccountFilter, include: Set<string>): Promise<{ rows: Read[]; data: components['schemas']['DebtAccount'][] }> {
+  const sql = statementFor(
+    `where:${filter.sql}`,
+    include,
+    (select) => `SELECT ${select}
+  FROM debt_accounts LEFT JOIN debt_accounts AS parent ON parent.id = debt_accounts.parent_id
+  WHERE debt_accounts.organization_id = ? AND debt_accounts.environment = ? AND (${filter.sql})
+  ORDER BY debt_accounts.created_at, debt_accounts.id`,
+  );
+  const { rows } = await db.raw<{ rows: Read[] }>(sql, [tenant.organizationId, tenant.environment, ...filter.bindings]);
+  return { rows, data: await toApi(db, tenant, rows, include) };
 }
