@@ -31,10 +31,9 @@ import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
-import { addressRepo } from '../server/customer-store/address-repo';
-import { customerRepo } from '../server/customer-store/customer-repo';
+import type { CustomerRow } from '../server/customer-store/customer-repo';
+import { readCustomerRow } from '../server/customers/customer-read';
 import { customerService, DEFAULT_CUSTOMER_INCLUDES } from '../server/customers/customer-service';
-import { portalAccountsOf } from '../server/customers/portal-account-view';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { startQueue } from '../server/jobs/queue';
@@ -59,17 +58,16 @@ const { values: options } = parseArgs({
 });
 
 /**
- * The same three statements the service runs for GET /customers/{id} with its default include:
- * the customer by `{id|external_id}`, its addresses and its Portal account (`portal_account`),
- * built by the service's own repos, so that the SQL, and PostgreSQL's work for it, is the same
- * in every variant.
+ * The same statement the service runs for GET /customers/{id} with its default include: the
+ * customer by `{id|external_id}` with its addresses and its Portal account (`portal_account`)
+ * as JSON (customers/customer-read.ts), so that the SQL, and PostgreSQL's work for it, is the
+ * same in every variant. (Until 2026-12-05 the service sent three statements one after another,
+ * and this handler the same three.)
  */
 function sameQueries(db: Knex) {
   return async (tenant: Tenant, id: string) => {
-    const customer = await customerRepo(db, tenant).find(id);
-    const addresses = await addressRepo(db, tenant).forCustomers([id]);
-    await portalAccountsOf(db, tenant, [id]);
-    return { customer: customer!, addresses };
+    const { addresses, methods: _methods, portal: _portal, ...customer } = (await readCustomerRow(db, tenant, id, DEFAULT_INCLUDE))!;
+    return { customer: customer as CustomerRow, addresses };
   };
 }
 

@@ -48,23 +48,39 @@ function statement(addresses: boolean, methods: boolean): string {
 
 type Read = CustomerRow & { addresses: Record<string, unknown>[]; methods: Record<string, unknown>[]; portal: Record<string, unknown> | null };
 
+const byKeyOf = (tenant: Tenant, key: string) => {
+  const id = UUID.test(key) ? key : null;
+  return [tenant.organizationId, tenant.environment, id, key, id];
+};
+
+/** The one statement's row: the customer with its relations as JSON (also what bench:api's bare handler sends). */
+export async function readCustomerRow(
+  db: Knex,
+  tenant: Tenant,
+  key: string,
+  include: Set<string>,
+): Promise<(Omit<Read, 'addresses'> & { addresses: AddressRow[] }) | undefined> {
+  const billing = include.has('payment_methods.billing_address');
+  const { rows } = await db.raw<{ rows: Read[] }>(statement(include.has('addresses') || billing, include.has('payment_methods')), byKeyOf(tenant, key));
+  const row = rows[0];
+  return row ? { ...row, addresses: row.addresses.map((address) => revive<AddressRow>(ADDRESS, address)) } : undefined;
+}
+
 /** The customer as the API shows it with `include`, or undefined when the tenant has none of that key. */
 export async function readCustomer(db: Knex, tenant: Tenant, key: string, include: Set<string>, now: Date): Promise<Customer | undefined> {
   const billing = include.has('payment_methods.billing_address');
-  const id = UUID.test(key) ? key : null;
-  const byKey = [tenant.organizationId, tenant.environment, id, key, id];
+  const byKey = byKeyOf(tenant, key);
   const nested = new Set(['metadata', 'location', 'locations'].filter((relation) => include.has(`debt_accounts.${relation}`)));
-  const [{ rows }, accounts] = await concurrently(
+  const [row, accounts] = await concurrently(
     db,
-    () => db.raw<{ rows: Read[] }>(statement(include.has('addresses') || billing, include.has('payment_methods')), byKey),
+    () => readCustomerRow(db, tenant, key, include),
     () =>
       include.has('debt_accounts')
         ? readDebtAccountsWhere(db, tenant, { sql: `debt_accounts.customer_id = (SELECT customers.id FROM customers WHERE ${BY_KEY})`, bindings: byKey }, nested)
         : Promise.resolve(undefined),
   );
-  const row = rows[0];
   if (!row) return undefined;
-  const own = row.addresses.map((address) => revive<AddressRow>(ADDRESS, address));
+  const own = row.addresses;
   const primary = own.find((address) => address.is_primary) ?? null;
   const paymentMethods = row.methods.map((method) =>
     paymentMethodToApi(revive<PaymentMethodRow>(METHOD, method), {
