@@ -1392,7 +1392,32 @@ export interface paths {
          *
          *     Each bad value is a 422 on its parameter: a `type` that is neither a name of the
          *     catalogue nor a prefix with `.*`, a time that is not a date-time, `created_lt` not after
-         *     `created_gte`, an `object_id` that is not a UUID.
+         *     `created_gte`, an `object_id` that is not a UUID, a `starting_after` that is not an event
+         *     of the organization and environment still kept, or given with a `page` other than 1.
+         *
+         *     **A page has a size ceiling** (our decision): besides `limit`, a page stops before the
+         *     event that would take the answer past `EVENTS_PAGE_MAX_BYTES` (4 MiB of JSON by default;
+         *     an event alone larger than that is sent alone, on a page of its own). A payload embeds
+         *     what §6.4 says it embeds, so the events of a large account family (a parent with
+         *     thousands of children, each child's event embedding the parent and its children) can be
+         *     hundreds of kB each, and 500 of them tens of MB. A page cut so says `truncated: true`,
+         *     holds fewer than `limit` events, and its `links.next` continues exactly after its last
+         *     event: `starting_after=<that event's id>`, with the same filters and `limit`. Following
+         *     `links.next` from the first page to the last returns every event once, in order, with
+         *     no gap and no repeat, even when events are recorded meanwhile (they are newer, so they
+         *     come before the first page, not inside the list being read).
+         *
+         *     With `starting_after` (from `links.next`, or an event id of your own) the page holds the
+         *     events right after that one in the list's order (older); `meta.from` and `meta.to` are
+         *     their positions in the whole list, `meta.current_page` the `limit`-sized page that holds
+         *     `meta.from`, `links.prev` is null, and `links.next` continues after this page's last
+         *     event. Without it, pages are numbered as every list's (`page`), and `links.next` is the
+         *     next number unless the page was cut.
+         *
+         *     The payloads are written into the answer from the stored text of each event as it was
+         *     recorded (no parse and serialize again per event), so this answer is not re-checked
+         *     against the document event by event as other answers are; the payloads are built from
+         *     the document's types and tested.
          */
         get: operations["listEvents"];
         put?: never;
@@ -15608,6 +15633,13 @@ export interface operations {
                  */
                 page?: components["parameters"]["Page"];
                 /**
+                 * @description An event id: the page starts right after this event, in the list's order (newest
+                 *     first, so with the next older event). What `links.next` carries when a page was cut at
+                 *     the size ceiling, or was itself read with `starting_after`. Only with `page` 1 (or none).
+                 * @example 0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a
+                 */
+                starting_after?: string;
+                /**
                  * @description An event name, or a prefix followed by `.*` (the `*` may be sent as it is).
                  * @example debt-account.*
                  */
@@ -15658,12 +15690,19 @@ export interface operations {
                      *         "last": "https://00000000-0000-4000-8000-000000000000.api.debt-collection.example/api/v1/events?type=debt-account.*&page=1",
                      *         "prev": null,
                      *         "next": null
-                     *       }
+                     *       },
+                     *       "truncated": false
                      *     }
                      */
                     "application/json": components["schemas"]["Paginated"] & {
                         /** @description The events on this page, newest first. */
                         data: components["schemas"]["Event"][];
+                        /**
+                         * @description True when the page was cut at the size ceiling (`EVENTS_PAGE_MAX_BYTES`)
+                         *     before `limit` events: it holds fewer, and `links.next` continues right
+                         *     after its last event (`starting_after`).
+                         */
+                        truncated: boolean;
                     };
                 };
             };

@@ -31,10 +31,9 @@ import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp } from '../server/app';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
-import { addressRepo } from '../server/customer-store/address-repo';
-import { customerRepo } from '../server/customer-store/customer-repo';
+import type { CustomerRow } from '../server/customer-store/customer-repo';
+import { readCustomerRow } from '../server/customers/customer-read';
 import { customerService, DEFAULT_CUSTOMER_INCLUDES } from '../server/customers/customer-service';
-import { portalAccountsOf } from '../server/customers/portal-account-view';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { startQueue } from '../server/jobs/queue';
@@ -46,6 +45,7 @@ import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
 import { createLogger, logDestination } from '../server/logging';
 import { freePort } from '../server/net';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 const root = resolve(__dirname, '..');
 const run = promisify(execFile);
@@ -59,17 +59,16 @@ const { values: options } = parseArgs({
 });
 
 /**
- * The same three statements the service runs for GET /customers/{id} with its default include:
- * the customer by `{id|external_id}`, its addresses and its Portal account (`portal_account`),
- * built by the service's own repos, so that the SQL, and PostgreSQL's work for it, is the same
- * in every variant.
+ * The same statement the service runs for GET /customers/{id} with its default include: the
+ * customer by `{id|external_id}` with its addresses and its Portal account (`portal_account`)
+ * as JSON (customers/customer-read.ts), so that the SQL, and PostgreSQL's work for it, is the
+ * same in every variant. (Until 2026-12-05 the service sent three statements one after another,
+ * and this handler the same three.)
  */
 function sameQueries(db: Knex) {
   return async (tenant: Tenant, id: string) => {
-    const customer = await customerRepo(db, tenant).find(id);
-    const addresses = await addressRepo(db, tenant).forCustomers([id]);
-    await portalAccountsOf(db, tenant, [id]);
-    return { customer: customer!, addresses };
+    const { addresses, methods: _methods, portal: _portal, ...customer } = (await readCustomerRow(db, tenant, id, DEFAULT_INCLUDE))!;
+    return { customer: customer as CustomerRow, addresses };
   };
 }
 
@@ -100,7 +99,15 @@ interface Result {
   cpuPerRequest: number;
   /** The whole machine's busy CPU time per request (servers, PostgreSQL, the load, the kernel); NaN off Linux. */
   machinePerRequest: number;
+  /** This process's garbage collection during the load: pauses per 1,000 requests, in ms. */
+  gcPerThousand: number;
 }
+
+/** Garbage collection pauses of this process so far, in ms (every in-process server's). */
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration;
+}).observe({ entryTypes: ['gc'] });
 
 /** Busy CPU time of the whole machine so far, in µs (Linux /proc/stat; NaN elsewhere). */
 function machineBusy(): number {
@@ -113,8 +120,14 @@ function machineBusy(): number {
 }
 
 async function load(url: string, token: string): Promise<Result> {
+  // Every in-process server shares this heap: without a collection here, a load paid for the
+  // garbage the one before it left (GC pauses of 0.3 to 4.7 s per 1,000 requests in the same
+  // run, the slow rounds of either side), which swung each round's ratio. npm run bench:api
+  // runs node with --expose-gc.
+  (globalThis as { gc?: () => void }).gc?.();
   const cpu = process.cpuUsage();
   const busy = machineBusy();
+  const gcBefore = gcMs;
   const { stdout } = await run(
     join(root, 'node_modules', '.bin', 'autocannon'),
     ['--json', '-c', options.connections!, '-d', options.seconds!, '-H', `Authorization=Bearer ${token}`, url],
@@ -124,7 +137,13 @@ async function load(url: string, token: string): Promise<Result> {
   const machine = machineBusy() - busy;
   const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number };
   if (report.non2xx > 0 || report.errors > 0) throw new Error(`${url}: ${report.non2xx} non-2xx answers, ${report.errors} errors`);
-  return { requests: report.requests.average, p99: report.latency.p99, cpuPerRequest: (used.user + used.system) / report.requests.total, machinePerRequest: machine / report.requests.total };
+  return {
+    requests: report.requests.average,
+    p99: report.latency.p99,
+    cpuPerRequest: (used.user + used.system) / report.requests.total,
+    machinePerRequest: machine / report.requests.total,
+    gcPerThousand: ((gcMs - gcBefore) * 1000) / report.requests.total,
+  };
 }
 
 /** `npm start` with WEB_CONCURRENCY=processes on the scratch database; resolves once /health answers. */
@@ -243,6 +262,15 @@ async function main(): Promise<void> {
     }
     const full = targets[targets.length - 1]!.results;
     console.log(`full service / bare, req/s of each round: ${roundRatios(full, (r) => r.requests).map((ratio) => ratio.toFixed(2)).join(' ')}`);
+    // What a slow round had that the others had not: its CPU per request against the machine's
+    // (another process's load shows in the machine's column alone), and its GC pauses.
+    console.log('  each round, full service | bare: CPU µs/req, machine µs/req, GC ms per 1,000 req');
+    full.forEach((result, round) => {
+      const base = bare[round]!;
+      console.log(
+        `  round ${round + 1}: ${(result.requests / base.requests).toFixed(2)}  ${result.cpuPerRequest.toFixed(0)} | ${base.cpuPerRequest.toFixed(0)}  ${result.machinePerRequest.toFixed(0)} | ${base.machinePerRequest.toFixed(0)}  ${result.gcPerThousand.toFixed(1)} | ${base.gcPerThousand.toFixed(1)}`,
+      );
+    });
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {

@@ -2,7 +2,12 @@
  * npm run bench:bulk — the time from POST /bulk to `completed` for 1000 customers, each with
  * an address, a parent and two children, against a plain PostgreSQL COPY of the same rows
  * (1000 customers, 1000 addresses, 3000 accounts) into the same tables, in the same run.
- * Each round uses a fresh organization; medians are printed with their ratio.
+ * Each round uses a fresh organization; medians are printed with their ratio. Also, per round
+ * of the service: the statements it sent per 1,000 rows (counted at the driver, on this
+ * process's knex connections; the progress polls left out) and where its time went, by phase:
+ * the POST, the job's statements by kind (their time from sent to answered, summed), the
+ * recording of the events (payloads read and built, the event log and outbox written), and the
+ * rest (the job's JavaScript, pg-boss's pick-up).
  *
  *   npm run bench:bulk [-- --rounds 5 --rows 1000]
  */
@@ -25,6 +30,7 @@ import { startQueue } from '../server/jobs/queue';
 import { startWorkers, type Workers } from '../server/workers';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
+import { timeStatements } from './statement-count';
 
 const { values: options } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, rows: { type: 'string', default: '1000' } } });
 const ROWS = Number(options.rows);
@@ -83,6 +89,13 @@ async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: strin
 }
 
 
+/** A statement's kind: its verb and table, or its first words. */
+function statementKind(sql: string): string {
+  const text = sql.replace(/\s+/g, ' ').trim();
+  const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(text);
+  return table ? `${table[1]!.split(' ')[0]!.toLowerCase()} ${table[2]}` : text.slice(0, 60);
+}
+
 async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench', 10);
   const { db } = scratch;
@@ -94,8 +107,34 @@ async function main(): Promise<void> {
   const boss = await (async () => {
     return startQueue(url.toString(), logger);
   })();
+  // Statements by kind while a round runs (the polls' own texts left out), and the events' recording.
+  let counting = false;
+  let capturingPoll = false;
+  const polls = new Set<string>();
+  const kinds = new Map<string, { count: number; ms: number }>();
+  timeStatements((sql, took) => {
+    if (capturingPoll) polls.add(sql);
+    if (!counting || polls.has(sql)) return;
+    const kind = statementKind(sql);
+    const entry = kinds.get(kind) ?? { count: 0, ms: 0 };
+    entry.count += 1;
+    entry.ms += took;
+    kinds.set(kind, entry);
+  });
+  let recordingMs = 0;
+  const events = webhookEvents(boss);
+  const timedEvents: typeof events = {
+    async record(trx, tenant, recorded) {
+      const started = performance.now();
+      try {
+        return await events.record(trx, tenant, recorded);
+      } finally {
+        recordingMs += performance.now() - started;
+      }
+    },
+  };
   try {
-    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(loadConfig({}).dataDir) };
+    const deps = { config: { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000 }, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: timedEvents, files: diskFileStore(loadConfig({}).dataDir) };
     workers = await startWorkers(deps);
     server = await listen(createApp(deps), 0, '127.0.0.1');
     const address = server.address();
@@ -104,10 +143,14 @@ async function main(): Promise<void> {
     const service: number[] = [];
     const answered: number[] = [];
     const copies: number[] = [];
+    const perRound: { statements: number; recording: number; kinds: Map<string, { count: number; ms: number }> }[] = [];
     for (let round = 0; round <= Number(options.rounds); round++) {
       const organization = await createOrganization(db, `Bench ${round}`);
       const api = createApiClient({ baseUrl, token: organization.production_token });
       const body = items(`S${round}`);
+      kinds.clear();
+      recordingMs = 0;
+      counting = true;
       const started = performance.now();
       const { data } = await api.POST('/bulk', { body });
       const id = data!.data.bulk_id;
@@ -121,11 +164,24 @@ async function main(): Promise<void> {
         await new Promise((done) => setTimeout(done, 10));
       }
       const elapsed = performance.now() - started;
+      counting = false;
+      if (round === 0) {
+        // The statements of one progress poll, to leave out of the counts from now on.
+        capturingPoll = true;
+        await api.GET('/bulk/{id}', { params: { path: { id } } });
+        capturingPoll = false;
+      }
       const copied = await copyBaseline(pool, organization.organization_id, `C${round}`);
       if (round === 0) continue; // warm-up
       service.push(elapsed);
       answered.push(accepted);
       copies.push(copied);
+      perRound.push({ statements: [...kinds.values()].reduce((sum, kind) => sum + kind.count, 0), recording: recordingMs, kinds: new Map(kinds) });
+      const phases = [...kinds.entries()].sort((a, b) => b[1].ms - a[1].ms);
+      console.log(
+        `round ${round}: ${elapsed.toFixed(0)} ms (POST answered ${accepted.toFixed(0)}), COPY ${copied.toFixed(0)} ms; ${((perRound.at(-1)!.statements * 1000) / ROWS).toFixed(0)} statements per 1,000 rows; events recorded in ${recordingMs.toFixed(0)} ms`,
+      );
+      for (const [kind, { count, ms }] of phases.slice(0, 12)) console.log(`    ${count.toString().padStart(5)} × ${ms.toFixed(1).padStart(8)} ms  ${kind}`);
     }
     const s = median(service);
     const c = median(copies);
@@ -135,6 +191,8 @@ async function main(): Promise<void> {
     console.log(`  of which POST answered  ${median(answered).toFixed(0).padStart(6)} ms   (min ${Math.min(...answered).toFixed(0)}, max ${Math.max(...answered).toFixed(0)})`);
     console.log(`plain COPY of the rows    ${c.toFixed(0).padStart(6)} ms   (min ${Math.min(...copies).toFixed(0)}, max ${Math.max(...copies).toFixed(0)})`);
     console.log(`ratio service / COPY      ${(s / c).toFixed(2).padStart(6)}`);
+    console.log(`statements per 1,000 rows ${median(perRound.map((round) => (round.statements * 1000) / ROWS)).toFixed(0).padStart(6)}   (the polls left out)`);
+    console.log(`events recorded in        ${median(perRound.map((round) => round.recording)).toFixed(0).padStart(6)} ms (payloads read and built, event log and outbox written)`);
   } finally {
     await new Promise((done) => (server ? server.close(done) : done(undefined)));
     await workers?.stop();

@@ -10,7 +10,12 @@
  * through the same server. Then EXPLAIN (ANALYZE, BUFFERS) of the SQL one lookup per flow
  * really ran (captured from knex), flagging any Seq Scan.
  *
- *   npm run bench:lookup [-- --customers 1000000 --lookups 200 --account-every 10 --locations 20]
+ *   npm run bench:lookup [-- --customers 1000000 --lookups 200 --account-every 10 --locations 20] [--keep NAME]
+ *
+ * Per flow it also prints the statements one lookup sent, counted where they leave for the
+ * database (every knex connection of this process: authentication's included when it made one).
+ * With `--keep NAME` the database is kept (under .data/NAME when embedded) and the next run with
+ * the same NAME and --customers reuses its rows instead of seeding them again.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * unset, an embedded PostgreSQL under .data/bench-lookup-<pid>, removed after.
@@ -32,7 +37,8 @@ import { DEBT_ACCOUNT_INCLUDES } from '../server/debt-accounts/debt-account-load
 import { LOOKUP_FLOWS } from '../server/debt-accounts/lookup';
 import { debtAccountService } from '../server/debt-accounts/debt-account-service';
 import type { Tenant } from '../server/kernel/tenant';
-import { createOrganization } from '../server/organizations/organization-repo';
+import { createOrganization, rotateToken, type CreatedOrganization } from '../server/organizations/organization-repo';
+import { countStatements } from './statement-count';
 import { encodeQueryValue } from '../server/http/pagination';
 
 const { values: options } = parseArgs({
@@ -41,6 +47,7 @@ const { values: options } = parseArgs({
     lookups: { type: 'string', default: '200' },
     'account-every': { type: 'string', default: '10' },
     locations: { type: 'string', default: '20' },
+    keep: { type: 'string' },
   },
 });
 const CUSTOMERS_N = Number(options.customers);
@@ -166,7 +173,11 @@ async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
 }
 
 async function main(): Promise<void> {
-  const scratch = await openScratchDatabase('bench-lookup', 10);
+  let statements = 0;
+  countStatements(() => {
+    statements += 1;
+  });
+  const scratch = await openScratchDatabase('bench-lookup', 10, { keep: options.keep });
   const { db, name } = scratch;
   const url = new URL(scratch.url);
   let server: Server | undefined;
@@ -174,17 +185,29 @@ async function main(): Promise<void> {
   try {
     const [{ version }] = (await db.raw<{ rows: { version: string }[] }>('SELECT version()')).rows as [{ version: string }];
     console.log(`${version.split(',')[0]}; ${scratch.source}, scratch database ${name}`);
-    const organization = await createOrganization(db, 'Bench Recovery');
-    const second = await createOrganization(db, 'Bench Other Org');
-    const otherCount = Math.max(1, Math.floor(CUSTOMERS_N / 10));
+    const orgName = `Bench Recovery (${CUSTOMERS_N} customers, an account every ${ACCOUNT_EVERY}, ${LOCATIONS} locations)`;
+    const kept = scratch.reused
+      ? await db('organizations').where({ name: orgName }).first<{ id: string } | undefined>('id')
+      : undefined;
+    let organization: CreatedOrganization;
+    if (kept) {
+      const token = await rotateToken(db, kept.id, 'production');
+      organization = { organization_id: kept.id, production_token: token!, sandbox_token: '' };
+      console.log(`\nReusing the ${CUSTOMERS_N.toLocaleString('en-US')} customers seeded by an earlier run (--keep ${options.keep})`);
+      await timed('ANALYZE', () => db.raw('ANALYZE'));
+    } else {
+      organization = await createOrganization(db, orgName);
+      const second = await createOrganization(db, `Bench Other Org for ${orgName}`);
+      const otherCount = Math.max(1, Math.floor(CUSTOMERS_N / 10));
 
-    console.log(`\nSeeding ${CUSTOMERS_N.toLocaleString('en-US')} customers (+ ${otherCount.toLocaleString('en-US')} in a second organization), one address each, an account for every ${ACCOUNT_EVERY}th, ${LOCATIONS} locations per organization:`);
-    const seedStart = process.hrtime.bigint();
-    await timed('organization 1 (customers, addresses, accounts)', () => seedCustomers(db, organization.organization_id, CUSTOMERS_N));
-    await timed('organization 2 (same people, first tenth)', () => seedCustomers(db, second.organization_id, otherCount));
-    // As a database in steady state: statistics, and a visibility map that lets counts use the index alone.
-    await timed('VACUUM ANALYZE', () => db.raw('VACUUM ANALYZE'));
-    console.log(`  ${'seeding total'.padEnd(44)} ${(ms(seedStart) / 1000).toFixed(1).padStart(7)} s`);
+      console.log(`\nSeeding ${CUSTOMERS_N.toLocaleString('en-US')} customers (+ ${otherCount.toLocaleString('en-US')} in a second organization), one address each, an account for every ${ACCOUNT_EVERY}th, ${LOCATIONS} locations per organization:`);
+      const seedStart = process.hrtime.bigint();
+      await timed('organization 1 (customers, addresses, accounts)', () => seedCustomers(db, organization.organization_id, CUSTOMERS_N));
+      await timed('organization 2 (same people, first tenth)', () => seedCustomers(db, second.organization_id, otherCount));
+      // As a database in steady state: statistics, and a visibility map that lets counts use the index alone.
+      await timed('VACUUM ANALYZE', () => db.raw('VACUUM ANALYZE'));
+      console.log(`  ${'seeding total'.padEnd(44)} ${(ms(seedStart) / 1000).toFixed(1).padStart(7)} s`);
+    }
     const { rows: sizes } = await db.raw<{ rows: { relname: string; rows: string; size: string }[] }>(
       `SELECT relname, reltuples::bigint AS rows, pg_size_pretty(pg_total_relation_size(oid)) AS size
          FROM pg_class WHERE relname IN ('customers', 'customer_addresses', 'debt_accounts') ORDER BY relname`,
@@ -230,47 +253,51 @@ async function main(): Promise<void> {
     console.log('  lookup       = GET /debt-accounts/lookup over HTTP (default include: customer, location, locations, metadata)');
     console.log('  lookup cust. = the same with include=customer (no location, so no Location.debt_accounts_count)');
     console.log('  lookup fn    = the lookup service called in-process: the same queries, no HTTP, auth or validation');
+    console.log('  GET account  = GET /debt-accounts/{id} of the first account found, with every include, over HTTP');
     console.log('  GET customer = GET /customers/{id} over HTTP (end-to-end baseline)');
     console.log('  PK SQL       = SELECT … FROM customers WHERE id = $1 through the same pool (SQL baseline)');
-    console.log(`  ${'flow'.padEnd(36)} ${'what'.padEnd(14)}     p50     p95     p99     max   p50 / PK SQL`);
+    console.log('  stmts        = statements sent to the database per call (mean, and the most in one call), counted at the driver');
+    console.log(`  ${'flow'.padEnd(36)} ${'what'.padEnd(14)}     p50     p95     p99     max   p50 / PK SQL   stmts (max)`);
     const flows = Object.keys(LOOKUP_FLOWS);
-    const summary: { flow: string; p50: number; p99: number; matches: number }[] = [];
+    const summary: { flow: string; p50: number; p99: number; matches: number; statements: number; mostStatements: number }[] = [];
+    const WHATS = ['lookup', 'lookup cust.', 'lookup fn', 'GET account', 'GET customer', 'PK SQL'] as const;
     for (const flow of flows) {
       const targets = await sample(db, organization.organization_id, LOOKUPS);
-      const lookups: number[] = [];
-      const directs: number[] = [];
-      const customerOnly: number[] = [];
-      const gets: number[] = [];
-      const pks: number[] = [];
+      const times = new Map<string, number[]>(WHATS.map((what) => [what, []]));
+      const sent = new Map<string, number[]>(WHATS.map((what) => [what, []]));
+      const measure = async <T>(what: (typeof WHATS)[number], work: () => Promise<T>): Promise<T> => {
+        const before = statements;
+        const start = process.hrtime.bigint();
+        const result = await work();
+        times.get(what)!.push(ms(start));
+        sent.get(what)!.push(statements - before);
+        return result;
+      };
       let matches = 0;
       for (const target of targets) {
-        let start = process.hrtime.bigint();
-        const body = await get(`/debt-accounts/lookup?${queryString(queryFor(flow, target))}`);
-        lookups.push(ms(start));
-        const accounts = body.data as { customer?: { id: string } }[];
+        const body = await measure('lookup', () => get(`/debt-accounts/lookup?${queryString(queryFor(flow, target))}`));
+        const accounts = body.data as { id: string; customer?: { id: string } }[];
         if (!accounts.some((account) => account.customer?.id === target.id)) throw new Error(`${flow}: customer ${target.id} not found by its own details`);
         matches += new Set(accounts.map((account) => account.customer!.id)).size;
-        start = process.hrtime.bigint();
-        await get(`/debt-accounts/lookup?${queryString({ ...queryFor(flow, target), include: 'customer' })}`);
-        customerOnly.push(ms(start));
-        start = process.hrtime.bigint();
-        const page = await direct(queryFor(flow, target));
-        directs.push(ms(start));
+        await measure('lookup cust.', () => get(`/debt-accounts/lookup?${queryString({ ...queryFor(flow, target), include: 'customer' })}`));
+        const page = await measure('lookup fn', () => direct(queryFor(flow, target)));
         if (page.total !== accounts.length) throw new Error(`${flow}: the in-process call found ${page.total} accounts, HTTP ${accounts.length}`);
-        start = process.hrtime.bigint();
-        await get(`/customers/${target.id}`);
-        gets.push(ms(start));
-        start = process.hrtime.bigint();
-        await byPrimaryKey(target.id);
-        pks.push(ms(start));
+        await measure('GET account', () => get(`/debt-accounts/${accounts[0]!.id}?include=${DEBT_ACCOUNT_INCLUDES.join(',')}`));
+        await measure('GET customer', () => get(`/customers/${target.id}`));
+        await measure('PK SQL', () => byPrimaryKey(target.id));
       }
-      const pk = stats(pks);
-      for (const [what, values] of [['lookup', lookups], ['lookup cust.', customerOnly], ['lookup fn', directs], ['GET customer', gets], ['PK SQL', pks]] as const) {
-        const s = stats(values);
-        console.log(`  ${(what === 'lookup' ? flow : '').padEnd(36)} ${what.padEnd(14)} ${fmt(s.p50)} ${fmt(s.p95)} ${fmt(s.p99)} ${fmt(s.max)} ${(s.p50 / pk.p50).toFixed(1).padStart(14)}`);
+      const pk = stats(times.get('PK SQL')!);
+      for (const what of WHATS) {
+        const s = stats(times.get(what)!);
+        const counts = sent.get(what)!;
+        const mean = counts.reduce((sum, n) => sum + n, 0) / counts.length;
+        console.log(
+          `  ${(what === 'lookup' ? flow : '').padEnd(36)} ${what.padEnd(14)} ${fmt(s.p50)} ${fmt(s.p95)} ${fmt(s.p99)} ${fmt(s.max)} ${(s.p50 / pk.p50).toFixed(1).padStart(14)} ${mean.toFixed(2).padStart(7)} (${Math.max(...counts)})`,
+        );
       }
-      const s = stats(lookups);
-      summary.push({ flow, p50: s.p50, p99: s.p99, matches: matches / targets.length });
+      const s = stats(times.get('lookup')!);
+      const counts = sent.get('lookup')!;
+      summary.push({ flow, p50: s.p50, p99: s.p99, matches: matches / targets.length, statements: counts.reduce((sum, n) => sum + n, 0) / counts.length, mostStatements: Math.max(...counts) });
     }
     console.log('\n  customers matched per lookup (mean): ' + summary.map((row) => `${row.flow} ${row.matches.toFixed(2)}`).join(', '));
 
@@ -314,7 +341,10 @@ async function main(): Promise<void> {
 
     console.log('\nSummary');
     for (const row of summary) {
-      console.log(`  ${row.flow.padEnd(36)} p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms: ${row.p99 < 20 ? 'under' : 'NOT under'} 20 ms at p99`);
+      const met = row.p99 < 10 && row.mostStatements <= 2;
+      console.log(
+        `  ${row.flow.padEnd(36)} p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms, ${row.statements.toFixed(2)} statements per lookup (at most ${row.mostStatements}): ${met ? 'meets' : 'does NOT meet'} p99 < 10 ms and ≤ 2 statements`,
+      );
     }
     if (slow.length > 0) console.log(`  queries over 1 ms besides the matching ones:\n    ${slow.join('\n    ')}`);
     console.log(seqScans.length === 0 ? '  no Seq Scan on customers, customer_addresses or debt_accounts in any lookup query' : `  SEQ SCANS:\n    ${seqScans.join('\n    ')}`);

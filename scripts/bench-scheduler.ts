@@ -53,7 +53,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Knex } from 'knex';
-import pg from 'pg';
+import { countStatements } from './statement-count';
 import { loadConfig } from '../server/config';
 import { SecretBox } from '../server/crypto/secrets';
 import type { AppDeps } from '../server/deps';
@@ -149,24 +149,6 @@ async function seedPlans(db: Knex, tenant: Tenant, prefix: string): Promise<void
     { org, per: PER_ACCOUNT },
   );
   await db.raw('ANALYZE');
-}
-
-/**
- * Calls `seen` with every statement sent on a knex connection of this process (every pg client
- * knex made: it marks them `__knexUid`), whatever sent it: knex, or code running on the
- * connection of a knex transaction directly (pg-boss's SQL, COPY). pg-boss's own pool is not
- * counted.
- */
-function countStatements(seen: (sql: string) => void): void {
-  const Client = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown; __knexUid?: string };
-  const query = Client.query;
-  Client.query = function (this: { __knexUid?: string }, ...args: unknown[]) {
-    if (this.__knexUid !== undefined) {
-      const [first] = args;
-      seen(typeof first === 'string' ? first : ((first as { text?: string } | undefined)?.text ?? ''));
-    }
-    return query.apply(this, args);
-  };
 }
 
 /**

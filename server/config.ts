@@ -31,6 +31,8 @@ export interface Config {
   webhookLogRetentionDays: number;
   /** Days every event is kept for GET /events and recovery (and its deliveries with it). */
   eventRetentionDays: number;
+  /** The most bytes of JSON one GET /events answer holds (an event larger alone is sent alone). */
+  eventsPageMaxBytes: number;
   /** Hours a rotated-out webhook secret keeps signing beside the new one. */
   webhookSecretGraceHours: number;
   /** Days of nothing but failed attempts after which a webhook is disabled (warned a day before). */
@@ -181,6 +183,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowInsecureUrls: boolean(env, 'WEBHOOK_ALLOW_INSECURE_URLS', false),
     webhookLogRetentionDays: integer(env, 'WEBHOOK_LOG_RETENTION_DAYS', 30, 1, 3650),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    eventsPageMaxBytes: integer(env, 'EVENTS_PAGE_MAX_BYTES', 4 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
     webhookSecretGraceHours: integer(env, 'WEBHOOK_SECRET_GRACE_HOURS', 24, 0, 720),
     webhookDisableAfterDays: integer(env, 'WEBHOOK_DISABLE_AFTER_DAYS', 5, 2, 365),
     portalUrl: url(env, 'PORTAL_URL', `http://127.0.0.1:${port}/portal`),

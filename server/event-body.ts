@@ -119,10 +119,15 @@ export function encodeEventBody(data: unknown): Buffer {
   return Buffer.concat([Buffer.from([FORMAT_1]), deflateRawSync(text, { dictionary: DICTIONARY_1, level: LEVEL })]);
 }
 
+/** The payload's JSON text as it was written, in UTF-8: what an answer can carry as it is. */
+export function eventBodyBytes(stored: Buffer): Buffer {
+  if (stored[0] !== FORMAT_1) throw new Error(`unknown event body format ${stored[0]}`);
+  return inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_1 });
+}
+
 /** The payload's JSON text, as it was written. */
 export function eventBodyText(stored: Buffer): string {
-  if (stored[0] !== FORMAT_1) throw new Error(`unknown event body format ${stored[0]}`);
-  return inflateRawSync(stored.subarray(1), { dictionary: DICTIONARY_1 }).toString('utf8');
+  return eventBodyBytes(stored).toString('utf8');
 }
 
 /** The payload. */

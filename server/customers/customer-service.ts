@@ -21,6 +21,7 @@ import { nowFor } from '../kernel/clock';
 import { canonicalTimeZone } from '../time-zones';
 import { emailPreferenceChange } from './email-preference';
 import { loadCustomers } from './customer-loader';
+import { readCustomer } from './customer-read';
 
 type Schemas = components['schemas'];
 type Customer = Schemas['Customer'];
@@ -68,10 +69,11 @@ export function customerService({ db, events, clock }: CustomerDeps) {
       );
     },
 
+    /** In one statement, two with its debt accounts (customer-read.ts). */
     async find(tenant: Tenant, key: string, include: Set<string>): Promise<Customer> {
-      const row = await customerRepo(db, tenant).find(key);
-      if (!row) throw ApiError.notFound('Customer');
-      return load(db, tenant, row, include);
+      const customer = await readCustomer(db, tenant, key, include, nowFor(clock, tenant));
+      if (!customer) throw ApiError.notFound('Customer');
+      return customer;
     },
 
     async create(tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {

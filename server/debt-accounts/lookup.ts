@@ -11,6 +11,7 @@ import { ADDRESSES } from '../customer-store/address-repo';
 import { CUSTOMERS } from '../customer-store/customer-repo';
 import type { paths } from '../../generated/schema';
 import { DEBT_ACCOUNTS, debtAccountRepo } from './debt-account-repo';
+import type { AccountFilter } from './debt-account-read';
 
 type Field = 'phone' | 'ssn_last4' | 'date_of_birth' | 'postal_code' | 'first_name' | 'last_name';
 
@@ -60,12 +61,21 @@ export type LookupQuery = { [K in keyof NonNullable<paths['/debt-accounts/lookup
  * names the fields it needs; one that is missing is a 422 on its query parameter.
  */
 export function lookupQuery(db: Knex, tenant: Tenant, query: LookupQuery): Knex.QueryBuilder {
+  return debtAccountRepo(db, tenant).query().whereIn(`${DEBT_ACCOUNTS}.customer_id`, customersOf(db, tenant, query));
+}
+
+/** The same accounts as a page's filter (debt-account-read.ts): the lookup in one statement. */
+export function lookupFilter(db: Knex, tenant: Tenant, query: LookupQuery): AccountFilter {
+  const { sql, bindings } = customersOf(db, tenant, query).toSQL();
+  return { sql: `${DEBT_ACCOUNTS}.customer_id IN (${sql})`, bindings };
+}
+
+function customersOf(db: Knex, tenant: Tenant, query: LookupQuery): Knex.QueryBuilder {
   const flow = query.lookup_flow_type!;
   const fields = LOOKUP_FLOWS[flow]!;
   const missing = fields.filter((field) => !query[field]);
   if (missing.length > 0) {
     throw ApiError.invalid(Object.fromEntries(missing.map((field) => [`query.${field}`, [`is required by lookup_flow_type ${flow}`]])));
   }
-  const customers = matchingCustomers(db, tenant, fields, (field) => String(query[field]));
-  return debtAccountRepo(db, tenant).query().whereIn(`${DEBT_ACCOUNTS}.customer_id`, customers);
+  return matchingCustomers(db, tenant, fields, (field) => String(query[field]));
 }

@@ -1,16 +1,19 @@
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../kernel/tenant';
-import { envelope, pageRequest } from '../http/pagination';
+import { pageRequest } from '../http/pagination';
 import type { TypedRoutes } from '../http/typed-routes';
 import { eventLogService } from './event-log-service';
+import { envelopeRoom, eventPageBytes } from './event-page';
 
 export function eventLogRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const events = eventLogService(deps);
 
+  // Written as bytes: the payloads go in as stored (event-page.ts).
   routes.get('/events', async (req, res) => {
     const page = pageRequest(req);
-    const { total, rows, data } = await events.list(tenantOf(res), req.query, page);
-    res.json(envelope(req, page, total, rows, data));
+    const read = await events.page(tenantOf(res), req.query, page, envelopeRoom(req, page));
+    // The bytes of the answer this route's type describes (the document's schema), assembled by eventPageBytes.
+    res.type('application/json').end(eventPageBytes(req, page, read));
   });
 
   routes.get('/events/{id}', async (req, res) => {

@@ -7,15 +7,16 @@ import type { components } from '../../generated/schema';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { loadDocument } from '../http/validator';
-import { eventLogRepo, type EventFilters, type EventRow } from './event-log-repo';
+import { eventBodyBytes } from '../event-body';
+import { eventLogRepo, type EventFilters, type EventRow, type StoredEventRow } from './event-log-repo';
 
 type S = components['schemas'];
 
 export interface EventQuery {
   type?: string;
+  starting_after?: string;
   created_gte?: string;
   created_lt?: string;
   object_id?: string;
@@ -60,11 +61,60 @@ function filtersOf(query: EventQuery): EventFilters {
   return filters;
 }
 
-export function eventLogService({ db }: Pick<AppDeps, 'db'>) {
+/** An event of a page as JSON text: eventToApi's object, byte for byte, with the stored payload text as `data`. */
+export interface EventText {
+  row: StoredEventRow;
+  bytes: Buffer;
+}
+
+function eventText(row: StoredEventRow): EventText {
+  const at = row.occurred_at.toISOString();
+  const head = JSON.stringify({ id: row.id, type: row.name, object_id: row.object_id ?? row.id, sequence: Number(row.sequence), created_at: at, occurred_at: at });
+  const bytes = Buffer.concat([Buffer.from(`${head.slice(0, -1)},"data":`, 'utf8'), eventBodyBytes(row.body), Buffer.from('}', 'utf8')]);
+  return { row, bytes };
+}
+
+/** A page of the event log as read: its events' texts, at most `maxBytes` of them with `room` to spare. */
+export interface EventPage {
+  total: number;
+  /** Events of the list before this page's first (its position less one). */
+  offset: number;
+  events: EventText[];
+  /** Cut at the size ceiling before `limit` events while more followed. */
+  truncated: boolean;
+  startingAfter: string | undefined;
+}
+
+export function eventLogService({ db, config }: Pick<AppDeps, 'db' | 'config'>) {
   return {
-    async list(tenant: Tenant, query: EventQuery, page: PageRequest): Promise<Listed<S['Event']>> {
-      const { total, rows } = await eventLogRepo(db, tenant).page(filtersOf(query), page);
-      return { total, rows: rows.map((row) => ({ created_at: row.occurred_at })), data: rows.map(eventToApi) };
+    /**
+     * One page of the log, its events' texts taken in order while they fit in `maxBytes` less
+     * `room` (the envelope's), always at least one; so cut, the page says so.
+     */
+    async page(tenant: Tenant, query: EventQuery, { page, limit }: PageRequest, room: number): Promise<EventPage> {
+      const filters = filtersOf(query);
+      const startingAfter = query.starting_after;
+      const repo = eventLogRepo(db, tenant);
+      if (startingAfter !== undefined) {
+        const errors: Record<string, string[]> = {};
+        if (page !== 1) errors['query.page'] = ['must be 1 (or left out) with starting_after'];
+        else if (!(await repo.exists(startingAfter))) errors['query.starting_after'] = ['is not an event of this organization and environment (or no longer kept)'];
+        if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
+      }
+      const budget = Math.max(0, config.eventsPageMaxBytes - room);
+      const { total, before, rows } = await repo.storedPage(filters, { page, limit, startingAfter }, budget);
+      const offset = startingAfter !== undefined ? before : (page - 1) * limit;
+      const events: EventText[] = [];
+      let bytes = 0;
+      for (const row of rows) {
+        const text = eventText(row);
+        // A comma between events; the first is sent whatever its size, or no page would ever move on.
+        if (events.length > 0 && bytes + 1 + text.bytes.length > budget) break;
+        bytes += text.bytes.length + (events.length > 0 ? 1 : 0);
+        events.push(text);
+      }
+      const truncated = events.length < Math.min(limit, Math.max(0, total - offset));
+      return { total, offset, events, truncated, startingAfter };
     },
 
     async find(tenant: Tenant, id: string): Promise<S['Event']> {

@@ -45,15 +45,18 @@ function collectionUrl(req: Request): URL {
 /** RFC 3986 encoding: a space is %20 (not +), and ( ) ' ! * are escaped too, as the validator wants. */
 export const encodeQueryValue = (value: string) => encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-function pageLink(req: Request, page: number): string {
+/** The request's URL with every query parameter but the page's (`page`, and the cursor `starting_after`), then `last`. */
+export function pageLinkWith(req: Request, last: [string, string]): string {
   const pairs: string[] = [];
   for (const [key, value] of Object.entries(req.query)) {
-    if (key === 'page') continue;
+    if (key === 'page' || key === 'starting_after') continue;
     for (const item of Array.isArray(value) ? value : [value]) pairs.push(`${encodeQueryValue(key)}=${encodeQueryValue(String(item))}`);
   }
-  pairs.push(`page=${page}`);
+  pairs.push(`${encodeQueryValue(last[0])}=${encodeQueryValue(last[1])}`);
   return `${collectionUrl(req).toString()}?${pairs.join('&')}`;
 }
+
+const pageLink = (req: Request, page: number) => pageLinkWith(req, ['page', String(page)]);
 
 /**
  * Builds the envelope for one page: `rows` as fetched (their created_at is the submitted
