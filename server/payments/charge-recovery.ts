@@ -8,6 +8,7 @@
  * key from then on, so a request still on its way can never take the money afterwards. Any
  * number of processes may run it at once.
  */
+import { countRecoveries } from '../observability/metrics';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { QUEUES } from '../jobs/queue';
@@ -69,6 +70,7 @@ export async function startChargeRecovery(deps: AppDeps): Promise<void> {
   const { boss, logger } = deps;
   await boss.work(QUEUES.chargeRecovery, { pollingIntervalSeconds: 2 }, async () => {
     const done = await recoverCharges(deps);
+    countRecoveries(done);
     if (done > 0) logger.info({ done }, 'charges left processing were finished');
   });
   await boss.schedule(QUEUES.chargeRecovery, '* * * * *', {}, { tz: 'UTC' });
