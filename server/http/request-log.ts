@@ -39,22 +39,15 @@ export function requestLogger(req: Request, logger: Logger): Logger {
 
 /**
  * The route template of a request, for the duration histogram's label: the operation the
- * document matched (`/api/v1/customers/{id}`), else the Express route (`/s/:code`), else
- * `unmatched` (a 404, a path no route names): never the path itself, whose ids are unbounded.
+ * document matched (`/api/v1/customers/{id}`, `/portal/s/{token}/accounts`), else the Express
+ * route (`/:code`), else `unmatched` (a 404, or a request refused before its route was matched,
+ * such as a 401): never the path itself, whose ids are unbounded.
  */
-function routeOf(req: Request, base: string | undefined): string {
+function routeOf(req: Request): string {
   const matched = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
-  if (matched) return `${base ?? ''}${matched}`;
-  if (req.route?.path && typeof req.route.path === 'string') return `${base ?? ''}${req.route.path}`;
+  if (matched) return matched;
+  if (typeof req.route?.path === 'string') return req.route.path;
   return 'unmatched';
-}
-
-/** Where the request was when a route matched it (Express resets `baseUrl` on the way out). */
-const bases = new WeakMap<Request, string>();
-
-/** Notes the mount path of the router that answers (called by the routers' first step). */
-export function noteBase(req: Request): void {
-  bases.set(req, req.baseUrl);
 }
 
 export function requestLog(logger: Logger, logPath: (url: string) => string): RequestHandler {
@@ -74,17 +67,19 @@ export function requestLog(logger: Logger, logPath: (url: string) => string): Re
     // 'close' comes last, after 'finish' when the answer was sent, alone when the connection
     // went first; and once. What it logs is its own (a closure), not properties of the answer.
     // Bound to the request's context, so that its line carries the request's trace id too.
-    res.on(
-      'close',
-      AsyncResource.bind(() => {
-        const elapsed = performance.now() - started;
-        if (metricsEnabled()) observeRequest(req.method, routeOf(req, bases.get(req)), res.statusCode, elapsed / 1000);
-        const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Math.round(elapsed) };
-        if (res.statusCode >= 500) lines.error(line, 'request errored');
-        else if (!res.writableFinished) lines.info(line, 'request aborted');
-        else lines.info(line, 'request completed');
-      }),
-    );
-    runAsWork(work, next);
+    runAsWork(work, () => {
+      res.on(
+        'close',
+        AsyncResource.bind(() => {
+          const elapsed = performance.now() - started;
+          if (metricsEnabled()) observeRequest(req.method, routeOf(req), res.statusCode, elapsed / 1000);
+          const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Math.round(elapsed) };
+          if (res.statusCode >= 500) lines.error(line, 'request errored');
+          else if (!res.writableFinished) lines.info(line, 'request aborted');
+          else lines.info(line, 'request completed');
+        }),
+      );
+      next();
+    });
   };
 }
