@@ -52,7 +52,10 @@ export async function recoverCharges(deps: PaymentDeps, afterSeconds = deps.conf
       .orderBy('updated_at')
       .limit(BATCH)
       .select('id', 'organization_id', 'environment');
-    if (stuck.length === 0) return done;
+    if (stuck.length === 0) {
+      countRecoveries(done);
+      return done;
+    }
     const queue = [...stuck];
     await Promise.all(
       Array.from({ length: Math.min(AT_ONCE, queue.length) }, async () => {
@@ -70,7 +73,6 @@ export async function startChargeRecovery(deps: AppDeps): Promise<void> {
   const { boss, logger } = deps;
   await boss.work(QUEUES.chargeRecovery, { pollingIntervalSeconds: 2 }, async () => {
     const done = await recoverCharges(deps);
-    countRecoveries(done);
     if (done > 0) logger.info({ done }, 'charges left processing were finished');
   });
   await boss.schedule(QUEUES.chargeRecovery, '* * * * *', {}, { tz: 'UTC' });
