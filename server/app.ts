@@ -41,6 +41,7 @@ import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
 import { requestLog } from './http/request-log';
 import { Readiness } from './observability/readiness';
+import { nameTraceRoute } from './observability/trace-route';
 import { answerLivez, answerMetrics, answerReadyz, methodAllowed, METRICS_PATH } from './observability/probe-routes';
 import { countStatementError, enableMetrics } from './observability/metrics';
 
@@ -138,6 +139,7 @@ export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
       onlyAt('POST', BULK_SESSIONS, bulkCustomerSessionThrottle(deps)),
       ...openApiValidator(),
+      nameTraceRoute,
       refuseUnstorableText,
       idempotency(db, deps.secrets),
       dispatch,
