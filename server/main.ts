@@ -122,7 +122,8 @@ async function main(): Promise<void> {
     // The port bound: with PORT=0, the one the system chose (the operating tests start so).
     const address = running.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
-    logger.info({ port }, 'starting: /livez and /readyz answer, other requests wait until the service is ready');
+    // At debug: a start that fails says one line, `Could not start: …`, and nothing else.
+    logger.debug({ port }, 'starting: /livez and /readyz answer, other requests wait until the service is ready');
     checkpoint();
     running.database = await openDatabase(config, (line) => logger.info(line));
     const database = running.database;

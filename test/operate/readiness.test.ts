@@ -24,7 +24,7 @@ afterAll(async () => {
   }
 });
 
-/** The port a starting server listens on, from its first line. */
+/** The port a starting server listens on, from its first line (at LOG_LEVEL=debug). */
 async function startingPort(spawned: Spawned): Promise<number> {
   await spawned.waitFor('"msg":"starting:', 90_000);
   const line = spawned.output().split('\n').find((each) => each.includes('"msg":"starting:'))!;
@@ -62,7 +62,8 @@ test('a start on an empty database: alive, 503 while it waits to migrate, a requ
   await holder.query('SELECT pg_advisory_lock($1)', [STARTUP_LOCKS.migrations]);
   let released = false;
   try {
-    server = spawnServer({ ...process.env, DATABASE_URL: url.toString(), PORT: '0', LOG_LEVEL: 'info' });
+    // At debug, the first line names the port the system chose.
+    server = spawnServer({ ...process.env, DATABASE_URL: url.toString(), PORT: '0', LOG_LEVEL: 'debug' });
     const port = await startingPort(server);
 
     expect(await probe(port, '/livez')).toEqual({ status: 200, body: { status: 'ok' } });
