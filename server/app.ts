@@ -40,9 +40,9 @@ import { disputeRoutes } from './disputes/dispute-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
 import { requestLog } from './http/request-log';
-import { Readiness } from './observability/readiness';
+import { Readiness } from './operate/readiness';
 import { nameTraceRoute } from './observability/trace-route';
-import { answerLivez, answerMetrics, answerReadyz, methodAllowed, METRICS_PATH } from './observability/probe-routes';
+import { answerLivez, answerMetrics, answerReadyz, methodAllowed, METRICS_PATH } from './operate/probe-routes';
 import { countStatementError, enableMetrics } from './observability/metrics';
 
 export const API_BASE = '/api/v1';

@@ -6,7 +6,7 @@
  * the step in hand. Expected failures (bad environment, busy port, wrong or absent database)
  * are one line on stderr and exit code 1, never a stack.
  *
- * The port is listened on from the first moment (http/start-gate.ts): /livez and /readyz answer
+ * The port is listened on from the first moment (operate/start-gate.ts): /livez and /readyz answer
  * while the database opens and migrates; every other request waits until the service is ready.
  * /readyz answers 503 until then, and again from the first moment of a stop.
  */
@@ -29,8 +29,8 @@ import { webhookEvents } from './webhooks/outbox';
 import { diskFileStore } from './files/disk-file-store';
 import { closeServer } from './http/close-server';
 import { within } from './within';
-import { Readiness } from './observability/readiness';
-import { startGate, type StartGate } from './http/start-gate';
+import { Readiness } from './operate/readiness';
+import { startGate, type StartGate } from './operate/start-gate';
 import { stopTelemetry } from './observability/telemetry';
 
 class StartInterrupted extends Error {}

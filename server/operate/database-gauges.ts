@@ -12,7 +12,7 @@
 import type { Knex } from 'knex';
 import { Gauge } from 'prom-client';
 import { QUEUES } from '../jobs/queue';
-import { registry } from './metrics';
+import { registry } from '../observability/metrics';
 
 const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Gauge<L>({ name, help, labelNames, registers: [registry] });
 

@@ -8,8 +8,8 @@
  * connections, as a port not yet listened on would have refused them.
  */
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { Readiness } from '../observability/readiness';
-import { answerLivez, answerReadyz, methodAllowed } from '../observability/probe-routes';
+import type { Readiness } from './readiness';
+import { answerLivez, answerReadyz, methodAllowed } from './probe-routes';
 
 export interface StartGate {
   /** What the server runs for each request: the probes, or the held line, until `open`. */

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Knex } from 'knex';
 import type { Readiness } from './readiness';
 import { refreshDatabaseGauges } from './database-gauges';
-import { registry } from './metrics';
+import { registry } from '../observability/metrics';
 
 export const PROBE_PATHS = new Set(['/livez', '/readyz']);
 export const METRICS_PATH = '/metrics';
