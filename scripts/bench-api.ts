@@ -17,10 +17,20 @@
  * with WEB_CONCURRENCY=1 and once with WEB_CONCURRENCY=N, each a separate process tree over
  * the same database, loaded in alternating rounds; the scaling is N processes' req/s over one's.
  *
+ * With `--watching`, the cost of watching instead: the service started as `npm start` starts it,
+ * twice over the same database, once with metrics and traces off (METRICS_ENABLED=false, no
+ * OTEL_*) and once with both on (/metrics served, and scraped every 5 s during the load as a
+ * Prometheus would at a short interval; every request traced with the OTLP/HTTP exporter, to a
+ * collector this bench runs that takes and drops the spans), loaded in alternating rounds; it
+ * prints each side's req/s and the ratio on/off (the goal: at least 0.95).
+ *
  *   npm run bench:api [-- --seconds 5 --rounds 5 --connections 10 --processes 1]
+ *   npm run bench:api -- --watching [--seconds 5 --rounds 5 --connections 10]
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -55,6 +65,7 @@ const { values: options } = parseArgs({
     rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '10' },
     processes: { type: 'string', default: '1' },
+    watching: { type: 'boolean', default: false },
   },
 });
 
@@ -101,6 +112,18 @@ interface Result {
   machinePerRequest: number;
   /** This process's garbage collection during the load: pauses per 1,000 requests, in ms. */
   gcPerThousand: number;
+  /** Requests answered in all. */
+  total: number;
+}
+
+/** CPU time a process has used so far, in µs (Linux /proc/<pid>/stat, 100 ticks a second; NaN elsewhere). */
+function processCpu(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * (1e6 / 100);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Garbage collection pauses of this process so far, in ms (every in-process server's). */
@@ -143,11 +166,12 @@ async function load(url: string, token: string): Promise<Result> {
     cpuPerRequest: (used.user + used.system) / report.requests.total,
     machinePerRequest: machine / report.requests.total,
     gcPerThousand: ((gcMs - gcBefore) * 1000) / report.requests.total,
+    total: report.requests.total,
   };
 }
 
 /** `npm start` with WEB_CONCURRENCY=processes on the scratch database; resolves once /health answers. */
-async function startServers(databaseUrl: string, processes: number): Promise<{ child: ChildProcess; port: number }> {
+async function startServers(databaseUrl: string, processes: number, extra: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const env = {
     ...process.env,
@@ -157,6 +181,7 @@ async function startServers(databaseUrl: string, processes: number): Promise<{ c
     RATE_LIMIT_PER_MINUTE: '1000000',
     DATA_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'info',
+    ...extra,
   };
   // Logs go to /dev/null, as the in-process service's do.
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -204,7 +229,103 @@ async function scaling(databaseUrl: string, path: string, token: string, process
   }
 }
 
+/** A collector that takes OTLP/HTTP exports and drops them, answering as a collector does. */
+async function startSink(): Promise<{ url: string; received: () => number; close: () => void }> {
+  let received = 0;
+  const sink = createServer((req, res) => {
+    req.on('data', () => {});
+    req.on('end', () => {
+      received += 1;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((done) => sink.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`, received: () => received, close: () => sink.close() };
+}
+
+const METRICS_TOKEN = randomBytes(24).toString('base64url');
+
+/** The same load against the service with metrics and traces off, and with both on; prints the ratio. */
+async function watching(databaseUrl: string, path: string, token: string): Promise<void> {
+  const sink = await startSink();
+  const children: ChildProcess[] = [];
+  let scrapes = 0;
+  let failedScrapes = 0;
+  try {
+    const traced = { METRICS_ENABLED: 'true', METRICS_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT: sink.url, OTEL_SERVICE_NAME: 'dcs-bench' };
+    const variants: [string, NodeJS.ProcessEnv][] = [
+      ['metrics and traces off', { METRICS_ENABLED: 'false' }],
+      ['metrics on', { METRICS_ENABLED: 'true', METRICS_TOKEN }],
+      ['+ traces, 1 in 10', { ...traced, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }],
+      ['+ traces, every request', traced],
+    ];
+    const targets: { label: string; port: number; pid: number; url: string; results: Result[] }[] = [];
+    for (const [label, env] of variants) {
+      const started = await startServers(databaseUrl, 1, env);
+      children.push(started.child);
+      targets.push({ label, port: started.port, pid: started.child.pid!, url: `http://127.0.0.1:${started.port}${path}`, results: [] });
+    }
+    // The server process's own CPU per request (its scrapes and exports included): on a machine
+    // shared with other work, req/s follows what the others leave; this follows our code.
+    const measured = async (target: (typeof targets)[number]): Promise<Result> => {
+      const before = processCpu(target.pid);
+      const result = await load(target.url, token);
+      return { ...result, cpuPerRequest: (processCpu(target.pid) - before) / result.total };
+    };
+    // Prometheus, scraping every watched server every 5 s while the bench runs.
+    const scrape = async () => {
+      for (const { port } of targets.slice(1)) {
+        const answer = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).catch(() => undefined);
+        if (answer?.ok) scrapes += 1;
+        else failedScrapes += 1;
+        await answer?.text();
+      }
+    };
+    const scraper = setInterval(() => void scrape(), 5_000);
+    try {
+      for (const target of targets) await load(target.url, token); // warm-up
+      for (let round = 0; round < Number(options.rounds); round++) {
+        for (const target of round % 2 === 0 ? targets : [...targets].reverse()) target.results.push(await measured(target));
+      }
+    } finally {
+      clearInterval(scraper);
+    }
+    await scrape();
+    const off = targets[0]!.results;
+    const ratios = (results: Result[]) => results.map((result, round) => result.requests / off[round]!.requests);
+    console.log(`GET /customers/{id} through npm start (WEB_CONCURRENCY=1): ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, alternating, medians (a ratio: the median of each round's own)`);
+    // CPU ratio: the server's CPU per request with both off over this variant's, each round's own:
+    // the req/s a server bound by its own CPU would keep.
+    const cpuRatios = (results: Result[]) => results.map((result, round) => off[round]!.cpuPerRequest / result.cpuPerRequest);
+    console.log('variant                   req/s   p99 ms   server CPU µs/req   req/s vs off   CPU ratio   req/s vs off, each round');
+    for (const target of targets) {
+      const requests = median(target.results.map((r) => r.requests));
+      const p99 = median(target.results.map((r) => r.p99));
+      const cpu = median(target.results.map((r) => r.cpuPerRequest));
+      const each = ratios(target.results);
+      console.log(
+        `${target.label.padEnd(23)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${cpu.toFixed(0).padStart(19)} ${median(each).toFixed(2).padStart(14)} ${median(cpuRatios(target.results)).toFixed(2).padStart(11)}   ${each.map((ratio) => ratio.toFixed(2)).join(' ')}`,
+      );
+    }
+    // The issue's line: metrics and traces on (every request traced) against both off.
+    const line = (results: Result[]) => `${median(ratios(results)).toFixed(2)} (CPU ${median(cpuRatios(results)).toFixed(2)})`;
+    console.log(
+      `watching_ratio ${line(targets[targets.length - 1]!.results)} (goal >= 0.95; every request traced), sampled 1 in 10: ${line(targets[2]!.results)}, metrics alone: ${line(targets[1]!.results)}; ` +
+        `${scrapes} scrapes of /metrics answered, ${failedScrapes} not; ${sink.received()} trace exports received by the collector`,
+    );
+  } finally {
+    await Promise.all(
+      children.map((child) => new Promise((done) => {
+        child.once('exit', done);
+        child.kill('SIGTERM');
+      })),
+    );
+    sink.close();
+  }
+}
+
 async function main(): Promise<void> {
+  if (options.watching) return watchingOnly();
   const scratch = await openScratchDatabase('bench', 20);
   const { db } = scratch;
   const url = new URL(scratch.url);
@@ -277,6 +398,26 @@ async function main(): Promise<void> {
     // As the server stops: requests a load left in flight answered, then the pools.
     await Promise.all(servers.map((served) => served.stop()));
     await stopQueue();
+    await scratch.close();
+  }
+}
+
+/** `--watching`: a scratch database with one organization and customer, then the comparison. */
+async function watchingOnly(): Promise<void> {
+  const scratch = await openScratchDatabase('bench', 20);
+  const logger = createLogger('silent');
+  const boss = await startQueue(scratch.url, logger);
+  try {
+    const organization = await createOrganization(scratch.db, 'Bench Recovery');
+    const tenant: Tenant = { organizationId: organization.organization_id, environment: 'production', tokenHash: '' };
+    const customer = await customerService({ db: scratch.db, events: webhookEvents(boss), clock: () => new Date() }).create(
+      tenant,
+      { name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', external_id: 'CUST-100482', address: { postal_code: '78704', city: 'Austin' }, metadata: { portfolio: 'spring-2026' } },
+      new Set(['metadata', 'addresses']),
+    );
+    await watching(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token);
+  } finally {
+    await boss.stop({ graceful: false, wait: true });
     await scratch.close();
   }
 }

@@ -2,7 +2,7 @@
  * The service, as a table of contents: common middleware, health, auth, rate limit,
  * validation of requests and responses, resource routers, one error handler.
  */
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import type { AppDeps } from './deps';
 import { authenticateAndLimit } from './http/access';
@@ -41,6 +41,10 @@ import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
 import { requestLog, requestLogger } from './http/request-log';
 import { refuseInvalidHost } from './http/host';
+import { Readiness } from './operate/readiness';
+import { nameTraceRoute } from './observability/trace-route';
+import { answerLivez, answerMetrics, answerReadyz, methodAllowed, METRICS_PATH } from './operate/probe-routes';
+import { countStatementError, enableMetrics } from './observability/metrics';
 
 export const API_BASE = '/api/v1';
 const BODY_LIMIT = '10mb';
@@ -51,8 +55,17 @@ const BULK_SESSIONS = '/bulk/customer-sessions';
 const readsJsonBody = (req: { method?: string; headers: Record<string, unknown> }) =>
   ['POST', 'PUT', 'PATCH'].includes(req.method ?? '') && /^\s*application\/json\s*(?:;|$)/i.test(String(req.headers['content-type'] ?? ''));
 
-export function createApp(deps: AppDeps): Express {
+export interface AppOptions {
+  /** What /readyz reports (server/main.ts's start says each step); by default ready once made. */
+  readiness?: Readiness;
+}
+
+export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db) }: AppOptions = {}): Express {
   const { config, db, logger } = deps;
+  if (config.metricsEnabled) {
+    enableMetrics();
+    db.on('query-error', (error: { code?: string }) => countStatementError(error?.code));
+  }
   listenToPayments();
   listenForSettlements();
   listenToCheckouts();
@@ -64,6 +77,16 @@ export function createApp(deps: AppDeps): Express {
   // No ETag, so no 304 to an If-None-Match: no operation lists a 304 nor an ETag, and hashing
   // every body cost CPU on every answer for a conditional GET nobody was promised.
   app.set('etag', false);
+
+  // The operating endpoints (openapi/operate.yaml): not logged per request, not counted, not traced.
+  app.use((req, res, next) => {
+    const path = req.path;
+    if (path !== '/livez' && path !== '/readyz' && (path !== METRICS_PATH || !config.metricsEnabled)) return next();
+    if (!methodAllowed(req, res)) return;
+    if (path === '/livez') return answerLivez(res);
+    if (path === '/readyz') return void answerReadyz(res, readiness).catch(next);
+    answerMetrics(req, res, db, config.metricsToken).catch(next);
+  });
 
   // Only method and path: never headers (the token) nor bodies (card numbers).
   app.use(chain([requestLog(logger, links.logPath), refuseUnstorablePath]));
@@ -118,6 +141,7 @@ export function createApp(deps: AppDeps): Express {
       authenticateAndLimit(db, { points: config.rateLimitPerMinute, durationSeconds: 60, keyPrefix: 'api' }),
       onlyAt('POST', BULK_SESSIONS, bulkCustomerSessionThrottle(deps)),
       ...openApiValidator(undefined, { onUndocumentedStatus: (req, status) => requestLogger(req, logger).error({ status }, 'contract bug: an answer with a status the operation does not document') }),
+      nameTraceRoute,
       refuseUnstorableText,
       idempotency(db, deps.secrets),
       dispatch,
@@ -144,9 +168,9 @@ export function createApp(deps: AppDeps): Express {
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** Listens on `port` (0: any free port); rejects with a clear error when the port is taken. */
-export function listen(app: Express, port: number, host?: string): Promise<Server> {
+export function listen(app: RequestListener, port: number, host?: string): Promise<Server> {
   return new Promise((resolveServer, reject) => {
-    const server = app.listen(port, host ?? '0.0.0.0');
+    const server = createServer(app).listen(port, host ?? '0.0.0.0');
     server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     // The headers of a request on a kept-alive connection may take as long to start.
     server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000;

@@ -15,6 +15,9 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 
+/** What a server process says to the supervisor once it serves (it listens earlier, while it starts). */
+export const SERVING = 'dcs:serving';
+
 export function superviseServers(count: number, logger: Logger): void {
   const exit = (code: number) => logger.flush(() => process.exit(code));
   const serving = new Set<Worker>();
@@ -26,7 +29,9 @@ export function superviseServers(count: number, logger: Logger): void {
   };
   const fork = () => {
     const worker = cluster.fork();
-    worker.once('listening', () => serving.add(worker));
+    worker.on('message', (message) => {
+      if (message === SERVING) serving.add(worker);
+    });
     worker.once('exit', (code, signal) => {
       if (serving.delete(worker) && !stopping) {
         logger.error({ pid: worker.process.pid, code, signal }, 'a server process died; starting another');

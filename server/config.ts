@@ -42,6 +42,10 @@ export interface Config {
   /** base64 of 32 bytes; unset: a key kept in dataDir, made on first start. */
   dataEncryptionKey: string | undefined;
   logLevel: string;
+  /** Whether GET /metrics is served and requests, charges, deliveries and messages are counted. */
+  metricsEnabled: boolean;
+  /** The bearer token GET /metrics asks for; unset: /metrics is open (keep it off the public network). */
+  metricsToken: string | undefined;
   /** smtp(s)://user:pass@host:port for e-mail; unset: messages are written to the log instead. */
   smtpUrl: string | undefined;
   mailFrom: string;
@@ -142,6 +146,14 @@ function databaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return raw;
 }
 
+/** Printable, no spaces (it is sent as `Authorization: Bearer <token>`); at least 16 characters. The value is never echoed. */
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.METRICS_TOKEN;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,512}$/.test(raw)) throw new ConfigError('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
+  return raw;
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[]): T | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -190,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shortLinkBaseUrl: url(env, 'SHORT_LINK_BASE_URL', `http://127.0.0.1:${port}/s`),
     dataEncryptionKey: env.DATA_ENCRYPTION_KEY || undefined,
     logLevel: logLevel(env),
+    metricsEnabled: boolean(env, 'METRICS_ENABLED', true),
+    metricsToken: metricsToken(env),
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
     paymentGateway: oneOf(env, 'PAYMENT_GATEWAY', ['sandbox'] as const),

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { workFields } from './observability/work-context';
 
 /**
  * Paths that may hold a secret anywhere in a logged object. Request bodies are never logged,
@@ -59,8 +60,13 @@ export function logDestination(dest: number | string = 1): pino.DestinationStrea
   return stream;
 }
 
+/**
+ * Every line written inside a request's or a job's work carries its request_id (or job_id and
+ * queue), organization_id and environment (observability/work-context.ts); with traces on, the
+ * pino instrumentation adds trace_id and span_id beside them.
+ */
 export function createLogger(level: string, destination: pino.DestinationStream = logDestination()): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' } }, destination);
+  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, mixin: workFields }, destination);
 }
 
 /** What a load balancer or tracer may send as X-Request-Id and we keep: short, printable, no spaces. */

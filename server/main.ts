@@ -5,7 +5,13 @@
  * the queue, close the pool, stop the embedded database; a signal during start-up stops after
  * the step in hand. Expected failures (bad environment, busy port, wrong or absent database)
  * are one line on stderr and exit code 1, never a stack.
+ *
+ * The port is listened on from the first moment (operate/start-gate.ts): /livez and /readyz answer
+ * while the database opens and migrates; every other request waits until the service is ready.
+ * /readyz answers 503 until then, and again from the first moment of a stop.
  */
+// First of all: OpenTelemetry patches express, http, pg, knex, undici and pino as they load.
+import './observability/preload';
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
@@ -17,12 +23,15 @@ import { QUEUE_POOL, startQueue, type Boss } from './jobs/queue';
 import { connectionBudgetWarning } from './db/connection-budget';
 import { startWorkers, type Workers } from './workers';
 import { createLogger } from './logging';
-import { superviseServers } from './cluster';
+import { superviseServers, SERVING } from './cluster';
 import { portIsFree } from './net';
 import { webhookEvents } from './webhooks/outbox';
 import { diskFileStore } from './files/disk-file-store';
 import { closeServer } from './http/close-server';
 import { within } from './within';
+import { Readiness } from './operate/readiness';
+import { startGate, type StartGate } from './operate/start-gate';
+import { stopTelemetry } from './observability/telemetry';
 
 class StartInterrupted extends Error {}
 
@@ -31,6 +40,9 @@ interface Running {
   boss?: Boss;
   workers?: Workers;
   server?: Server;
+  gate?: StartGate;
+  /** The whole service answers (the gate opened). */
+  serving?: boolean;
 }
 
 /**
@@ -54,12 +66,15 @@ async function shutdown(running: Running, graceful: boolean): Promise<void> {
   await Promise.all([running.server && closeServer(running.server, REQUESTS_WITHIN_MS), within(left(), running.workers?.stop())]);
   await running.boss?.stop({ graceful, wait: true, timeout: left() });
   await running.database?.close(POOL_WITHIN_MS);
+  // The spans of the work just finished, sent (at most a second: a collector gone is not waited for).
+  await within(1_000, stopTelemetry()).catch(() => {});
 }
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger: Logger = createLogger(config.logLevel);
   const running: Running = {};
+  const readiness = new Readiness();
   // pino writes asynchronously: its last lines out, in order, before the process ends.
   const exit = (code: number) => logger.flush(() => process.exit(code));
 
@@ -69,6 +84,7 @@ async function main(): Promise<void> {
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
     if (stopping) return;
+    readiness.drain();
     logger.info({ signal }, 'stopping: finishing requests in flight');
     stopping = shutdown(running, true).then(
       () => {
@@ -82,7 +98,9 @@ async function main(): Promise<void> {
     );
   };
   const onSignal = (signal: string) => {
-    if (running.server) stop(signal);
+    // Not ready from this moment, whatever the step in hand.
+    readiness.drain();
+    if (running.serving) stop(signal);
     else if (!requested) {
       requested = signal;
       logger.info({ signal }, 'stopping once the start-up step in hand ends');
@@ -99,8 +117,17 @@ async function main(): Promise<void> {
     if (!cluster.isWorker && config.port !== 0 && !(await portIsFree(config.port))) {
       throw new Error(`Port ${config.port} is already in use; set PORT to another one.`);
     }
+    running.gate = startGate(readiness);
+    running.server = await listen(running.gate.listener, config.port);
+    // The port bound: with PORT=0, the one the system chose (the operating tests start so).
+    const address = running.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    // At debug: a start that fails says one line, `Could not start: …`, and nothing else.
+    logger.debug({ port }, 'starting: /livez and /readyz answer, other requests wait until the service is ready');
+    checkpoint();
     running.database = await openDatabase(config, (line) => logger.info(line));
     const database = running.database;
+    readiness.databaseOpened(database.knex);
     checkpoint();
     if (config.databaseUrl) {
       await waitForDatabase(database.url, config.databaseWaitSeconds, (attempt, reason) =>
@@ -121,14 +148,16 @@ async function main(): Promise<void> {
     checkpoint();
     const deps = { config, db: database.knex, logger, secrets, boss: running.boss, clock: () => new Date(), events: webhookEvents(running.boss), files: diskFileStore(config.dataDir) };
     running.workers = await startWorkers(deps);
+    readiness.workersReady();
     checkpoint();
-    running.server = await listen(createApp(deps), config.port);
+    running.gate.open(createApp(deps, { readiness }));
+    running.serving = true;
     if (requested) return stop(requested);
-    // The port bound: with PORT=0, the one the system chose (the operating tests start so).
-    const address = running.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
     logger.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : 'embedded' }, 'serving /api/v1');
+    // Under a supervisor (cluster.ts): this process serves from now on.
+    if (cluster.isWorker) process.send?.(SERVING);
   } catch (error) {
+    running.gate?.abandon();
     await shutdown(running, false).catch(() => {});
     if (error instanceof StartInterrupted) {
       logger.info('stopped');

@@ -3,6 +3,7 @@
  * scheduler's due work finds them (real time, or a sandbox clock moved past them) and queues
  * the same row for the mail job. An opt-out since then suppresses it instead.
  */
+import { countCommunication } from '../observability/metrics';
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
@@ -51,6 +52,7 @@ export async function releaseHeld(deps: Pick<AppDeps, 'db' | 'boss'>, tenant: Te
     const recipient = await recipientOf(trx, tenant, row.customer_id);
     if (!recipient || recipient.email_preference === 'opted_out') {
       await communications.update(id, { status: 'suppressed', reason: recipient ? 'opted_out' : 'customer_deleted', updated_at: now });
+      countCommunication('suppressed', recipient ? 'opted_out' : 'customer_deleted');
       return true;
     }
     // The reason stays quiet_hours: the record shows why it left later than it was written.

@@ -4,6 +4,7 @@
  * log, which counts as sent). A row no longer queued (sent by an earlier run of this job) is
  * left alone. After the last retry a refused message is `failed`.
  */
+import { countCommunication } from '../observability/metrics';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import type { Mail, SendMail } from '../mail/mailer';
@@ -38,8 +39,10 @@ export async function deliverCommunication(deps: Pick<AppDeps, 'db' | 'clock' | 
     const now = nowFor(deps.clock, tenant);
     deps.logger.warn({ err: error, communicationId }, 'e-mail to a debtor failed after every retry');
     await communications.update(communicationId, { status: 'failed', reason: 'delivery_failed', error: String((error as Error).message ?? error).slice(0, 255), updated_at: now });
+    countCommunication('failed', 'delivery_failed');
     return;
   }
   const now = nowFor(deps.clock, tenant);
   await communications.update(communicationId, { status: 'sent', sent_at: now, updated_at: now });
+  countCommunication('sent', message.reason);
 }

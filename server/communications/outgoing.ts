@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
+import { countCommunication } from '../observability/metrics';
 import { readSettings } from '../settings/settings-service';
 import type { Settings } from '../settings/settings-keys';
 import { communicationRepo, type CommunicationReason, type CommunicationRow } from './communication-repo';
@@ -98,5 +99,6 @@ export async function sendToDebtor(deps: OutgoingDeps, trx: Knex.Transaction, te
     created_at: message.now,
   });
   if (row?.status === 'queued') await enqueueDelivery(deps, trx, row.id);
+  if (row) countCommunication(row.status, row.reason);
   return row;
 }

@@ -34,6 +34,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { freePort, portIsFree } from '../net';
 import { alive, sleep, underLock } from './dir-lock';
+import { dataDirRefusal, groupsOf } from './data-dir-access';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -214,6 +215,11 @@ export async function startEmbedded(dataDir: string, log: (line: string) => void
   const pgDir = join(dataDir, 'pg');
   const settingsFile = join(dataDir, 'embedded-postgres.json');
   mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+
+  // As root, PostgreSQL runs as `postgres`: a DATA_DIR it cannot enter is refused before initdb.
+  const user = postgresUser();
+  const refusal = user && dataDirRefusal(dataDir, { ...user, groups: groupsOf('postgres') });
+  if (refusal) throw new Error(refusal);
 
   const { url, client } = await underLock(dataDir, log, async () => {
     let settings = readSettings(settingsFile);

@@ -22,6 +22,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { RATE_LIMIT_TABLE, setRateLimitHeaders, type RateLimitOptions } from './rate-limit';
 import { tokenLeases, type TokenLeases } from './token-leases';
+import { workIsFor } from '../observability/work-context';
 
 // RFC 7235: the scheme is case-insensitive (`bearer`, `BEARER`); the token is not.
 export const BEARER = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/i;
@@ -177,6 +178,7 @@ export function authenticateAndLimit(db: Knex, { points: limit, durationSeconds,
   const admit = (res: Response, verdict: Verdict, next: NextFunction): void => {
     if (!verdict.tenant) return next(unauthenticated());
     res.locals.tenant = verdict.tenant;
+    workIsFor(verdict.tenant.organizationId, verdict.tenant.environment);
     setRateLimitHeaders(res, limit, limit - verdict.points, verdict.msBeforeNext);
     if (verdict.points <= limit) return next();
     const retryAfter = Math.max(1, Math.ceil(verdict.msBeforeNext / 1000));

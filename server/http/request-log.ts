@@ -9,10 +9,14 @@
  * is one call, and a child logger for the request is made only when something asks for it (the
  * error handler, through `requestLogger`).
  */
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { requestId } from '../logging';
+import { metricsEnabled, observeRequest } from '../observability/metrics';
+import { runAsWork, type Work } from '../observability/work-context';
 
 interface LoggedFields {
   id: string;
@@ -33,6 +37,19 @@ export function requestLogger(req: Request, logger: Logger): Logger {
   return fields ? logger.child({ req: fields }) : logger;
 }
 
+/**
+ * The route template of a request, for the duration histogram's label: the operation the
+ * document matched (`/api/v1/customers/{id}`, `/portal/s/{token}/accounts`), else the Express
+ * route (`/:code`), else `unmatched` (a 404, or a request refused before its route was matched,
+ * such as a 401): never the path itself, whose ids are unbounded.
+ */
+function routeOf(req: Request): string {
+  const matched = (req as { openapi?: { openApiRoute?: string } }).openapi?.openApiRoute;
+  if (matched) return matched;
+  if (typeof req.route?.path === 'string') return req.route.path;
+  return 'unmatched';
+}
+
 export function requestLog(logger: Logger, logPath: (url: string) => string): RequestHandler {
   // The line holds nothing secret (an id, the method, a path without its query and with link
   // codes hidden, the status, the time), so it skips the logger's redaction pass: its wildcard
@@ -40,19 +57,29 @@ export function requestLog(logger: Logger, logPath: (url: string) => string): Re
   // line, the error handler's included, is still redacted.
   const lines = logger.child({}, { redact: [] });
   return (req, res, next) => {
-    const started = Date.now();
+    const started = performance.now();
     const id = requestId(req.headers['x-request-id'], randomUUID);
     const fields: LoggedFields = { id, method: req.method, path: logPath(req.url) };
     logged.set(req, fields);
     res.setHeader('X-Request-Id', id);
+    // Every line of the request's work carries its id, and its organization once authenticated.
+    const work: Work = { requestId: id };
     // 'close' comes last, after 'finish' when the answer was sent, alone when the connection
     // went first; and once. What it logs is its own (a closure), not properties of the answer.
-    res.on('close', () => {
-      const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Date.now() - started };
-      if (res.statusCode >= 500) lines.error(line, 'request errored');
-      else if (!res.writableFinished) lines.info(line, 'request aborted');
-      else lines.info(line, 'request completed');
+    // Bound to the request's context, so that its line carries the request's trace id too.
+    runAsWork(work, () => {
+      res.on(
+        'close',
+        AsyncResource.bind(() => {
+          const elapsed = performance.now() - started;
+          if (metricsEnabled()) observeRequest(req.method, routeOf(req), res.statusCode, elapsed / 1000);
+          const line = { req: fields, res: { statusCode: res.statusCode }, responseTime: Math.round(elapsed) };
+          if (res.statusCode >= 500) lines.error(line, 'request errored');
+          else if (!res.writableFinished) lines.info(line, 'request aborted');
+          else lines.info(line, 'request completed');
+        }),
+      );
+      next();
     });
-    next();
   };
 }

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import { isStale, keepAnalyzed } from '../db/stale-statistics';
+import { traceWorkers, withTraceContext } from '../observability/job-tracing';
 
 export const QUEUES = {
   bulkImport: 'bulk-import',
@@ -140,6 +141,8 @@ export async function startQueue(url: string, logger: Logger): Promise<PgBoss> {
     deleteAfterDays: 7,
   });
   boss.on('error', (error) => logger.error({ err: error }, 'job queue error'));
+  // Each handler runs as its job's work: a span (its request's child) and log lines naming it.
+  traceWorkers(boss);
   await boss.start();
   for (const name of Object.values(QUEUES)) {
     if (!(await boss.getQueue(name))) await boss.createQueue(name);
@@ -159,7 +162,11 @@ function transactionDb(trx: Knex.Transaction): PgBoss.Db {
   };
 }
 
-/** Enqueues a job that commits or rolls back with `trx`. */
+/**
+ * Enqueues a job that commits or rolls back with `trx`. Every job caused by a change is enqueued
+ * here or in `enqueueManyIn`: with traces on, its data carries the trace context in hand
+ * (`traceparent`), and its worker's span continues that trace (observability/job-tracing.ts).
+ */
 export async function enqueueIn(
   boss: PgBoss,
   trx: Knex.Transaction,
@@ -167,10 +174,14 @@ export async function enqueueIn(
   data: object,
   options: PgBoss.SendOptions = {},
 ): Promise<void> {
-  await boss.send(name, data, { ...options, db: transactionDb(trx) });
+  await boss.send(name, withTraceContext(data), { ...options, db: transactionDb(trx) });
 }
 
 /** Enqueues many jobs in one statement that commits or rolls back with `trx`. */
 export async function enqueueManyIn(boss: PgBoss, trx: Knex.Transaction, jobs: PgBoss.JobInsert[]): Promise<void> {
-  if (jobs.length > 0) await boss.insert(jobs, { db: transactionDb(trx) });
+  if (jobs.length === 0) return;
+  // The same context for all: read once (none with traces off, and the jobs go as they are).
+  const context = withTraceContext({});
+  const traced = Object.keys(context).length === 0 ? jobs : jobs.map((job) => ({ ...job, data: { ...(job.data as object | undefined), ...context } }));
+  await boss.insert(traced, { db: transactionDb(trx) });
 }

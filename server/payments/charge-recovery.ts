@@ -8,6 +8,7 @@
  * key from then on, so a request still on its way can never take the money afterwards. Any
  * number of processes may run it at once.
  */
+import { countRecoveries } from '../observability/metrics';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { QUEUES } from '../jobs/queue';
@@ -51,7 +52,10 @@ export async function recoverCharges(deps: PaymentDeps, afterSeconds = deps.conf
       .orderBy('updated_at')
       .limit(BATCH)
       .select('id', 'organization_id', 'environment');
-    if (stuck.length === 0) return done;
+    if (stuck.length === 0) {
+      countRecoveries(done);
+      return done;
+    }
     const queue = [...stuck];
     await Promise.all(
       Array.from({ length: Math.min(AT_ONCE, queue.length) }, async () => {

@@ -8,6 +8,7 @@
  *    answer, or recovery) is the only one.
  * What stays `processing` (a crash, a lost or late answer) is finished by charge-recovery.ts.
  */
+import { countChargesAnswered } from '../observability/metrics';
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Tenant } from '../kernel/tenant';
@@ -144,7 +145,9 @@ export async function recordAnswers(
   /** false: the events recorded as they are said, not at the batch's end (`recordAnswer`, a charge alone). */
   { together = true }: { together?: boolean } = {},
 ): Promise<(ChargeOutcome | undefined)[]> {
-  return moneyWrites(deps.db, () =>
+  // The charges this call recorded, counted once their transaction committed.
+  let answered: ChargeRow[] = [];
+  const outcomes = await moneyWrites(deps.db, () =>
     deps.db.transaction(async (trx) => {
       const { rows: peeks } = await trx.raw<{ rows: { id: string; debt_account_id: string; organization_id: string; environment: string }[] }>(
         `SELECT id, debt_account_id, organization_id, environment FROM ${CHARGES} WHERE id = ANY(?::uuid[])`,
@@ -195,11 +198,14 @@ export async function recordAnswers(
       const batchEvents = together ? deferredEvents(deps.events) : undefined;
       const recorded = await recordCharges(batchEvents ? { ...deps, events: batchEvents.recorder } : deps, trx, recordings.map((each) => each.recording));
       recordings.forEach(({ index }, at) => (outcomes[index] = recorded[at]));
+      answered = recorded.flatMap((outcome) => (outcome ? [outcome.charge] : []));
       for (const { index, first } of twice) outcomes[index] = outcomes[first];
       await batchEvents?.flush(trx);
       return outcomes;
     }),
   );
+  countChargesAnswered(answered);
+  return outcomes;
 }
 
 /**

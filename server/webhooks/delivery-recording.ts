@@ -18,6 +18,7 @@ import type { Knex } from 'knex';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { enqueueManyIn } from '../jobs/queue';
+import { countDeliveryAttempt } from '../observability/metrics';
 import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';
 import { deliveryRepo, type AttemptRecord } from './delivery-repo';
 import type { AttemptResult } from './sender';
@@ -207,6 +208,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, laneChanges, isS
     // The usual batch, every attempt answered 2xx: one statement, no transaction.
     if (gone.length === 0 && outcomes.every((outcome) => outcome.kind === 'skip' || (outcome.kind === 'attempt' && outcome.result!.ok))) {
       await deliveryRepo(db).record(stored, doneJobs, noted);
+      for (const record of stored) countDeliveryAttempt(record.outcome);
       return;
     }
     await db.transaction(async (trx) => {
@@ -225,6 +227,7 @@ export function outcomeRecorder({ config, db, boss, log, clock, laneChanges, isS
       await enqueueManyIn(boss, trx, next);
       await disableWebhooks(trx, boss, gone, GONE_REASON, clock());
     });
+    for (const record of stored) countDeliveryAttempt(record.outcome);
     for (const { job, kind, result } of outcomes) {
       if (kind !== 'attempt' || result!.ok) continue;
       const final = outcomeOf(job.data, result!) === 'failed';

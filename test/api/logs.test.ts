@@ -43,7 +43,7 @@ describe('logs', () => {
 });
 
 describe('log lines', () => {
-  test('a request line holds only its id, method, path without the query, status and time', async () => {
+  test('a request line holds only its id, method, path without the query, status and time, and the work\'s request id, organization and environment', async () => {
     await fetch(`${app.baseUrl}/customers?limit=5`, { headers: { authorization: `Bearer ${app.organization.production_token}`, 'x-request-id': 'line-shape-1' } });
     const line = app.logs.map((text) => JSON.parse(text) as { req?: { id?: string } }).find((entry) => entry.req?.id === 'line-shape-1');
     expect(line).toEqual({
@@ -51,6 +51,9 @@ describe('log lines', () => {
       time: expect.any(Number),
       pid: process.pid,
       hostname: expect.any(String),
+      request_id: 'line-shape-1',
+      organization_id: app.organization.organization_id,
+      environment: 'production',
       req: { id: 'line-shape-1', method: 'GET', path: '/api/v1/customers' },
       res: { statusCode: 200 },
       responseTime: expect.any(Number),

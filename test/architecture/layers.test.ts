@@ -11,10 +11,11 @@ const SERVER = join(__dirname, '../../server');
 
 /** Lowest first. A top-level file `server/x.ts` is the room `:x`. */
 const FLOORS: string[][] = [
+  ['observability'],
   ['kernel', 'crypto', ':event-body', ':dates', ':masking', ':metadata', ':billing-types', ':collections', ':net', ':logging', ':config', ':time-zones', ':within'],
   ['db'],
   ['http', 'events', 'jobs', 'mail', 'gateway', 'idempotency', 'organizations', 'files'],
-  [':deps'],
+  [':deps', 'operate'],
   ['customer-store', 'charge-store', 'dispute-store', 'settings', 'event-log'],
   ['locations', 'payment-terms'],
   ['payment-methods', 'debt-accounts'],

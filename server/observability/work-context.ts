@@ -1,0 +1,51 @@
+/**
+ * What a piece of work is, carried through its async calls (AsyncLocalStorage): the request's
+ * id or the job's, and once known the organization and environment it is for. Every log line
+ * written inside it carries these (the logger's mixin, logging.ts), with the trace id when
+ * traces are on (the pino instrumentation adds trace_id and span_id).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export interface Work {
+  /** A request's id (X-Request-Id) … */
+  requestId?: string;
+  /** … or a job's, with its queue. */
+  jobId?: string;
+  queue?: string;
+  organizationId?: string;
+  environment?: string;
+}
+
+const storage = new AsyncLocalStorage<Work>();
+
+/** Runs `fn` as `work`: log lines written by it and by what it awaits say so. */
+export function runAsWork<T>(work: Work, fn: () => T): T {
+  return storage.run(work, fn);
+}
+
+/** The work in hand, if any. */
+export function currentWork(): Work | undefined {
+  return storage.getStore();
+}
+
+/** Names the tenant of the work in hand once it is known (after authentication, or from a job's data). */
+export function workIsFor(organizationId: string, environment: string): void {
+  const work = storage.getStore();
+  if (work) {
+    work.organizationId = organizationId;
+    work.environment = environment;
+  }
+}
+
+/** The fields of the work in hand for a log line (pino's mixin); nothing outside any work. */
+export function workFields(): Record<string, string> {
+  const work = storage.getStore();
+  if (!work) return {};
+  const fields: Record<string, string> = {};
+  if (work.requestId) fields.request_id = work.requestId;
+  if (work.jobId) fields.job_id = work.jobId;
+  if (work.queue) fields.queue = work.queue;
+  if (work.organizationId) fields.organization_id = work.organizationId;
+  if (work.environment) fields.environment = work.environment;
+  return fields;
+}
