@@ -209,10 +209,12 @@ export interface components {
         /**
          * @description The path exists but does not take this method (our decision; spec 8 leaves it open). It is
          *     listed on every operation of a path because an operation cannot describe the methods its
-         *     path lacks: it is the answer of this path to any other method.
+         *     path lacks: it is the answer of this path to any other method. `Allow` names the methods the
+         *     path does accept (RFC 9110 15.5.6).
          */
         MethodNotAllowed: {
             headers: {
+                Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
             content: {
@@ -243,7 +245,13 @@ export interface components {
     };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The methods this path accepts, comma-separated (RFC 9110 10.2.1), e.g. `GET, POST`.
+         * @example GET, POST
+         */
+        Allow: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
