@@ -1,12 +1,16 @@
 /**
- * The README's walks, run as written against a started server: its shell blocks in bash with
- * `API` and `TOKEN` set as "First steps" sets them, its code blocks as files. A documented
- * command that fails (a 415 where the README promises test deliveries) fails here.
+ * The README's walks, run as written against a started server: their shell blocks in bash with
+ * `API` and `TOKEN` set as "First steps" sets them (a section's blocks joined, as pasted into one
+ * terminal), their code blocks as files. A documented command that fails (a 415 where the README
+ * promises test deliveries) fails here; an error the README shows (401, 404, 422, 409
+ * `account_disputed`, 400 `card_declined`) must be the one printed. The steps a browser takes
+ * are not shell: the tests say, at each, how they are taken or skipped.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { openPortal } from '../support/portal-browser';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 const root = resolve(__dirname, '../..');
@@ -214,5 +218,36 @@ describe('README: the sandbox walks', () => {
     expect(after).toMatchObject({ status: 'succeeded' });
     expect(file.data).toMatchObject({ id: dispute.data.id, files: [expect.objectContaining({ name: 'receipt.pdf', content_type: 'application/pdf' })] });
     expect(output).toMatch(/^content-disposition: attachment/im);
+  });
+
+  test('Documents to sign, and "Contact us": a document shared, a ticket answered and resolved', async () => {
+    // The walk's browser step, taken as the Portal's "Contact us" form posts it: the customer,
+    // signed in by a link, writes a ticket.
+    const link = await fetch(`${server.origin}/api/v1/customer-sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ customer_id: 'CUST-1' }),
+    }).then((response) => response.json() as Promise<{ data: { portal_url: string } }>);
+    const portal = await openPortal(`${server.origin}/portal`, link.data.portal_url);
+    const written = await fetch(`${server.origin}/portal/contact`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: portal.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ _csrf: portal.csrf, category: 'need-info-about-my-account', subject: 'A fee I do not know', body: 'What is the $25.00 on my balance?' }).toString(),
+    });
+    expect(written.status).toBe(303);
+
+    const output = ranToEnd(await bash(shellOf('Documents to sign, and "Contact us"'), walkEnv()));
+    const [document, tickets, thread, resolved] = answers(output);
+    expect(document.data).toMatchObject({
+      status: 'pending',
+      contexts: ['checkout'],
+      file: { content_type: 'application/pdf', size: expect.any(Number), sha256: expect.any(String) },
+      signature: null,
+    });
+    expect(tickets.data).toEqual([expect.objectContaining({ subject: 'A fee I do not know', status: 'open' })]);
+    expect(tickets.data[0].messages).toBeUndefined();
+    expect(thread.data.messages.map((message: { body: string }) => message.body)).toEqual(['What is the $25.00 on my balance?', 'A late fee of $25.00 was added on October 20.']);
+    expect(resolved.data).toMatchObject({ id: tickets.data[0].id, status: 'resolved' });
   });
 });
