@@ -264,8 +264,12 @@ export interface paths {
         put?: never;
         /**
          * Opt out of e-mail (one click)
-         * @description Opts the link's customer out of agency-initiated e-mail (`communication_preferences.email`
-         *     `opted_out`, `changed_by` `link`) and answers the confirmation page. It is both the page's
+         * @description Opts the link's customer's address out of agency-initiated e-mail
+         *     (`communication_preferences.email` `opted_out`, `changed_by` `link`), for every customer
+         *     record of the organization with that address, present and future, and answers the
+         *     confirmation page, which offers to opt back in. The body may be
+         *     `application/x-www-form-urlencoded` or `multipart/form-data` (RFC 8058 §3.1: mail clients
+         *     should send the latter); its content is not needed. It is both the page's
          *     button and RFC 8058's one-click request, which a mail client sends with the body
          *     `List-Unsubscribe=One-Click` and no cookie; the signed link is the credential, so neither
          *     a browser session nor a CSRF token is asked for. Opting out again is harmless (the
@@ -273,6 +277,37 @@ export interface paths {
          *     to e-mail. A link whose signature does not match answers 400 and changes nothing.
          */
         post: operations["optOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/opt-out/{link}/opt-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Opt back in to e-mail
+         * @description The confirmation page's second button, "Start e-mails again": the customer takes their
+         *     own opt-out back (`communication_preferences.email` `allowed`, `changed_by` `link`), for
+         *     their address, and the change joins the address's history. Only the customer can do this
+         *     (the signed link of their e-mail is the credential): the agency cannot lift an opt-out
+         *     through the API (12 CFR 1006.6(e), 1006.14(h)). Mail clients never send it (RFC 8058 has
+         *     no opt-in). A link whose signature does not match answers 400 and changes nothing.
+         */
+        post: operations["optBackIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2422,6 +2457,45 @@ export interface operations {
                      */
                     "List-Unsubscribe"?: "One-Click";
                 };
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /**
+                     * @description Sent by a mail client's one-click unsubscribe (RFC 8058 §3.1 says clients should send `multipart/form-data`).
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["OptOutPage"];
+            400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
+            415: components["responses"]["PortalPageUnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    optBackIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
+                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/x-www-form-urlencoded": Record<string, never>;
             };
         };
         responses: {
