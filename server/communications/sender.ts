@@ -10,7 +10,7 @@
 import type { Settings } from '../settings/settings-keys';
 
 export interface Sender {
-  /** The From header as sent, display name quoted. */
+  /** The From header as sent (before the encoding of any non-ASCII name). */
   from: string;
   /** The From's address alone (the Message-ID's domain). */
   address: string;
@@ -23,13 +23,14 @@ export function addressOf(mailbox: string): string {
   return (angled ? angled[1]! : mailbox).trim();
 }
 
-const quoted = (name: string) => `"${name.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+/** A display name as it goes on the wire: quoted only when RFC 5322 asks (as nodemailer writes it). */
+const displayName = (name: string) => (/[()<>[\]:;@\\,."]/.test(name) ? `"${name.replace(/["\\]/g, (c) => `\\${c}`)}"` : name);
 
 export function senderOf(settings: Settings & { organization_name: string; notification_email: string | null }, mailFrom: string): Sender {
   const address = settings.sender_email ?? addressOf(mailFrom);
   const name = settings.sender_name || settings.organization_name;
   return {
-    from: name ? `${quoted(name)} <${address}>` : address,
+    from: name ? `${displayName(name)} <${address}>` : address,
     address,
     replyTo: settings.reply_to_email ?? settings.contact_email ?? settings.notification_email ?? null,
   };
