@@ -26,8 +26,8 @@ function confirmed(res: Parameters<typeof renderPage>[0], scope: PortalScope, li
   });
 }
 
-function offer(res: Parameters<typeof renderPage>[0], scope: PortalScope, link: string, answer: Valid, status = 200): void {
-  renderPage(res, status, 'opt-out', `Stop e-mails from ${answer.organizationName}`, { base: scope.base }, {
+function offer(res: Parameters<typeof renderPage>[0], scope: PortalScope, link: string, answer: Valid): void {
+  renderPage(res, 200, 'opt-out', `Stop e-mails from ${answer.organizationName}`, { base: scope.base }, {
     message: `Press the button to stop e-mails from ${answer.organizationName}. Receipts of payments you make will still be sent.`,
     action: `${scope.base}/opt-out/${link}`,
   });
