@@ -245,8 +245,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -273,8 +273,10 @@ export interface paths {
          *     button and RFC 8058's one-click request, which a mail client sends with the body
          *     `List-Unsubscribe=One-Click` and no cookie; the signed link is the credential, so neither
          *     a browser session nor a CSRF token is asked for. Opting out again is harmless (the
-         *     same page). A customer deleted since answers the confirmation too: there is nothing left
-         *     to e-mail. A link whose signature does not match answers 400 and changes nothing.
+         *     same page). The link names its message, so the address opted out is the one that e-mail
+         *     went to, also after the customer changed their e-mail or was deleted; a link of an e-mail
+         *     sent before links named messages (`v1.<customer>…`) opts out its customer's current
+         *     address, and answers the confirmation when that customer was deleted. A link whose signature does not match answers 400 and changes nothing.
          */
         post: operations["optOut"];
         delete?: never;
@@ -289,8 +291,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -1907,8 +1909,8 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-         * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+         * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+         * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
          */
         OptOutLink: string;
         /**
@@ -2415,8 +2417,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -2436,8 +2438,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -2485,8 +2487,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };

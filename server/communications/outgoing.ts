@@ -95,7 +95,6 @@ export async function sendToDebtor(deps: OutgoingDeps, trx: Knex.Transaction, te
   const settings = await readSettings(trx, tenant);
   const to = message.to ?? recipient.email;
   const decision = decide(message.kind, await barredAddress(trx, tenant, recipient, to), quietRuleOf(recipient, settings), message.now);
-  const optOut = optOutUrl(deps.config.portalUrl, deps.secrets, tenant, recipient.id);
   const body =
     decision.status === 'suppressed'
       ? `(not sent: ${decision.reason === 'work_address' ? 'a known work address' : 'the customer opted out of e-mail'})`
@@ -103,6 +102,7 @@ export async function sendToDebtor(deps: OutgoingDeps, trx: Knex.Transaction, te
         ? message.body
         : await message.body();
   const id = randomUUID();
+  const optOut = optOutUrl(deps.config.portalUrl, deps.secrets, tenant, id);
   const sender = senderOf(settings, deps.config.mailFrom);
   const row = await communicationRepo(trx, tenant).insert({
     id,

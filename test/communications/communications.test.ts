@@ -61,7 +61,8 @@ describe('a receipt', () => {
     expect(receipt.text).toContain('Your payment of $10.00');
     expect(receipt.text).toContain('Acme Recovery LLC\nContact: help@acme-recovery.example, (800) 555-0100');
     expect(receipt.text).toContain('This communication is from a debt collector.');
-    expect(optOutLinkOf(receipt.text)).toMatch(new RegExp(`^${app.config.portalUrl}/opt-out/v1\\.${customer.id}\\.`));
+    // The link names this message (so the address it went to), signed.
+    expect(optOutLinkOf(receipt.text)).toMatch(new RegExp(`^${app.config.portalUrl}/opt-out/v2\\.${receipt.id}\\.`));
     const sent = await sentEventually(receipt.id);
     expect(sent.sent_at).not.toBeNull();
     // With no SMTP_URL, the mail as sent is in the service's log, with RFC 8058's headers.
@@ -109,8 +110,10 @@ describe('opting out', () => {
   test('a forged link, or one whose signature is another customer\'s, changes nothing and says so', async () => {
     const first = await payer();
     const second = await payer();
-    const link = optOutLinkOf((await receiptFor(first.account.id, first.methodId)).text);
-    const otherCustomers = link.replace(first.customer.id, second.customer.id);
+    const firstReceipt = await receiptFor(first.account.id, first.methodId);
+    const secondReceipt = await receiptFor(second.account.id, second.methodId);
+    const link = optOutLinkOf(firstReceipt.text);
+    const otherCustomers = link.replace(firstReceipt.id, secondReceipt.id);
     const forged = link.slice(0, -4) + (link.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     for (const url of [otherCustomers, forged, `${app.config.portalUrl}/opt-out/v1.nothing`]) {
       for (const method of ['GET', 'POST']) {

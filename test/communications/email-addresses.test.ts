@@ -114,6 +114,17 @@ describe('an opt-out belongs to the address', () => {
     const moved = await api.PUT('/customers/{id}', { params: { path: { id: second.id } }, body: { email: address('moved') } });
     expect(moved.data!.data.communication_preferences.email).toBe('allowed');
   });
+
+  test('a link opts out the address its e-mail went to, even after the customer\'s address changed', async () => {
+    const old = address('old');
+    const customer = await newCustomer(api, { email: old });
+    const link = optOutLinkOf((await message(customer.id, 'receipt')).text);
+    const changed = await api.PUT('/customers/{id}', { params: { path: { id: customer.id } }, body: { email: address('new') } });
+    expect(changed.response.status).toBe(200);
+    expect((await fetch(link, { method: 'POST' })).status).toBe(200);
+    expect((await customerOf(customer.id)).communication_preferences.email).toBe('allowed');
+    expect((await newCustomer(api, { email: old })).communication_preferences).toMatchObject({ email: 'opted_out', changed_by: 'link' });
+  });
 });
 
 describe('the agency\'s own sender', () => {
