@@ -249,8 +249,8 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -268,15 +268,52 @@ export interface paths {
         put?: never;
         /**
          * Opt out of e-mail (one click)
-         * @description Opts the link's customer out of agency-initiated e-mail (`communication_preferences.email`
-         *     `opted_out`, `changed_by` `link`) and answers the confirmation page. It is both the page's
+         * @description Opts the link's customer's address out of agency-initiated e-mail
+         *     (`communication_preferences.email` `opted_out`, `changed_by` `link`), for every customer
+         *     record of the organization with that address, present and future, and answers the
+         *     confirmation page, which offers to opt back in. The body may be
+         *     `application/x-www-form-urlencoded` or `multipart/form-data` (RFC 8058 §3.1: mail clients
+         *     should send the latter); its content is not needed. It is both the page's
          *     button and RFC 8058's one-click request, which a mail client sends with the body
          *     `List-Unsubscribe=One-Click` and no cookie; the signed link is the credential, so neither
          *     a browser session nor a CSRF token is asked for. Opting out again is harmless (the
-         *     same page). A customer deleted since answers the confirmation too: there is nothing left
-         *     to e-mail. A link whose signature does not match answers 400 and changes nothing.
+         *     same page). The link names its message, so the address opted out is the one that e-mail
+         *     went to, also after the customer changed their e-mail or was deleted; a link of an e-mail
+         *     sent before links named messages (`v1.<customer>…`) opts out its customer's current
+         *     address, and answers the confirmation when that customer was deleted. A link whose signature does not match answers 400 and changes nothing.
          */
         post: operations["optOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/opt-out/{link}/opt-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Opt back in to e-mail
+         * @description The confirmation page's second button, "Start e-mails again": the customer takes their
+         *     own opt-out back (`communication_preferences.email` `allowed`, `changed_by` `link`), for
+         *     their address, and the change joins the address's history. Only the customer can do this
+         *     (the signed link of their e-mail is the credential): the agency cannot lift an opt-out
+         *     through the API (12 CFR 1006.6(e), 1006.14(h)). Mail clients never send it (RFC 8058 has
+         *     no opt-in). A link whose signature does not match answers 400 and changes nothing.
+         */
+        post: operations["optBackIn"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1876,8 +1913,8 @@ export interface components {
     };
     parameters: {
         /**
-         * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-         * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+         * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+         * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
          */
         OptOutLink: string;
         /**
@@ -2384,8 +2421,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -2405,8 +2442,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The signed opt-out link of an e-mail (`v1.` and base64url parts); a link whose signature does not match changes nothing and answers 400.
-                 * @example v1.MmE4ZTRiNmQtNWMzZi00ZTFhLWI5ZDctNmYwYzJlNGE4YjFk.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
                  */
                 link: components["parameters"]["OptOutLink"];
             };
@@ -2426,6 +2463,45 @@ export interface operations {
                      */
                     "List-Unsubscribe"?: "One-Click";
                 };
+                /**
+                 * @example {
+                 *       "List-Unsubscribe": "One-Click"
+                 *     }
+                 */
+                "multipart/form-data": {
+                    /**
+                     * @description Sent by a mail client's one-click unsubscribe (RFC 8058 §3.1 says clients should send `multipart/form-data`).
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            200: components["responses"]["OptOutPage"];
+            400: components["responses"]["OptOutLinkInvalid"];
+            404: components["responses"]["PortalPageNotFound"];
+            415: components["responses"]["PortalPageUnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    optBackIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The signed opt-out link of an e-mail (`v2.<message id>.<organization id>.<p|s>.<signature>`, or `v1.` with the customer's id for e-mails sent before); a link whose signature does not match changes nothing and answers 400.
+                 * @example v2.3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05.2a8e4b6d-5c3f-4e1a-b9d7-6f0c2e4a8b1d.p.x2b7yS0Vq4dC1nT8mR6pLw3ZkH9fJaGe5UoBi0QtXcY
+                 */
+                link: components["parameters"]["OptOutLink"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/x-www-form-urlencoded": Record<string, never>;
             };
         };
         responses: {

@@ -616,6 +616,14 @@ export interface paths {
          *       current primary is a 422 (make another address primary instead).
          *     - The spec does not show the response body; ours is `200` with `{data: Customer}`, the same
          *       as get, with the relations chosen by `include` (default `metadata` and `addresses`).
+         *     - `communication_preferences.email` `opted_out` records the customer's opt-out for their
+         *       address, so for every customer record of the organization in this environment with that
+         *       address (each receives `customer.update`). The agency cannot lift an opt-out:
+         *       `allowed` on an opted-out address is a `409` `conflict` and changes nothing (12 CFR
+         *       1006.6(e), 1006.14(h): only the customer opts back in, on an opt-out link's page).
+         *     - A new `email` takes that address's opt-out state, and, unless given with it, resets
+         *       `email_source` to `other`, `email_work_address` to false and
+         *       `email_creditor_notice_date` to null (they described the old address).
          *     - Subscribed webhooks receive `customer.update`.
          */
         put: operations["updateCustomer"];
@@ -1363,6 +1371,30 @@ export interface paths {
          *     and a `Content-Security-Policy` that runs nothing. A voided document's file is still given.
          */
         get: operations["getDocumentFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email-opt-outs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an address's opt-out history
+         * @description Every change of one e-mail address's opt-out state in this environment, oldest first: the
+         *     append-only record behind `communication_preferences` (12 CFR 1006.6(e), 1006.14(h);
+         *     kept as the communications log is, §1006.100). `email` is compared trimmed and in lower
+         *     case; an address never opted out answers an empty list. Missing or malformed `email` is a
+         *     422.
+         */
+        get: operations["listEmailOptOutChanges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5513,8 +5545,27 @@ export interface components {
              */
             debt_account_id: string | null;
             /**
+             * @description The From as sent: the organization's `sender_name` and `sender_email` (settings), else
+             *     its name with the deployment's `MAIL_FROM` address. Null on messages written before the
+             *     log kept it.
+             * @example "Acme Recovery LLC" <notices@acme-recovery.example>
+             */
+            from: string | null;
+            /**
+             * @description The further headers as sent: `Message-ID`, and RFC 8058's `List-Unsubscribe` and
+             *     `List-Unsubscribe-Post`. Null on messages written before the log kept them.
+             * @example {
+             *       "Message-ID": "<3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05@acme-recovery.example>",
+             *       "List-Unsubscribe": "<https://pay.acme-recovery.example/portal/opt-out/v1.9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41.x.p.mac>",
+             *       "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
+             *     }
+             */
+            headers: {
+                [key: string]: string;
+            } | null;
+            /**
              * Format: date-time
-             * @description When a message held by quiet hours may leave (08:00 in the customer's time zone); null when it was never held.
+             * @description When a message held by quiet hours may leave (the first moment that is between 08:00 and 21:00 in every zone the customer is known to be in; see the tag `Communications`); null when it was never held.
              * @example 2026-12-13T15:00:00.000Z
              */
             held_until: string | null;
@@ -5527,11 +5578,16 @@ export interface components {
             /** @description What the message is. */
             kind: components["schemas"]["CommunicationKind"];
             /**
-             * @description `opted_out` (suppressed), `customer_deleted` (held, then suppressed: the customer was deleted meanwhile), `quiet_hours` (held, and kept once sent), `delivery_failed` (failed); null otherwise.
+             * @description `opted_out` (suppressed: the address is opted out), `work_address` (suppressed: a known work address, 12 CFR 1006.22(f)(3)), `customer_deleted` (held, then suppressed: the customer was deleted meanwhile), `quiet_hours` (held, and kept once sent), `delivery_failed` (failed); null otherwise.
              * @example quiet_hours
              * @enum {string|null}
              */
-            reason: "opted_out" | "customer_deleted" | "quiet_hours" | "delivery_failed" | null;
+            reason: "opted_out" | "work_address" | "customer_deleted" | "quiet_hours" | "delivery_failed" | null;
+            /**
+             * @description The Reply-To as sent (settings `reply_to_email`, else `contact_email`, else the notification e-mail); null when none was set (a reply goes to the From).
+             * @example help@acme-recovery.example
+             */
+            reply_to: string | null;
             /**
              * Format: date-time
              * @description When it was sent (the tenant's clock); null until then.
@@ -5564,21 +5620,28 @@ export interface components {
         };
         /**
          * CommunicationKind
-         * @description What a message to a debtor is. `receipt` and `account_security` are messages the debtor asked
-         *     for at that moment (the receipt of a payment, whoever made it; a password or sign-in link they
-         *     requested): they are sent at once and also after an opt-out. Every other kind is
-         *     agency-initiated: suppressed after an opt-out and held during quiet hours.
+         * @description What a message to a debtor is. `receipt` (the receipt of a payment the debtor made at that
+         *     moment: in the Portal, or by an agent's charge made now) and `account_security` (a password
+         *     or sign-in link they requested) answer the debtor's own request: they are sent at once and
+         *     also after an opt-out (12 CFR 1006.6(e) stops the collector's e-mail, not the answer to the
+         *     consumer). Every other kind is agency-initiated: suppressed after an opt-out and held during
+         *     quiet hours, `scheduled_receipt` included (the receipt of a payment the debtor did not make
+         *     that minute: a scheduled charge, a plan's instalment, an autopay run).
          * @example payment_reminder
          * @enum {string}
          */
-        CommunicationKind: "receipt" | "payment_reminder" | "ticket_reply" | "autopay_failed" | "portal_link" | "account_security";
+        CommunicationKind: "receipt" | "scheduled_receipt" | "payment_reminder" | "ticket_reply" | "autopay_failed" | "portal_link" | "account_security";
         /**
          * CommunicationPreferences
-         * @description How the customer agreed to be reached (12 CFR 1006.6(e)): `email` `allowed` until the
-         *     customer opts out, by the opt-out link of any e-mail (`changed_by` `link`), in the Portal
-         *     (`portal`) or through the agency (`api`, with `PUT /customers/{id}`). After an opt-out every
-         *     agency-initiated e-mail is logged `suppressed` with the reason `opted_out` (see the tag
-         *     `Communications` for the kinds still sent).
+         * @description Whether the customer's e-mail address may be e-mailed (12 CFR 1006.6(e), 1006.14(h)). An
+         *     opt-out belongs to the address (compared in lower case), not to one customer record: it
+         *     holds for every customer of the organization in this environment with that address,
+         *     present and future, and this object shows the address's state. The customer opts out by the
+         *     opt-out link of any e-mail (`changed_by` `link`), or the agency records it for them (`api`,
+         *     with `PUT /customers/{id}`); only the customer lifts it, by opting back in on the link's
+         *     page. Every change is kept (`GET /email-opt-outs`). After an opt-out every agency-initiated
+         *     e-mail is logged `suppressed` with the reason `opted_out` (see the tag `Communications` for
+         *     the kinds still sent).
          * @example {
          *       "email": "opted_out",
          *       "changed_at": "2026-11-24T18:02:11.000Z",
@@ -5588,7 +5651,7 @@ export interface components {
         CommunicationPreferences: {
             /**
              * Format: date-time
-             * @description When `email` last changed (the tenant's clock); null while it never changed.
+             * @description When `email` last changed for this address (the tenant's clock); null while it never changed.
              * @example 2026-11-24T18:02:11.000Z
              */
             changed_at: string | null;
@@ -5599,7 +5662,7 @@ export interface components {
              */
             changed_by: "api" | "link" | "portal" | null;
             /**
-             * @description Whether the agency may e-mail the customer.
+             * @description Whether the agency may e-mail the customer's address.
              * @example opted_out
              * @enum {string}
              */
@@ -5607,17 +5670,18 @@ export interface components {
         };
         /**
          * CommunicationPreferencesUpdate
-         * @description A change of the customer's preferences by the agency (recorded with `changed_by` `api`).
-         *     Writing the value the customer already has changes nothing (`changed_at` stays).
+         * @description The agency records the customer's opt-out (`changed_by` `api`), for their address and so
+         *     for every customer record with it. Writing the value the address already has changes
+         *     nothing (`changed_at` stays). The agency cannot lift an opt-out: `allowed` on an opted-out
+         *     address is a 409 (12 CFR 1006.6(e) and 1006.14(h) let the consumer stop e-mail; only the
+         *     consumer takes it back, by opting in again on the page of an opt-out link).
          * @example {
          *       "email": "opted_out"
          *     }
          */
         CommunicationPreferencesUpdate: {
             /**
-             * @description `opted_out` stops every agency-initiated e-mail; `allowed` takes an opt-out back (do so
-             *     only when the customer asked for it: 12 CFR 1006.6(e) lets a consumer opt out, and an
-             *     agency that e-mails them again must be able to show they agreed).
+             * @description `opted_out` stops every agency-initiated e-mail to the address; `allowed` is accepted only while the address is not opted out (it changes nothing then).
              * @example opted_out
              * @enum {string}
              */
@@ -5626,13 +5690,14 @@ export interface components {
         /**
          * CommunicationStatus
          * @description `queued`: handed to the mail job; `held`: waiting for the end of quiet hours (`held_until`),
-         *     then sent by the same job, the row itself becoming `sent`; `sent`: accepted by the mail server
-         *     (with no mail server configured, written to the service's log, which counts as sent);
-         *     `suppressed`: not sent (see `reason`); `failed`: the mail server refused it after every retry.
+         *     then sent by the same job, the row itself becoming `sent`; `sent`: accepted by the mail server;
+         *     `logged`: no mail server is configured (`SMTP_URL` unset), so the message as it would have
+         *     been sent was written to the service's log and nothing left; `suppressed`: not sent (see
+         *     `reason`); `failed`: the mail server refused it after every retry.
          * @example sent
          * @enum {string}
          */
-        CommunicationStatus: "queued" | "held" | "sent" | "suppressed" | "failed";
+        CommunicationStatus: "queued" | "held" | "sent" | "logged" | "suppressed" | "failed";
         /**
          * ContactRequestCategory
          * @description One category a customer picks when writing to the organization (Tratta's shape).
@@ -5714,6 +5779,21 @@ export interface components {
              * @example maria.gonzalez@debt-collection.example
              */
             email: string;
+            /**
+             * Format: date
+             * @description For a `creditor` address, the day the creditor told the customer it would share the address (12 CFR 1006.6(d)(4)(ii)(D)); null otherwise.
+             * @example 2026-09-15
+             */
+            email_creditor_notice_date: string | null;
+            /** @description Where `email` came from; `other` when not given (and again after `email` changes without a new source). */
+            email_source: components["schemas"]["EmailSource"];
+            /**
+             * @description Whether `email` is known to be an address the customer's employer provided. No message
+             *     goes to a work address (12 CFR 1006.22(f)(3)): each is logged `suppressed` with the reason
+             *     `work_address`, the receipts of payments the customer makes included.
+             * @example false
+             */
+            email_work_address: boolean;
             /**
              * @description The customer's identifier in the client's system; null when not given.
              * @example CUST-100482
@@ -5951,6 +6031,20 @@ export interface components {
              */
             email: string;
             /**
+             * Format: date
+             * @description Only with `email_source` `creditor` (a 422 otherwise): the day the creditor notified the
+             *     customer that it would share the address (12 CFR 1006.6(d)(4)(ii)(D)); not in the future.
+             * @example 2026-09-15
+             */
+            email_creditor_notice_date?: string | null;
+            /** @description Where `email` came from; default `other`. */
+            email_source?: components["schemas"]["EmailSource"];
+            /**
+             * @description Whether `email` is known to be a work address (12 CFR 1006.22(f)(3)); nothing is sent to one. Default false.
+             * @example false
+             */
+            email_work_address?: boolean;
+            /**
              * @description The customer's identifier in the client's system; unique per organization and
              *     environment. A value already used by another customer is a 422 on `external_id`
              *     ("already taken").
@@ -6029,6 +6123,21 @@ export interface components {
              * @example maria.gonzalez@debt-collection.example
              */
             email: string;
+            /**
+             * Format: date
+             * @description For a `creditor` address, the day the creditor told the customer it would share the address (12 CFR 1006.6(d)(4)(ii)(D)); null otherwise.
+             * @example 2026-09-15
+             */
+            email_creditor_notice_date: string | null;
+            /** @description Where `email` came from; `other` when not given (and again after `email` changes without a new source). */
+            email_source: components["schemas"]["EmailSource"];
+            /**
+             * @description Whether `email` is known to be an address the customer's employer provided. No message
+             *     goes to a work address (12 CFR 1006.22(f)(3)): each is logged `suppressed` with the reason
+             *     `work_address`, the receipts of payments the customer makes included.
+             * @example false
+             */
+            email_work_address: boolean;
             /**
              * @description The customer's identifier in the client's system; null when not given.
              * @example CUST-100482
@@ -6365,7 +6474,7 @@ export interface components {
              *     `address.id`). Without `id`: adds a new address, and `postal_code` is then required.
              */
             address?: components["schemas"]["CustomerAddressUpdateInput"];
-            /** @description `{"email": "opted_out"}` opts the customer out of agency-initiated e-mail (12 CFR 1006.6(e)); `{"email": "allowed"}` takes it back. */
+            /** @description `{"email": "opted_out"}` opts the customer's address out of agency-initiated e-mail (12 CFR 1006.6(e)); the agency cannot take an opt-out back (`{"email": "allowed"}` on an opted-out address is a 409). */
             communication_preferences?: components["schemas"]["CommunicationPreferencesUpdate"];
             /**
              * Format: date
@@ -6379,6 +6488,20 @@ export interface components {
              * @example maria.reyes@debt-collection.example
              */
             email?: string;
+            /**
+             * Format: date
+             * @description Only with `email_source` `creditor` (a 422 otherwise): the day the creditor notified the
+             *     customer that it would share the address (12 CFR 1006.6(d)(4)(ii)(D)); not in the future.
+             * @example 2026-09-15
+             */
+            email_creditor_notice_date?: string | null;
+            /** @description Where `email` came from. A new `email` without a new source resets the source to `other`, the work mark to false and the notice date to null (they described the old address). */
+            email_source?: components["schemas"]["EmailSource"];
+            /**
+             * @description Whether `email` is known to be a work address (12 CFR 1006.22(f)(3)); nothing is sent to one. Default false.
+             * @example false
+             */
+            email_work_address?: boolean;
             /**
              * @description The customer's identifier in the client's system; unique per organization and
              *     environment. A value already used by another customer is a 422 on `external_id`.
@@ -7576,6 +7699,54 @@ export interface components {
          */
         DocumentStatus: "shared" | "pending" | "viewed" | "signed" | "voided";
         /**
+         * EmailOptOutChange
+         * @description One change of an e-mail address's opt-out state, as kept in the append-only history (rows
+         *     are never changed nor deleted: an opt-out, once recorded, can always be shown).
+         */
+        EmailOptOutChange: {
+            /**
+             * Format: date-time
+             * @description When it changed (the tenant's clock).
+             * @example 2026-11-24T18:02:11.000Z
+             */
+            changed_at: string;
+            /**
+             * @description `link`: the customer, by an e-mail's opt-out link (or opting back in on its page); `api`: the agency; `portal`: the customer in the Portal.
+             * @example link
+             * @enum {string}
+             */
+            changed_by: "api" | "link" | "portal";
+            /**
+             * Format: uuid
+             * @description The customer record the change came through (kept after its deletion); null for opt-outs carried over from before the history was kept.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            customer_id: string | null;
+            /**
+             * @description The address, normalized (trimmed, in lower case).
+             * @example maria.gonzalez@debt-collection.example
+             */
+            email: string;
+            /**
+             * @description The address's state after the change.
+             * @example opted_out
+             * @enum {string}
+             */
+            email_preference: "allowed" | "opted_out";
+        };
+        /**
+         * EmailSource
+         * @description Where a customer's e-mail address came from, which decides what Regulation F lets the agency
+         *     do with it (12 CFR 1006.6(d)(3)-(4)): `debtor` (the consumer gave it to the agency or the
+         *     creditor for this debt), `creditor` (the creditor gave it; the safe harbor of
+         *     §1006.6(d)(4)(ii)(C)-(D) asks for the creditor's notice to the consumer at least 35 days
+         *     before, recorded as `email_creditor_notice_date`), `skip_trace` (found by the agency or a
+         *     vendor) and `other`. Customers written before sources were recorded read `other`.
+         * @example debtor
+         * @enum {string}
+         */
+        EmailSource: "creditor" | "debtor" | "skip_trace" | "other";
+        /**
          * Error
          * @description The body of every 4XX and 5XX answer.
          */
@@ -7918,6 +8089,21 @@ export interface components {
              * @description E-mail address.
              */
             email: string;
+            /**
+             * Format: date
+             * @description For a `creditor` address, the day the creditor told the customer it would share the address (12 CFR 1006.6(d)(4)(ii)(D)); null otherwise.
+             * @example 2026-09-15
+             */
+            email_creditor_notice_date: string | null;
+            /** @description Where `email` came from (`other` when not recorded). */
+            email_source: components["schemas"]["EmailSource"];
+            /**
+             * @description Whether `email` is known to be an address the customer's employer provided. No message
+             *     goes to a work address (12 CFR 1006.22(f)(3)): each is logged `suppressed` with the reason
+             *     `work_address`, the receipts of payments the customer makes included.
+             * @example false
+             */
+            email_work_address: boolean;
             /** @description The customer's identifier in the client's system; null when none was given. */
             external_id: string | null;
             /** @description First name, taken from `name`; null for a company or when `name` has a single word. */
@@ -10068,10 +10254,13 @@ export interface components {
             contact_phone: string | null;
             /**
              * @description The disclosure printed in every e-mail (FDCPA §807(11)). The organization may word it its
-             *     own way, but it must say the message is from a debt collector: it must contain the words
-             *     "debt collector" (422 otherwise). Default: "This communication is from a debt collector.
-             *     This is an attempt to collect a debt, and any information obtained will be used for that
-             *     purpose."
+             *     own way, but one text serves every e-mail, the first one included, so it must carry both
+             *     halves of §807(11)'s initial-communication wording and its subsequent one (422 otherwise,
+             *     the words matched without regard to case or line breaks): that the message is from a
+             *     "debt collector"; that it is an "attempt to collect a debt" (or "attempting to collect a
+             *     debt"); and that "information obtained will be used for that purpose". Default: "This
+             *     communication is from a debt collector. This is an attempt to collect a debt, and any
+             *     information obtained will be used for that purpose."
              * @example This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.
              */
             debt_collector_disclosure: string;
@@ -10085,10 +10274,46 @@ export interface components {
              */
             dispute_hold: "all" | "validation_period";
             /**
+             * @description The hour an agency-initiated message leaves when the customer's known locations share no
+             *     hour between 08:00 and 21:00 (a customer with a Guam phone and a New York ZIP code): the
+             *     hour on the wall clock of the customer's primary zone (their own `time_zone`, else their
+             *     primary address's ZIP code, else the organization's `time_zone`); default 8. See the tag
+             *     `Communications`, quiet hours.
+             * @example 8
+             */
+            quiet_hours_no_overlap_hour: number;
+            /**
              * @description Days before each plan instalment and scheduled charge that the customer gets a payment reminder; default 3; 0 turns reminders off.
              * @example 3
              */
             reminder_days_before: number;
+            /**
+             * Format: email
+             * @description Where a debtor's reply goes (the `Reply-To` of every e-mail to a debtor). Null (default)
+             *     uses `contact_email`, else the organization's notification e-mail; with none of them the
+             *     reply goes to the From, which is then `MAIL_FROM`'s address, a mailbox the deployment
+             *     must read (README "Messages to debtors"). A reply ("stop e-mailing me") is so always
+             *     routed to a person, never to a no-reply address.
+             * @example help@acme-recovery.example
+             */
+            reply_to_email: string | null;
+            /**
+             * Format: email
+             * @description The address of the From of every e-mail to a debtor; null (default) uses the address of
+             *     the deployment's `MAIL_FROM`, with `sender_name` as its display name. The organization
+             *     must be allowed to send as this address through the deployment's mail server (SPF, DKIM).
+             * @example notices@acme-recovery.example
+             */
+            sender_email: string | null;
+            /**
+             * @description The display name of the From of every e-mail to a debtor; default the organization's name
+             *     (its true name, FDCPA §807(14)). It may not contain the phrase "debt collect" (422): the
+             *     From shows in an inbox list to whoever glances at the screen, so it says no more than an
+             *     envelope may (FDCPA §808(8), 12 CFR 1006.22(f)(1), and §1006.6(d) on third parties). The
+             *     disclosure inside the message still says it is from a debt collector.
+             * @example Acme Recovery LLC
+             */
+            sender_name: string;
             /**
              * @description The largest discount a settlement offer may give, in percent of the balance; default 80.
              * @example 80
@@ -10123,7 +10348,7 @@ export interface components {
              */
             contact_phone?: string | null;
             /**
-             * @description The disclosure's wording; must contain "debt collector" (FDCPA §807(11)).
+             * @description The disclosure's wording; must say "debt collector", "attempt to collect a debt" (or "attempting to collect a debt") and "information obtained will be used for that purpose" (FDCPA §807(11)); 422 otherwise.
              * @example We are a debt collector. This is an attempt to collect a debt; any information obtained will be used for that purpose.
              */
             debt_collector_disclosure?: string;
@@ -10137,10 +10362,32 @@ export interface components {
              */
             dispute_hold?: "all" | "validation_period";
             /**
+             * @description The hour (in the customer's primary zone) messages leave when the customer's zones share no allowed hour.
+             * @example 9
+             */
+            quiet_hours_no_overlap_hour?: number;
+            /**
              * @description Days before a due payment that its reminder is sent, 0 to 30; 0 turns reminders off.
              * @example 2
              */
             reminder_days_before?: number;
+            /**
+             * Format: email
+             * @description Where debtors' replies go; null uses `contact_email`, else the notification e-mail.
+             * @example help@acme-recovery.example
+             */
+            reply_to_email?: string | null;
+            /**
+             * Format: email
+             * @description The From's address; null uses the deployment's `MAIL_FROM` address.
+             * @example notices@acme-recovery.example
+             */
+            sender_email?: string | null;
+            /**
+             * @description The From's display name; not containing "debt collect" (422).
+             * @example Acme Recovery LLC
+             */
+            sender_name?: string;
             /**
              * @description The largest discount a settlement offer may give, in percent of the balance; default 80.
              * @example 80
@@ -12786,7 +13033,14 @@ export interface operations {
                      *           "held_until": null,
                      *           "sent_at": "2026-12-16T14:00:03.000Z",
                      *           "created_at": "2026-12-16T14:00:01.000Z",
-                     *           "updated_at": "2026-12-16T14:00:03.000Z"
+                     *           "updated_at": "2026-12-16T14:00:03.000Z",
+                     *           "from": "\"Acme Recovery LLC\" <no-reply@debt-collection.example>",
+                     *           "headers": {
+                     *             "Message-ID": "<8f3b1d2e-6c4a-4e9b-a7d5-1b2c3d4e5f60@debt-collection.example>",
+                     *             "List-Unsubscribe": "<https://pay.acme-recovery.example/portal/opt-out/v1.9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41.x.p.mac>",
+                     *             "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"
+                     *           },
+                     *           "reply_to": "help@acme-recovery.example"
                      *         }
                      *       ],
                      *       "meta": {
@@ -13091,6 +13345,9 @@ export interface operations {
                      *           "external_id": "CUST-100482",
                      *           "name": "Maria Gonzalez",
                      *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "email_creditor_notice_date": null,
+                     *           "email_source": "debtor",
+                     *           "email_work_address": false,
                      *           "phone": "(512) 555-0147",
                      *           "date_of_birth": "1984-07-19",
                      *           "ssn": "0427",
@@ -13147,6 +13404,9 @@ export interface operations {
                      *           "external_id": null,
                      *           "name": "Hartwell Plumbing LLC",
                      *           "email": "hartwell.billing@debt-collection.example",
+                     *           "email_creditor_notice_date": null,
+                     *           "email_source": "debtor",
+                     *           "email_work_address": false,
                      *           "phone": null,
                      *           "date_of_birth": null,
                      *           "ssn": null,
@@ -13296,6 +13556,9 @@ export interface operations {
                      *         "external_id": "CUST-100482",
                      *         "name": "Maria Gonzalez",
                      *         "email": "maria.gonzalez@debt-collection.example",
+                     *         "email_creditor_notice_date": null,
+                     *         "email_source": "debtor",
+                     *         "email_work_address": false,
                      *         "phone": "(512) 555-0147",
                      *         "date_of_birth": "1984-07-19",
                      *         "ssn": "0427",
@@ -13502,6 +13765,9 @@ export interface operations {
                      *         "external_id": "CUST-100482",
                      *         "name": "Maria Gonzalez",
                      *         "email": "maria.gonzalez@debt-collection.example",
+                     *         "email_creditor_notice_date": null,
+                     *         "email_source": "debtor",
+                     *         "email_work_address": false,
                      *         "phone": "+1 512-555-0199",
                      *         "date_of_birth": "1984-07-19",
                      *         "ssn": "0427",
@@ -13561,6 +13827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description Required parameters are missing or data is invalid. Every failing field is listed in `errors`. */
@@ -15604,6 +15871,58 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listEmailOptOutChanges: {
+        parameters: {
+            query: {
+                /** @description The address whose history to read. */
+                email: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The changes, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "email_preference": "opted_out",
+                     *           "changed_by": "link",
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "changed_at": "2026-11-24T18:02:11.000Z"
+                     *         },
+                     *         {
+                     *           "email": "maria.gonzalez@debt-collection.example",
+                     *           "email_preference": "allowed",
+                     *           "changed_by": "link",
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "changed_at": "2026-12-02T15:40:09.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The address's changes, oldest first. */
+                        data: components["schemas"]["EmailOptOutChange"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -17177,7 +17496,11 @@ export interface operations {
                      *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
-                     *         "settlement_max_months": 24
+                     *         "settlement_max_months": 24,
+                     *         "quiet_hours_no_overlap_hour": 8,
+                     *         "reply_to_email": null,
+                     *         "sender_email": null,
+                     *         "sender_name": "Acme Recovery LLC"
                      *       }
                      *     }
                      */
@@ -17230,7 +17553,11 @@ export interface operations {
                      *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
-                     *         "settlement_max_months": 24
+                     *         "settlement_max_months": 24,
+                     *         "quiet_hours_no_overlap_hour": 8,
+                     *         "reply_to_email": null,
+                     *         "sender_email": null,
+                     *         "sender_name": "Acme Recovery LLC"
                      *       }
                      *     }
                      */

@@ -48,7 +48,7 @@ const INCLUDE = new Set<string>(DEFAULT_CUSTOMER_INCLUDES);
 /** A customer as the service answers it, made anew for every request as the service does. */
 const answer = () =>
   customerToApi(
-    { id: ID, external_id: 'CUST-100482', name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', phone: null, date_of_birth: null, ssn_last4: null, metadata: { portfolio: 'spring-2026' }, time_zone: null, email_preference: 'allowed', email_preference_changed_at: null, email_preference_changed_by: null, created_at: AT, updated_at: AT },
+    { id: ID, external_id: 'CUST-100482', name: 'Maria Gonzalez', email: 'maria.gonzalez@debt-collection.example', email_source: 'debtor', email_work_address: false, email_creditor_notice_date: null, phone: null, date_of_birth: null, ssn_last4: null, metadata: { portfolio: 'spring-2026' }, time_zone: null, email_preference: 'allowed', email_preference_changed_at: null, email_preference_changed_by: null, created_at: AT, updated_at: AT },
     {
       include: INCLUDE,
       addresses: [{ id: '1b6f7f8e-2a53-4a3f-9a43-1f1d2b7c9e10', customer_id: ID, name: null, line1: null, line2: null, city: 'Austin', state: null, country: null, postal_code: '78704', is_primary: true, created_at: AT, updated_at: AT }],

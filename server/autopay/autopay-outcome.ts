@@ -12,7 +12,6 @@ import type { EventRecorder } from '../events/events';
 import { listen, type Happenings, type Listener } from '../events/listeners';
 import type { Tenant } from '../kernel/tenant';
 import { withClock } from '../kernel/clock';
-import { money } from '../payment-terms/payment-terms';
 import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { sendToDebtor } from '../communications/outgoing';
@@ -52,7 +51,8 @@ export async function tellDeclined(
       return [
         `Hello ${customer.name},`,
         '',
-        `Your automatic payment of ${money(run.amount)} could not be made: ${run.reason}`,
+        // No amount: the message needs none, and a mailbox may be read by someone else (12 CFR 1006.6(d)).
+        `Your automatic payment could not be made: ${run.reason}`,
         `To update your payment method, open: ${link}`,
       ].join('\n');
     },

@@ -23,6 +23,9 @@ function checkStructure(items: BulkItem[], now: Date): void {
     const accounts = (item.parent_debt_accounts?.length ?? 0) + (item.debt_accounts?.length ?? 0);
     if (accounts > 0 && !item.location) errors[`[${i}].location`] = ['is required when the row has debt accounts'];
     if (item.customer.date_of_birth && item.customer.date_of_birth > today) errors[`[${i}].customer.date_of_birth`] = ['must not be in the future'];
+    const notice = item.customer.email_creditor_notice_date;
+    if (notice && item.customer.email_source !== 'creditor') errors[`[${i}].customer.email_creditor_notice_date`] = ['is recorded only for an address with email_source creditor'];
+    else if (notice && notice > today) errors[`[${i}].customer.email_creditor_notice_date`] = ['must not be in the future'];
   });
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }

@@ -68,6 +68,9 @@ export async function writeRows(
       external_id: customer.external_id ?? null,
       name: customer.name,
       email: customer.email,
+      email_source: customer.email_source ?? 'other',
+      email_work_address: customer.email_work_address ?? false,
+      email_creditor_notice_date: customer.email_creditor_notice_date ?? null,
       phone: customer.phone ?? null,
       date_of_birth: customer.date_of_birth ?? null,
       ssn_last4: typeof customer.ssn_last4 === 'number' ? String(customer.ssn_last4).padStart(4, '0') : (customer.ssn_last4 ?? null),
@@ -115,6 +118,16 @@ export async function writeRows(
   const placed = await insertOrGetLocations(trx, tenant, locations as { id: string; external_id: string | null; name: string }[]);
   for (const account of accounts) account.location_id = placed.idOf.get(account.location_id as string) ?? account.location_id;
   await copyRows(trx, CUSTOMERS, customers);
+  // An address opted out before (on another customer record) stays opted out (12 CFR 1006.6(e)).
+  if (customers.length > 0) {
+    await trx.raw(
+      `UPDATE ${CUSTOMERS} c SET email_preference = 'opted_out', email_preference_changed_at = o.changed_at, email_preference_changed_by = o.changed_by
+         FROM email_opt_outs o
+        WHERE c.id = ANY(?::uuid[]) AND o.organization_id = c.organization_id AND o.environment = c.environment
+          AND o.address = lower(btrim(c.email)) AND o.opted_out`,
+      [customers.map((customer) => customer.id as string)],
+    );
+  }
   await copyRows(trx, ADDRESSES, addresses);
   // Parents precede their children in `accounts`, and one COPY checks its foreign keys at its end.
   await copyRows(trx, DEBT_ACCOUNTS, accounts);

@@ -6,7 +6,7 @@ import type { CommunicationKind, CommunicationStatus } from './message-kinds';
 
 export const COMMUNICATIONS = 'communications';
 export const COMMUNICATION_COLUMNS = [
-  'id', 'organization_id', 'environment', 'customer_id', 'debt_account_id', 'channel', 'kind', 'to', 'subject', 'text',
+  'id', 'organization_id', 'environment', 'customer_id', 'debt_account_id', 'channel', 'kind', 'from', 'reply_to', 'to', 'subject', 'headers', 'text',
   'status', 'reason', 'held_until', 'sent_at', 'opt_out_url', 'dedupe_key', 'error', 'created_at', 'updated_at',
 ].map((column) => `${COMMUNICATIONS}.${column}`);
 
@@ -20,8 +20,13 @@ export interface CommunicationRow {
   debt_account_id: string | null;
   channel: 'email';
   kind: CommunicationKind;
+  /** The From as sent; null on rows written before the log kept it. */
+  from: string | null;
+  reply_to: string | null;
   to: string;
   subject: string;
+  /** Message-ID and RFC 8058's headers, as sent. */
+  headers: Record<string, string> | null;
   text: string;
   status: CommunicationStatus;
   reason: CommunicationReason | null;
@@ -34,7 +39,7 @@ export interface CommunicationRow {
   updated_at: Date;
 }
 
-export type NewCommunication = Omit<CommunicationRow, 'id' | 'organization_id' | 'environment' | 'channel' | 'sent_at' | 'error' | 'updated_at'>;
+export type NewCommunication = Omit<CommunicationRow, 'id' | 'organization_id' | 'environment' | 'channel' | 'sent_at' | 'error' | 'updated_at'> & { id: string };
 
 export interface CommunicationFilters {
   customer_id?: string;
@@ -62,7 +67,7 @@ export function communicationRepo(db: Knex, tenant: Tenant) {
     /** Writes a message; with a `dedupe_key` already written (a reminder recorded by another process), writes nothing and answers undefined. */
     async insert(values: NewCommunication): Promise<CommunicationRow | undefined> {
       const [row] = await db(COMMUNICATIONS)
-        .insert({ ...values, ...tenantColumns(tenant), channel: 'email', updated_at: values.created_at })
+        .insert({ ...values, headers: values.headers && JSON.stringify(values.headers), ...tenantColumns(tenant), channel: 'email', updated_at: values.created_at })
         .onConflict(db.raw('(organization_id, environment, dedupe_key)'))
         .ignore()
         .returning(COMMUNICATION_COLUMNS);

@@ -20,4 +20,9 @@ export function communicationRoutes(routes: TypedRoutes, deps: AppDeps): void {
   routes.get('/communications/{id}', async (req, res) => {
     res.json({ data: await communications.find(tenantOf(res), req.params.id) });
   });
+
+  routes.get('/email-opt-outs', async (req, res) => {
+    // The validator has required it (422 otherwise).
+    res.json({ data: await communications.optOutHistory(tenantOf(res), req.query.email!) });
+  });
 }

@@ -5,6 +5,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
+import { historyOf } from '../customers/email-opt-outs';
 import { communicationToApi } from './communication-mapper';
 import { COMMUNICATION_COLUMNS, communicationRepo, COMMUNICATIONS, type CommunicationFilters, type CommunicationRow } from './communication-repo';
 
@@ -16,6 +17,17 @@ export function communicationService(db: Knex) {
       return listPage<CommunicationRow, Communication>(communicationRepo(db, tenant).query(filters), page, { columns: COMMUNICATION_COLUMNS, table: COMMUNICATIONS, order: 'desc' }, (rows) =>
         rows.map(communicationToApi),
       );
+    },
+
+    /** The append-only history of one address's opt-out state, oldest first. */
+    async optOutHistory(tenant: Tenant, email: string): Promise<components['schemas']['EmailOptOutChange'][]> {
+      return (await historyOf(db, tenant, email)).map((row) => ({
+        email: row.address,
+        email_preference: row.opted_out ? 'opted_out' : 'allowed',
+        changed_by: row.changed_by,
+        customer_id: row.customer_id,
+        changed_at: row.changed_at.toISOString(),
+      }));
     },
 
     async find(tenant: Tenant, id: string): Promise<Communication> {

@@ -1,7 +1,8 @@
 /**
  * Messages held by quiet hours leave at their `held_until` on their tenant's clock: the
  * scheduler's due work finds them (real time, or a sandbox clock moved past them) and queues
- * the same row for the mail job. An opt-out since then suppresses it instead.
+ * the same row for the mail job. An opt-out of its address since then (or its address found
+ * to be a work address) suppresses it instead.
  */
 import { countCommunication } from '../observability/metrics';
 import type { Knex } from 'knex';
@@ -9,7 +10,7 @@ import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { communicationRepo, COMMUNICATIONS } from './communication-repo';
 import { enqueueDelivery } from './outgoing';
-import { recipientOf } from './recipients';
+import { barredAddress, recipientOf } from './recipients';
 
 export interface DueMessage {
   id: string;
@@ -50,9 +51,10 @@ export async function releaseHeld(deps: Pick<AppDeps, 'db' | 'boss'>, tenant: Te
     if (!row || row.status !== 'held') return true;
     if (row.held_until && row.held_until.getTime() > now.getTime()) return false;
     const recipient = await recipientOf(trx, tenant, row.customer_id);
-    if (!recipient || recipient.email_preference === 'opted_out') {
-      await communications.update(id, { status: 'suppressed', reason: recipient ? 'opted_out' : 'customer_deleted', updated_at: now });
-      countCommunication('suppressed', recipient ? 'opted_out' : 'customer_deleted');
+    const barred = recipient ? await barredAddress(trx, tenant, recipient, row.to) : 'customer_deleted';
+    if (barred) {
+      await communications.update(id, { status: 'suppressed', reason: barred, updated_at: now });
+      countCommunication('suppressed', barred);
       return true;
     }
     // The reason stays quiet_hours: the record shows why it left later than it was written.

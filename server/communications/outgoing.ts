@@ -3,8 +3,10 @@
  * transaction, with what Regulation F asks every e-mail to say (the organization's name and
  * contact, the debt-collector disclosure of FDCPA §807(11), the opt-out link of 12 CFR
  * 1006.6(e)), then opt-out and quiet hours (§1006.6(b)(1)(i)) decide whether it is queued for
- * the durable mail job, held, or suppressed.
+ * the durable mail job, held, or suppressed. From, Reply-To and headers are decided here too
+ * and kept on the row, so that the log shows what the wire carries.
  */
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
@@ -13,12 +15,12 @@ import { countCommunication } from '../observability/metrics';
 import { readSettings } from '../settings/settings-service';
 import type { Settings } from '../settings/settings-keys';
 import { communicationRepo, type CommunicationReason, type CommunicationRow } from './communication-repo';
-import { timeZoneOf } from './customer-time-zone';
+import { timeZonesOf } from './customer-time-zone';
 import { isRequestedByDebtor, type CommunicationKind, type CommunicationStatus } from './message-kinds';
 import { optOutUrl } from './opt-out-links';
-import { quietUntil } from './quiet-hours';
-import type { Recipient } from './recipients';
-import { recipientOf } from './recipients';
+import { quietUntil, type QuietRule } from './quiet-hours';
+import { barredAddress, recipientOf, type Barred, type Recipient } from './recipients';
+import { headersOf, senderOf } from './sender';
 
 export type OutgoingDeps = Pick<AppDeps, 'boss' | 'config' | 'secrets'>;
 
@@ -67,12 +69,21 @@ interface Decision {
   held_until: Date | null;
 }
 
-/** Opt-out first, then quiet hours; what the debtor asked for goes at once. */
-export function decide(kind: CommunicationKind, recipient: Recipient, organizationTimeZone: string, now: Date): Decision {
+/**
+ * Never to a known work address (§1006.22(f)(3)); what the debtor asked for goes at once;
+ * then opt-out (§1006.6(e)), then quiet hours in every zone the customer is known to be in
+ * (§1006.6(b)(1)(i)).
+ */
+export function decide(kind: CommunicationKind, barred: Barred, quiet: QuietRule, now: Date): Decision {
+  if (barred === 'work_address') return { status: 'suppressed', reason: 'work_address', held_until: null };
   if (isRequestedByDebtor(kind)) return { status: 'queued', reason: null, held_until: null };
-  if (recipient.email_preference === 'opted_out') return { status: 'suppressed', reason: 'opted_out', held_until: null };
-  const until = quietUntil(now, timeZoneOf(recipient, organizationTimeZone));
+  if (barred === 'opted_out') return { status: 'suppressed', reason: 'opted_out', held_until: null };
+  const until = quietUntil(now, quiet);
   return until ? { status: 'held', reason: 'quiet_hours', held_until: until } : { status: 'queued', reason: null, held_until: null };
+}
+
+export function quietRuleOf(recipient: Recipient, settings: Pick<Settings, 'time_zone' | 'quiet_hours_no_overlap_hour'>): QuietRule {
+  return { ...timeZonesOf(recipient, settings.time_zone), noOverlapHour: settings.quiet_hours_no_overlap_hour };
 }
 
 /**
@@ -83,15 +94,27 @@ export async function sendToDebtor(deps: OutgoingDeps, trx: Knex.Transaction, te
   const recipient = await recipientOf(trx, tenant, message.customerId);
   if (!recipient) return undefined;
   const settings = await readSettings(trx, tenant);
-  const decision = decide(message.kind, recipient, settings.time_zone, message.now);
-  const optOut = optOutUrl(deps.config.portalUrl, deps.secrets, tenant, recipient.id);
-  const body = decision.status === 'suppressed' ? '(not sent: the customer opted out of e-mail)' : typeof message.body === 'string' ? message.body : await message.body();
+  const to = message.to ?? recipient.email;
+  const decision = decide(message.kind, await barredAddress(trx, tenant, recipient, to), quietRuleOf(recipient, settings), message.now);
+  const body =
+    decision.status === 'suppressed'
+      ? `(not sent: ${decision.reason === 'work_address' ? 'a known work address' : 'the customer opted out of e-mail'})`
+      : typeof message.body === 'string'
+        ? message.body
+        : await message.body();
+  const id = randomUUID();
+  const optOut = optOutUrl(deps.config.portalUrl, deps.secrets, tenant, id);
+  const sender = senderOf(settings, deps.config.mailFrom);
   const row = await communicationRepo(trx, tenant).insert({
+    id,
     customer_id: recipient.id,
     debt_account_id: message.debtAccountId ?? null,
     kind: message.kind,
-    to: message.to ?? recipient.email,
+    from: sender.from,
+    reply_to: sender.replyTo,
+    to,
     subject: message.subject,
+    headers: headersOf(id, sender, optOut),
     text: withFooter(body, settings, optOut),
     ...decision,
     opt_out_url: optOut,

@@ -36,7 +36,7 @@ interface ReminderRow {
   account_number_masked: string | null;
 }
 
-const DEFAULT_DAYS = SETTING_KEYS.reminder_days_before.default({ notification_email: null });
+const DEFAULT_DAYS = SETTING_KEYS.reminder_days_before.default({ notification_email: null, organization_name: '' });
 
 const keyOf = (item: Item, id: string) => `payment_reminder:${item}:${id}`;
 
@@ -132,7 +132,8 @@ export async function runReminder(deps: ReminderDeps, tenant: Tenant, ref: strin
       customerId: row.customer_id,
       debtAccountId: row.debt_account_id,
       kind: 'payment_reminder',
-      subject: `Payment reminder: ${amount} on ${date}`,
+      // The subject shows in an inbox list to whoever glances at it: the amount is in the text only.
+      subject: `Payment reminder for ${date}`,
       dedupeKey: keyOf(item, id),
       now,
       body: async () => {

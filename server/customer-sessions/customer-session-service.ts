@@ -128,8 +128,12 @@ async function createMany(deps: CustomerSessionDeps, tenant: Tenant, items: Crea
 }
 
 /**
- * A session the service opens itself, on the caller's transaction (a payment reminder's link to
- * the account's page): fixed to `validUntilHours`, tagged as the messages that carry it. Answers its `portal_url`.
+ * A session the service opens itself for the link of an e-mail, on the caller's transaction (a
+ * payment reminder's link to the account's page): fixed to `validUntilHours`, tagged as the
+ * messages that carry it. Always with verification: whoever opens it answers the Portal's
+ * question (date of birth, last 4 of the SSN or a ZIP code) before any name or balance shows,
+ * since a forwarded e-mail or a shared mailbox would otherwise be a disclosure to a third
+ * party (FDCPA §805(b), 12 CFR 1006.6(d)). Answers its `portal_url`.
  */
 export async function openSessionIn(
   trx: Knex,
@@ -143,6 +147,7 @@ export async function openSessionIn(
     ...(request.destination ? { destination: request.destination } : {}),
     valid_until: request.validUntilHours,
     tags: request.tags,
+    verification: true,
   } as Create;
   const { row, token } = await insert(trx, deps, tenant, { body, customer: request.customer, account: request.account });
   return customerSessionToApi(row, token, deps.config).portal_url;

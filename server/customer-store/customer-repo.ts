@@ -8,6 +8,9 @@ export const CUSTOMER_COLUMNS = [
   'external_id',
   'name',
   'email',
+  'email_source',
+  'email_work_address',
+  'email_creditor_notice_date',
   'phone',
   'date_of_birth',
   'ssn_last4',
@@ -25,6 +28,9 @@ export interface CustomerRow {
   external_id: string | null;
   name: string;
   email: string;
+  email_source: 'creditor' | 'debtor' | 'skip_trace' | 'other';
+  email_work_address: boolean;
+  email_creditor_notice_date: string | null;
   phone: string | null;
   date_of_birth: string | null;
   ssn_last4: string | null;

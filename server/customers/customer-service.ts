@@ -19,7 +19,7 @@ import { CUSTOMER_COLUMNS, customerRepo, type CustomerRow, type CustomerValues, 
 import { todayUtc } from '../dates';
 import { nowFor } from '../kernel/clock';
 import { canonicalTimeZone } from '../time-zones';
-import { emailPreferenceChange } from './email-preference';
+import { preferenceOf, setAddressPreference } from './email-opt-outs';
 import { loadCustomers } from './customer-loader';
 import { readCustomer } from './customer-read';
 
@@ -47,11 +47,31 @@ function ssnLast4(value: number | string | null | undefined): string | null | un
   return typeof value === 'number' ? String(value).padStart(4, '0') : value;
 }
 
+type EmailFacts = Pick<CustomerRow, 'email_source' | 'email_work_address' | 'email_creditor_notice_date'>;
+
+/**
+ * The address's facts after a write: those given, else (for a new address, or a new
+ * customer) the defaults, else the stored ones. They describe one address, so a new `email`
+ * without them starts from the defaults.
+ */
+function emailFacts(body: Partial<Schemas['CustomerUpdate']>, stored: EmailFacts | undefined, newAddress: boolean): EmailFacts {
+  const base: EmailFacts = stored && !newAddress ? stored : { email_source: 'other', email_work_address: false, email_creditor_notice_date: null };
+  return {
+    email_source: body.email_source ?? base.email_source,
+    email_work_address: body.email_work_address ?? base.email_work_address,
+    email_creditor_notice_date: body.email_creditor_notice_date !== undefined ? body.email_creditor_notice_date : body.email_source && body.email_source !== 'creditor' ? null : base.email_creditor_notice_date,
+  };
+}
+
 /** Rules the document states but a schema cannot check; answers the time zone as the tz database spells it. */
-function checkRules(body: { date_of_birth?: string | null; time_zone?: string | null }, now: Date): { timeZone: string | null | undefined } {
+function checkRules(body: { date_of_birth?: string | null; time_zone?: string | null }, now: Date, facts?: EmailFacts): { timeZone: string | null | undefined } {
   const errors: FieldErrors = {};
   if (body.date_of_birth && body.date_of_birth > todayUtc(now)) {
     errors.date_of_birth = ['must not be in the future'];
+  }
+  if (facts?.email_creditor_notice_date) {
+    if (facts.email_source !== 'creditor') errors.email_creditor_notice_date = ['is recorded only for an address with email_source creditor'];
+    else if (facts.email_creditor_notice_date > todayUtc(now)) errors.email_creditor_notice_date = ['must not be in the future'];
   }
   const timeZone = body.time_zone ? canonicalTimeZone(body.time_zone) : body.time_zone;
   if (body.time_zone && !timeZone) errors.time_zone = ['is not a known IANA time zone'];
@@ -77,7 +97,8 @@ export function customerService({ db, events, clock }: CustomerDeps) {
     },
 
     async create(tenant: Tenant, body: Schemas['CustomerCreate'], include: Set<string>): Promise<Customer> {
-      const { timeZone } = checkRules(body, nowFor(clock, tenant));
+      const facts = emailFacts(body, undefined, true);
+      const { timeZone } = checkRules(body, nowFor(clock, tenant), facts);
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);
@@ -85,6 +106,9 @@ export function customerService({ db, events, clock }: CustomerDeps) {
           const row = await customers.insert({
             name: body.name,
             email: body.email,
+            ...facts,
+            // An address opted out before (on another customer record) stays opted out.
+            ...(await preferenceOf(trx, tenant, body.email)),
             external_id: body.external_id ?? null,
             phone: body.phone ?? null,
             date_of_birth: body.date_of_birth ?? null,
@@ -101,18 +125,25 @@ export function customerService({ db, events, clock }: CustomerDeps) {
 
     async update(tenant: Tenant, key: string, body: Schemas['CustomerUpdate'], include: Set<string>): Promise<Customer> {
       const now = nowFor(clock, tenant);
-      const { timeZone } = checkRules(body, now);
+      checkRules(body, now);
       return externalIdUnique(CUSTOMERS, () =>
         db.transaction(async (trx) => {
           const customers = customerRepo(trx, tenant);
           const row = await customers.find(key, { forUpdate: true });
           if (!row) throw ApiError.notFound('Customer');
+          const email = body.email ?? row.email;
+          const newAddress = body.email !== undefined && body.email.trim().toLowerCase() !== row.email.trim().toLowerCase();
+          const facts = emailFacts(body, row, newAddress);
+          const { timeZone } = checkRules(body, now, facts);
           if (body.external_id && (await customers.externalIdTaken(body.external_id, row.id))) {
             throw ApiError.field('external_id', TAKEN);
           }
           const changes: CustomerValues = {};
           if (body.name !== undefined) changes.name = body.name;
           if (body.email !== undefined) changes.email = body.email;
+          Object.assign(changes, facts);
+          // A new address brings its own opt-out state.
+          if (newAddress) Object.assign(changes, await preferenceOf(trx, tenant, email));
           if (body.external_id !== undefined) changes.external_id = body.external_id;
           if (body.phone !== undefined) changes.phone = body.phone;
           if (body.date_of_birth !== undefined) changes.date_of_birth = body.date_of_birth;
@@ -120,8 +151,19 @@ export function customerService({ db, events, clock }: CustomerDeps) {
           if (body.metadata !== undefined) changes.metadata = mergeMetadata(row.metadata, body.metadata);
           if (timeZone !== undefined) changes.time_zone = timeZone;
           const preference = body.communication_preferences?.email;
-          // 12 CFR 1006.6(e): the agency records the customer's opt-out (or its withdrawal) for them.
-          if (preference && preference !== row.email_preference) Object.assign(changes, emailPreferenceChange(preference, 'api', now));
+          const others: string[] = [];
+          if (preference) {
+            const current = await preferenceOf(trx, tenant, email);
+            // 12 CFR 1006.6(e), 1006.14(h): the consumer stops e-mail, and only the consumer takes it back.
+            if (preference === 'allowed' && current.email_preference === 'opted_out') {
+              throw ApiError.conflict('This address is opted out of e-mail; only the customer can opt back in, by the opt-out link of an e-mail.');
+            }
+            if (preference === 'opted_out') {
+              const changed = await setAddressPreference(trx, tenant, { email, optedOut: true, by: 'api', customerId: row.id, now });
+              others.push(...changed.filter((id) => id !== row.id));
+              Object.assign(changes, await preferenceOf(trx, tenant, email));
+            }
+          }
 
           if (body.address?.id) {
             const address = await addressRepo(trx, tenant).find(row.id, body.address.id);
@@ -131,7 +173,7 @@ export function customerService({ db, events, clock }: CustomerDeps) {
             await addAddress(trx, tenant, row.id, { ...body.address, postal_code: body.address.postal_code! });
           }
           const updated = await customers.update(row.id, changes);
-          await events.record(trx, tenant, [{ name: 'customer.update', ids: [row.id] }]);
+          await events.record(trx, tenant, [{ name: 'customer.update', ids: [row.id, ...others] }]);
           return load(trx, tenant, updated, include);
         }),
       );

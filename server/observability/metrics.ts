@@ -90,7 +90,7 @@ const communications = new Counter({
 });
 
 /** A message to a debtor queued, held, suppressed, sent or failed (communications/). */
-export function countCommunication(outcome: 'queued' | 'held' | 'suppressed' | 'sent' | 'failed', reason?: string | null): void {
+export function countCommunication(outcome: 'queued' | 'held' | 'suppressed' | 'sent' | 'logged' | 'failed', reason?: string | null): void {
   if (enabled) communications.inc({ outcome, reason: reason ?? '' });
 }
 

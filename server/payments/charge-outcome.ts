@@ -161,15 +161,21 @@ export async function recordCharges(deps: PaymentDeps, trx: Knex.Transaction, it
   return outcomes;
 }
 
-/** A receipt is always a message the debtor asked for (whoever made the payment): sent at once, also after an opt-out. */
+/**
+ * The receipt of a payment made now (in the Portal, or by an agent while the debtor asks) answers
+ * the debtor: sent at once, also after an opt-out. The receipt of one they did not make that
+ * minute (a scheduled charge, a plan's instalment, an autopay run) is the agency's message:
+ * quiet hours and opt-out apply (12 CFR 1006.6(b)(1)(i), 1006.6(e)).
+ */
 function receipt(charge: ChargeRow, now: Date): Message {
+  const unattended = charge.scheduled_at !== null || charge.source === 'payment_plan' || charge.source === 'autopay';
   const amount = (Number(charge.amount) / 100).toFixed(2);
   const method = charge.card ? `card ending ${charge.card.card_number}` : `bank account ${charge.bank_account!.account_number}`;
   const state = charge.status === 'pending' ? 'is being processed' : 'was received';
   return {
     customerId: charge.customer_id,
     debtAccountId: charge.debt_account_id,
-    kind: 'receipt',
+    kind: unattended ? 'scheduled_receipt' : 'receipt',
     to: charge.email!,
     now,
     subject: `Payment receipt ${charge.reference_number}`,

@@ -16,10 +16,10 @@ function resolved(stored: StoredSettings): Settings {
   return settings as Settings;
 }
 
-/** A tenant's settings, each key set or default, with the organization's name (for what its e-mails say). */
-export async function readSettings(db: Knex, tenant: Tenant): Promise<Settings & { organization_name: string }> {
+/** A tenant's settings, each key set or default, with the organization's name and notification e-mail (for what its e-mails say, and where replies go). */
+export async function readSettings(db: Knex, tenant: Tenant): Promise<Settings & { organization_name: string; notification_email: string | null }> {
   const stored = await settingsRepo(db, tenant).read();
-  return { ...resolved(stored), organization_name: stored.organization_name };
+  return { ...resolved(stored), organization_name: stored.organization_name, notification_email: stored.notification_email };
 }
 
 export function settingsService(db: Knex) {

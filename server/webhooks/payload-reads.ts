@@ -26,6 +26,9 @@ export interface CustomerRow {
   external_id: string | null;
   name: string;
   email: string;
+  email_source: 'creditor' | 'debtor' | 'skip_trace' | 'other';
+  email_work_address: boolean;
+  email_creditor_notice_date: string | null;
   phone: string | null;
   date_of_birth: string | null;
   ssn_last4: string | null;
@@ -203,7 +206,7 @@ const OLDEST_FIRST = (table: string) => [
   { column: `${table}.id`, order: 'asc' as const },
 ];
 
-const CUSTOMER_COLUMNS = ['id', 'external_id', 'name', 'email', 'phone', 'date_of_birth', 'ssn_last4', 'metadata', 'created_at', 'updated_at'];
+const CUSTOMER_COLUMNS = ['id', 'external_id', 'name', 'email', 'email_source', 'email_work_address', 'email_creditor_notice_date', 'phone', 'date_of_birth', 'ssn_last4', 'metadata', 'created_at', 'updated_at'];
 const ADDRESS_COLUMNS = ['id', 'customer_id', 'name', 'line1', 'line2', 'city', 'state', 'country', 'postal_code', 'is_primary', 'created_at', 'updated_at'];
 const PAYMENT_METHOD_COLUMNS = [
   'id',

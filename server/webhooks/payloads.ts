@@ -161,6 +161,9 @@ function customerPart(row: CustomerRow, ctx: PayloadRows) {
     ...splitName(row.name),
     name: row.name,
     email: row.email,
+    email_source: row.email_source,
+    email_work_address: row.email_work_address,
+    email_creditor_notice_date: row.email_creditor_notice_date,
     // Portal activity (registration, log-ins) is not known to this service yet.
     username: null,
     phone: row.phone,

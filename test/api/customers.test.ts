@@ -145,7 +145,7 @@ describe('GET /customers/{id}', () => {
     const created = await newCustomer(app.api, { address: { postal_code: '78704' } });
     const { data } = await app.api.GET('/customers/{id}', { params: { path: { id: created.id }, query: { include: '' } } });
     expect(Object.keys(data!.data).sort()).toEqual(
-      ['created_at', 'date_of_birth', 'email', 'external_id', 'id', 'name', 'phone', 'ssn', 'time_zone', 'communication_preferences', 'portal_account', 'updated_at'].sort(),
+      ['created_at', 'date_of_birth', 'email', 'email_source', 'email_work_address', 'email_creditor_notice_date', 'external_id', 'id', 'name', 'phone', 'ssn', 'time_zone', 'communication_preferences', 'portal_account', 'updated_at'].sort(),
     );
   });
 

@@ -27,6 +27,7 @@ test('the Portal base holds the Portal entry pages and the Portal API, served at
     'GET /s/{token}/disputes/{disputeId}',
     'GET /opt-out/{link}',
     'POST /opt-out/{link}',
+    'POST /opt-out/{link}/opt-in',
     'GET /api/session',
     'GET /api/accounts',
     'GET /api/accounts/{accountId}',

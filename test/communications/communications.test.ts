@@ -30,11 +30,12 @@ async function logOf(query: { customer_id?: string; kind?: Communication['kind']
   return data!.data;
 }
 
+/** This app has no SMTP_URL: a message that left the log is `logged` (written to the service's log), not `sent`. */
 const sentEventually = (id: string) =>
   eventually(async () => {
     const { data } = await api.GET('/communications/{id}', { params: { path: { id } } });
-    return data?.data.status === 'sent' ? data.data : undefined;
-  }, `communication ${id} sent`);
+    return data?.data.status === 'logged' ? data.data : undefined;
+  }, `communication ${id} logged`);
 
 async function payer(body: Partial<components['schemas']['CustomerCreate']> = {}, balance = 10_000) {
   const customer = await newCustomer(api, { email: `${unique('debtor')}@mail.debt-collection.example`, ...body });
@@ -60,7 +61,8 @@ describe('a receipt', () => {
     expect(receipt.text).toContain('Your payment of $10.00');
     expect(receipt.text).toContain('Acme Recovery LLC\nContact: help@acme-recovery.example, (800) 555-0100');
     expect(receipt.text).toContain('This communication is from a debt collector.');
-    expect(optOutLinkOf(receipt.text)).toMatch(new RegExp(`^${app.config.portalUrl}/opt-out/v1\\.${customer.id}\\.`));
+    // The link names this message (so the address it went to), signed.
+    expect(optOutLinkOf(receipt.text)).toMatch(new RegExp(`^${app.config.portalUrl}/opt-out/v2\\.${receipt.id}\\.`));
     const sent = await sentEventually(receipt.id);
     expect(sent.sent_at).not.toBeNull();
     // With no SMTP_URL, the mail as sent is in the service's log, with RFC 8058's headers.
@@ -108,8 +110,10 @@ describe('opting out', () => {
   test('a forged link, or one whose signature is another customer\'s, changes nothing and says so', async () => {
     const first = await payer();
     const second = await payer();
-    const link = optOutLinkOf((await receiptFor(first.account.id, first.methodId)).text);
-    const otherCustomers = link.replace(first.customer.id, second.customer.id);
+    const firstReceipt = await receiptFor(first.account.id, first.methodId);
+    const secondReceipt = await receiptFor(second.account.id, second.methodId);
+    const link = optOutLinkOf(firstReceipt.text);
+    const otherCustomers = link.replace(firstReceipt.id, secondReceipt.id);
     const forged = link.slice(0, -4) + (link.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     for (const url of [otherCustomers, forged, `${app.config.portalUrl}/opt-out/v1.nothing`]) {
       for (const method of ['GET', 'POST']) {
@@ -129,7 +133,7 @@ describe('opting out', () => {
     expect(put.response.status).toBe(200);
     expect(put.data!.data.communication_preferences).toMatchObject({ email: 'opted_out', changed_by: 'api' });
     const receipt = await receiptFor(account.id, methodId);
-    expect(receipt.status === 'queued' || receipt.status === 'sent').toBe(true);
+    expect(receipt.status === 'queued' || receipt.status === 'logged').toBe(true);
     await sentEventually(receipt.id);
 
     // A payment reminder: a plan's first instalment reminded 3 days before its day.
@@ -179,7 +183,9 @@ describe('payment reminders and quiet hours', () => {
 
     // What the reminder says: the amount, the date, the card's last four, a link to change them.
     const text = held[0]!.text;
-    expect(held[0]!.subject).toBe(`Payment reminder: $50.00 on ${new Date(`${start}T12:00:00Z`).toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' })}`);
+    // The subject shows in an inbox list: the date, not the amount.
+    expect(held[0]!.subject).toBe(`Payment reminder for ${new Date(`${start}T12:00:00Z`).toLocaleDateString('en-US', { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' })}`);
+    expect(text).toContain('your payment of $50.00 is due');
     expect(text).toContain('your card ending 4242');
     const link = /To change the payment method or the date, open: (\S+)/.exec(text)![1]!;
     expect(link).toContain(`${app.config.portalUrl}/s/`);
@@ -232,6 +238,10 @@ describe('GET /settings and PUT /settings', () => {
       settlement_max_discount_percentage: 80,
       settlement_max_months: 24,
       dispute_hold: 'all',
+      sender_name: 'Acme Recovery LLC',
+      sender_email: null,
+      reply_to_email: null,
+      quiet_hours_no_overlap_hour: 8,
     });
     const changed = await production.PUT('/settings', { body: { reminder_days_before: 30 } });
     expect(changed.data!.data).toMatchObject({ reminder_days_before: 30, time_zone: 'America/New_York', contact_email: 'ops@acme-recovery.example' });

@@ -3,7 +3,7 @@
  * 20:59:59 local time; otherwise it waits for the next 08:00 there, across DST changes too.
  */
 import { quietUntil } from '../../server/communications/quiet-hours';
-import { timeZoneOf } from '../../server/communications/customer-time-zone';
+import { areaCodeOf, timeZonesOf } from '../../server/communications/customer-time-zone';
 import { canonicalTimeZone } from '../../server/time-zones';
 
 const at = (iso: string) => new Date(iso);
@@ -23,17 +23,47 @@ describe('quietUntil', () => {
     // The night DST ends (Nov 1, 2026): 08:00 EST is 13:00 UTC.
     ['the night DST ends', '2026-11-01T05:30:00Z', 'America/New_York', '2026-11-01T13:00:00.000Z'],
   ])('%s', (_, now, zone, expected) => {
-    expect(quietUntil(at(now), zone)?.toISOString()).toBe(expected);
+    expect(quietUntil(at(now), { zones: [zone], primaryZone: zone, noOverlapHour: 8 })?.toISOString()).toBe(expected);
   });
 });
 
-describe('the time zone of a customer', () => {
-  test('their own, else their ZIP code\'s, else the organization\'s', () => {
-    expect(timeZoneOf({ time_zone: 'America/Denver', postal_code: '10001' }, 'America/New_York')).toBe('America/Denver');
-    expect(timeZoneOf({ time_zone: null, postal_code: '85004' }, 'America/New_York')).toBe('America/Phoenix');
-    expect(timeZoneOf({ time_zone: null, postal_code: '96815' }, 'America/New_York')).toBe('Pacific/Honolulu');
-    expect(timeZoneOf({ time_zone: null, postal_code: '00000' }, 'America/Boise')).toBe('America/Boise');
-    expect(timeZoneOf({ time_zone: null, postal_code: null }, 'America/Boise')).toBe('America/Boise');
+describe('quiet hours in every zone a customer is known to be in', () => {
+  // A New York ZIP code and a Honolulu phone, in December: New York UTC-5, Honolulu UTC-10.
+  const newYorkAndHonolulu = { zones: ['America/New_York', 'Pacific/Honolulu'], primaryZone: 'America/New_York', noOverlapHour: 8 };
+
+  test('04:00 in Honolulu (09:00 in New York): held until 08:00 in Honolulu', () => {
+    expect(quietUntil(at('2026-12-04T14:00:00Z'), newYorkAndHonolulu)?.toISOString()).toBe('2026-12-04T18:00:00.000Z');
+  });
+
+  test('from 08:00 in Honolulu up to 21:00 in New York both allow it; 21:00 in New York holds it to Honolulu\'s next 08:00', () => {
+    expect(quietUntil(at('2026-12-04T18:00:00Z'), newYorkAndHonolulu)).toBeUndefined();
+    expect(quietUntil(at('2026-12-05T01:59:59Z'), newYorkAndHonolulu)).toBeUndefined();
+    expect(quietUntil(at('2026-12-05T02:00:00Z'), newYorkAndHonolulu)?.toISOString()).toBe('2026-12-05T18:00:00.000Z');
+  });
+
+  test('zones that share no allowed hour: the agency\'s hour in the primary zone', () => {
+    // London (UTC+0), Singapore (UTC+8), Los Angeles (UTC-8): every hour is night somewhere.
+    const apart = { zones: ['Europe/London', 'Asia/Singapore', 'America/Los_Angeles'], primaryZone: 'America/Los_Angeles', noOverlapHour: 10 };
+    expect(quietUntil(at('2026-12-04T12:00:00Z'), apart)?.toISOString()).toBe('2026-12-04T18:00:00.000Z');
+    expect(quietUntil(at('2026-12-04T18:30:00Z'), apart)).toBeUndefined();
+    expect(quietUntil(at('2026-12-04T19:00:00Z'), apart)?.toISOString()).toBe('2026-12-05T18:00:00.000Z');
+  });
+});
+
+describe('the time zones of a customer', () => {
+  test('their own, every address\'s ZIP code\'s, their phone\'s area code\'s; none known: the organization\'s', () => {
+    expect(timeZonesOf({ time_zone: 'America/Denver', postal_codes: ['10001'], phone: null }, 'America/New_York')).toEqual({ zones: ['America/Denver', 'America/New_York'], primaryZone: 'America/Denver' });
+    expect(timeZonesOf({ time_zone: null, postal_codes: ['85004', '96815'], phone: null }, 'America/New_York')).toEqual({ zones: ['America/Phoenix', 'Pacific/Honolulu'], primaryZone: 'America/Phoenix' });
+    expect(timeZonesOf({ time_zone: null, postal_codes: ['10001'], phone: '(808) 555-0147' }, 'America/Chicago')).toEqual({ zones: ['America/New_York', 'Pacific/Honolulu'], primaryZone: 'America/New_York' });
+    // An area code that spans two zones gives both (850: the Florida panhandle).
+    expect(timeZonesOf({ time_zone: null, postal_codes: [], phone: '+1 850-555-0100' }, 'America/Boise').zones).toEqual(['America/New_York', 'America/Chicago']);
+    expect(timeZonesOf({ time_zone: null, postal_codes: ['00000'], phone: '800 555 0100' }, 'America/Boise')).toEqual({ zones: ['America/Boise'], primaryZone: 'America/Boise' });
+    expect(timeZonesOf({ time_zone: null, postal_codes: [], phone: null }, 'America/Boise')).toEqual({ zones: ['America/Boise'], primaryZone: 'America/Boise' });
+  });
+
+  test('the area code of a US number as the API accepts it', () => {
+    expect(['(512) 555-0147', '512.555.0147', '+1 512-555-0147', '15125550147'].map(areaCodeOf)).toEqual(['512', '512', '512', '512']);
+    expect(areaCodeOf('555-0147')).toBeUndefined();
   });
 
   test('names are checked against the tz database and answered in its spelling', () => {

@@ -65,7 +65,7 @@ test('two processes and a sandbox clock race over 20 due reminders: each instalm
     expect(advance.response.status).toBe(200);
 
     const reminders = async () => (await api.GET('/communications', { params: { query: { kind: 'payment_reminder', limit: 100 } } })).data!;
-    await eventually(async () => (await reminders()).data.filter((row) => row.status === 'sent').length === PLANS, 'every reminder sent', 60_000);
+    await eventually(async () => (await reminders()).data.filter((row) => row.status === 'logged').length === PLANS, 'every reminder logged (no SMTP_URL)', 60_000);
     const log = await reminders();
     expect(log.meta.total).toBe(PLANS);
     expect(new Set(log.data.map((row) => row.customer_id)).size).toBe(PLANS);

@@ -31,6 +31,7 @@ import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
 import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
 import * as disputesFollowAccounts from './085-disputes-follow-accounts';
+import * as emailAddresses from './065-email-addresses';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -61,6 +62,7 @@ const migrations: Record<string, Knex.Migration> = {
   '029-payload-read-indexes': payloadReadIndexes,
   '032-portal-reset-limits': portalResetLimits,
   '085-disputes-follow-accounts': disputesFollowAccounts,
+  '065-email-addresses': emailAddresses,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
