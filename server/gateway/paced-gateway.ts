@@ -90,6 +90,7 @@ export function pacedGateway(gateway: PaymentGateway, pace: ProcessorPace, optio
   // adapter takes one per HTTP request itself; anything else the adapter has passes through
   // as it is (all its arguments too, whatever the port grows).
   return new Proxy(gateway, {
+    has: (target, property) => property === 'pace' || Reflect.has(target, property),
     get(target, property, receiver) {
       if (property === 'pace') return pace;
       const value: unknown = Reflect.get(target, property, receiver);
