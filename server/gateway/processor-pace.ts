@@ -19,8 +19,9 @@
  * wins, as NTP does), so a slot is waited for, and checked, in this process's time.
  *
  * Admission (`open`/`admit`): work that will call the processor (the due work's charges) waits
- * for room BEFORE it reserves anything: no more than half a second of the rate is admitted,
- * waiting for a slot or about to, in one process; the rest stays due, holding nothing.
+ * for room BEFORE it reserves anything: one process admits what keeps the rate busy while it
+ * is reserved, plus half a second of the rate waiting for slots; the rest stays due, holding
+ * nothing, and a charge reserved waits about half a second for its slot, not minutes.
  */
 import type { Knex } from 'knex';
 
@@ -32,8 +33,14 @@ export const GUARD_MS = 5;
 const SAFETY_MS = 1;
 /** Beyond this uncertainty of the clocks' offset (a round trip of more than half a second) a slot is used as it comes: no window could be sure. */
 const MOST_UNCERTAIN_MS = 250;
-/** Of the rate, this many seconds' worth may be admitted and waiting in one process (`open`/`admit`). */
+/**
+ * Admission: a charge admitted now should wait about this long for its slot. Admitted work is
+ * first reserved (a transaction) before it asks for a slot, so as many more are admitted as
+ * keep the rate busy over that time (its recent average, at most MOST_RESERVING_S): the room
+ * never holds the flow below the rate, and a reserved charge waits about AHEAD_SECONDS.
+ */
 const AHEAD_SECONDS = 0.5;
+const MOST_RESERVING_S = 1.5;
 
 export interface PaceStats {
   /** Statements sent to the database (each reserves a batch, or finds the horizon full). */
@@ -128,8 +135,10 @@ class Pace implements ProcessorPace {
   private clock: ClockSample | undefined;
   /** Callers in take() not yet answered, and backoffs held (`hold`). */
   private waiting = 0;
-  /** Admissions not yet freed (`admit`), oldest first. */
-  private readonly admitted: { freed: boolean }[] = [];
+  /** Admissions not yet freed (`admit`), oldest first, with when each was admitted. */
+  private readonly admitted: { freed: boolean; at: number }[] = [];
+  /** How long admitted work has taken to ask for its slot (or to end without one), on average lately (s). */
+  private reserving = 0;
   private readonly counts: PaceStats = { statements: 0, granted: 0, late: 0 };
 
   constructor(
@@ -178,15 +187,16 @@ class Pace implements ProcessorPace {
   }
 
   open(): boolean {
-    return this.waiting + this.admitted.length < Math.max(1, Math.ceil(this.perSecond * AHEAD_SECONDS));
+    const ahead = AHEAD_SECONDS + Math.min(this.reserving, MOST_RESERVING_S);
+    return this.waiting + this.admitted.length < Math.max(1, Math.ceil(this.perSecond * ahead));
   }
 
   admit(): () => void {
-    const ticket = { freed: false };
+    const ticket = { freed: false, at: paceNow() };
     this.admitted.push(ticket);
     return () => {
       if (ticket.freed) return;
-      ticket.freed = true;
+      this.freed(ticket);
       this.admitted.splice(this.admitted.indexOf(ticket), 1);
       this.wake();
     };
@@ -195,7 +205,12 @@ class Pace implements ProcessorPace {
   /** A take() frees the oldest admission: its work now waits as a caller (counted in `waiting`). */
   private freeOldestAdmission(): void {
     const oldest = this.admitted.shift();
-    if (oldest) oldest.freed = true;
+    if (oldest) this.freed(oldest);
+  }
+
+  private freed(ticket: { freed: boolean; at: number }): void {
+    ticket.freed = true;
+    this.reserving += 0.2 * ((paceNow() - ticket.at) / 1000 - this.reserving);
   }
 
   private done(): void {
