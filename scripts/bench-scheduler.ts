@@ -320,6 +320,7 @@ async function main(): Promise<void> {
   const { db } = scratch;
   let stopQueue = async () => {};
   const stopAll: (() => Promise<void>)[] = [];
+  let summary: string | undefined;
   try {
     const logger = pino({ level: 'warn' });
     const boss = await startQueue(scratch.url, logger);
@@ -539,24 +540,24 @@ async function main(): Promise<void> {
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);
     }
-    console.log(
-      JSON.stringify({
-        bench: 'scheduler',
-        processor: PROCESSOR,
-        per_second: Math.round(schedulerRate),
-        over_limit: overLimit,
-        lost,
-        rate_limit: RATE_LIMIT ?? null,
-        gateway_latency_ms: LATENCY_MS,
-        ratio_to_bare: ratio,
-        bare_payloads: BARE_PAYLOADS,
-      }),
-    );
+    summary = JSON.stringify({
+      bench: 'scheduler',
+      processor: PROCESSOR,
+      per_second: Math.round(schedulerRate),
+      over_limit: overLimit,
+      lost,
+      rate_limit: RATE_LIMIT ?? null,
+      gateway_latency_ms: LATENCY_MS,
+      ratio_to_bare: ratio,
+      bare_payloads: BARE_PAYLOADS,
+    });
   } finally {
     await stopQueue();
     for (const stop of stopAll) await stop();
     await scratch.close();
   }
+  // Last, once everything is stopped (a warning of the closing pool would follow it otherwise).
+  if (summary) console.log(summary);
 }
 
 /**
