@@ -38,8 +38,18 @@
  * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the
- * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:
- * {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare","bare_payloads"}.
+ * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them.
+ *
+ * `--processor NAME` (PROCESSORS below: `sandbox`) is the processor charged, and `--rate-limit N`
+ * paces it at N requests/s through the limiter every process shares (gateway/processor-pace.ts,
+ * the due work waiting for its room): the requests it received are counted by second, as each is
+ * sent to it, and `over_limit` is how many passed N in their second; `lost` the instalments
+ * neither paid nor failed, plus any charged twice.
+ *
+ *   npm run bench:scheduler -- --rate-limit 100 --gateway-latency-ms 300 --instalments 20000 --accounts 2000
+ *
+ * The last line is one JSON object of the figures: {"bench":"scheduler","processor","per_second",
+ * "over_limit","lost","rate_limit","gateway_latency_ms","ratio_to_bare","bare_payloads"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
