@@ -117,9 +117,14 @@ if (RATE_LIMIT !== undefined && !(RATE_LIMIT > 0)) throw new Error(`--rate-limit
  * local server). Another processor is one more entry here.
  */
 interface BenchProcessor {
-  gateway(deps: AppDeps, tenant: Tenant): Promise<PaymentGateway>;
+  /** The adapter serving `tenant`; with `slots: 'per-request'` it takes a slot of `pace` for each HTTP request it sends. */
+  gateway(deps: AppDeps, tenant: Tenant, pace?: ProcessorPace): Promise<PaymentGateway>;
+  /** `per-call` (the default): one slot per call of the port; `per-request`: the adapter takes its own (several requests per call). */
+  slots?: 'per-call' | 'per-request';
   /** Starts what the processor needs (a local server of its API); answers how to stop it. */
   start?(): Promise<() => Promise<void>>;
+  /** The requests the processor itself received, by second (a local server's count); else they are counted per call of the port. */
+  received?(): Map<number, number>;
 }
 const PROCESSORS: Record<string, BenchProcessor> = {
   sandbox: { gateway: async (deps, tenant) => (await gatewayFor(deps, tenant))! },
@@ -414,8 +419,8 @@ async function main(): Promise<void> {
     };
     const pace: ProcessorPace | undefined = RATE_LIMIT === undefined ? undefined : processorPace(db, `bench:${PROCESSOR}`, RATE_LIMIT);
     const processorGateways = async (of: AppDeps, tenant: Tenant) => {
-      const gateway = counted(await processor.gateway(of, tenant));
-      return pace ? pacedGateway(gateway, pace) : gateway;
+      const gateway = counted(await processor.gateway(of, tenant, pace));
+      return pace ? pacedGateway(gateway, pace, { slots: processor.slots ?? 'per-call' }) : gateway;
     };
 
     let started = Date.now();
@@ -499,8 +504,9 @@ async function main(): Promise<void> {
       console.error(`expected ${due} charges, attempts and ${ACCOUNTS} completed plans, none lost; got ${charged}, ${attempts}, ${completed}; ${unrecorded} unrecorded, ${doubled} charged twice`);
       process.exitCode = 1;
     }
-    const seconds = [...received.keys()].sort((a, b) => a - b);
-    const counts = seconds.map((second) => received.get(second)!);
+    const byProcessor = processor.received?.() ?? received;
+    const seconds = [...byProcessor.keys()].sort((a, b) => a - b);
+    const counts = seconds.map((second) => byProcessor.get(second)!);
     const overLimit = RATE_LIMIT === undefined ? null : counts.reduce((over, n) => over + Math.max(0, n - Math.floor(RATE_LIMIT)), 0);
     // The whole seconds between the first and the last (those two are partly idle).
     const whole = counts.slice(1, -1).sort((a, b) => a - b);
