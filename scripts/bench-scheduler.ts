@@ -38,8 +38,18 @@
  * sequentially scanned during each run (pg_stat_user_tables: rows read, scans). Both runs are polled alike until none of their instalments is pending (one probe
  * of an index every 200 ms, a count every 5 s). DATABASE_PREPARED_STATEMENTS=false runs the
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the
- * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them. The last line is one JSON object of the figures:
- * {"bench":"scheduler","gateway_latency_ms","per_second","ratio_to_bare","bare_payloads"}.
+ * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them.
+ *
+ * `--processor NAME` (PROCESSORS below: `sandbox`) is the processor charged, and `--rate-limit N`
+ * paces it at N requests/s through the limiter every process shares (gateway/processor-pace.ts,
+ * the due work waiting for its room): the requests it received are counted by second, as each is
+ * sent to it, and `over_limit` is how many passed N in their second; `lost` the instalments
+ * neither paid nor failed, plus any charged twice.
+ *
+ *   npm run bench:scheduler -- --rate-limit 100 --gateway-latency-ms 300 --instalments 20000 --accounts 2000
+ *
+ * The last line is one JSON object of the figures: {"bench":"scheduler","processor","per_second",
+ * "over_limit","lost","rate_limit","gateway_latency_ms","ratio_to_bare","bare_payloads"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
@@ -61,6 +71,9 @@ import type { Tenant } from '../server/kernel/tenant';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { gatewayFor } from '../server/gateway/gateways';
+import type { PaymentGateway } from '../server/gateway/gateway';
+import { pacedGateway } from '../server/gateway/paced-gateway';
+import { processorPace, type ProcessorPace } from '../server/gateway/processor-pace';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
 import { listenForSettlements } from '../server/settlement-offers/offer-listeners';
@@ -82,6 +95,8 @@ const { values: options } = parseArgs({
     'in-flight': { type: 'string', default: String(DUE_WORK_CHARGES_IN_FLIGHT) },
     'top-statements': { type: 'boolean', default: false },
     'bare-payloads': { type: 'string', default: 'rows' },
+    processor: { type: 'string', default: 'sandbox' },
+    'rate-limit': { type: 'string' },
   },
 });
 const LATENCY_MS = Number(options['gateway-latency-ms']);
@@ -92,6 +107,30 @@ const BARE_PAYLOADS: BarePayloads = options['bare-payloads'];
 const PER_ACCOUNT = Math.ceil(INSTALMENTS / ACCOUNTS);
 const AMOUNT = 1000;
 const IN_FLIGHT = Number(options['in-flight']);
+/** Requests per second the processor takes (its pace, shared through PostgreSQL); unset: unpaced. */
+const RATE_LIMIT = options['rate-limit'] === undefined ? undefined : Number(options['rate-limit']);
+if (RATE_LIMIT !== undefined && !(RATE_LIMIT > 0)) throw new Error(`--rate-limit is a number of requests per second, not ${options['rate-limit']}`);
+
+/**
+ * The processors the bench can charge, by `--processor`: the adapter serving a tenant (its
+ * requests are counted, and paced at `--rate-limit`, around it), and what it needs started (a
+ * local server). Another processor is one more entry here.
+ */
+interface BenchProcessor {
+  /** The adapter serving `tenant`; with `slots: 'per-request'` it takes a slot of `pace` for each HTTP request it sends. */
+  gateway(deps: AppDeps, tenant: Tenant, pace?: ProcessorPace): Promise<PaymentGateway>;
+  /** `per-call` (the default): one slot per call of the port; `per-request`: the adapter takes its own (several requests per call). */
+  slots?: 'per-call' | 'per-request';
+  /** Starts what the processor needs (a local server of its API); answers how to stop it. */
+  start?(): Promise<() => Promise<void>>;
+  /** The requests the processor itself received, by second (a local server's count); else they are counted per call of the port. */
+  received?(): Map<number, number>;
+}
+const PROCESSORS: Record<string, BenchProcessor> = {
+  sandbox: { gateway: async (deps, tenant) => (await gatewayFor(deps, tenant))! },
+};
+const PROCESSOR = options.processor!;
+const processor = PROCESSORS[PROCESSOR] ?? (() => { throw new Error(`--processor is one of ${Object.keys(PROCESSORS).join(', ')}, not ${PROCESSOR}`); })();
 /** The server's pool (DATABASE_POOL_MAX, or its default). */
 const POOL = loadConfig().databasePoolMax;
 
@@ -277,6 +316,8 @@ async function main(): Promise<void> {
   const scratch = await openScratchDatabase('bench-scheduler', POOL, { preparedStatements: loadConfig().databasePreparedStatements });
   const { db } = scratch;
   let stopQueue = async () => {};
+  const stopAll: (() => Promise<void>)[] = [];
+  let summary: string | undefined;
   try {
     const logger = pino({ level: 'warn' });
     const boss = await startQueue(scratch.url, logger);
@@ -331,18 +372,46 @@ async function main(): Promise<void> {
     const seeded = async (name: string) => {
       const organization = await createOrganization(db, name);
       const tenant: Tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: '', clockOffsetMs: 0 };
-      const token = await gatewayFor(deps, tenant)!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+      const token = await (await processor.gateway(deps, tenant)).tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
       await seedAccounts(db, tenant, 'PLAN', token);
       await seedPlans(db, tenant, 'PLAN');
       return tenant;
     };
 
+    const stopProcessor = (await processor.start?.()) ?? (async () => {});
+    stopAll.push(stopProcessor);
+    // The requests the processor received, by second (as each is sent to it), while the scheduler runs.
+    const received = new Map<number, number>();
+    let receiving = true;
+    const counted = (gateway: PaymentGateway): PaymentGateway => {
+      const count = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
+        if (receiving) received.set(Math.floor(Date.now() / 1000), (received.get(Math.floor(Date.now() / 1000)) ?? 0) + 1);
+        return call(...args);
+      };
+      return {
+        name: gateway.name,
+        tokenizeCard: count(gateway.tokenizeCard.bind(gateway)),
+        tokenizeBankAccount: count(gateway.tokenizeBankAccount.bind(gateway)),
+        charge: count(gateway.charge.bind(gateway)),
+        void: count(gateway.void.bind(gateway)),
+        refund: count(gateway.refund.bind(gateway)),
+        find: count(gateway.find.bind(gateway)),
+        outcome: count(gateway.outcome.bind(gateway)),
+      };
+    };
+    const pace: ProcessorPace | undefined = RATE_LIMIT === undefined ? undefined : processorPace(db, `bench:${PROCESSOR}`, RATE_LIMIT);
+    const processorGateways = async (of: AppDeps, tenant: Tenant) => {
+      const gateway = counted(await processor.gateway(of, tenant, pace));
+      return pace ? pacedGateway(gateway, pace, { slots: processor.slots ?? 'per-call' }) : gateway;
+    };
+
     let started = Date.now();
     const ours = await seeded('Bench Scheduler Agency');
-    const bare = LATENCY_MS === 0 ? await seeded('Bench Bare SQL Agency') : undefined;
+    // The baseline has no processor to wait for: measured at 0 ms, unpaced.
+    const bare = LATENCY_MS === 0 && RATE_LIMIT === undefined ? await seeded('Bench Bare SQL Agency') : undefined;
     const due = await count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status = 'pending' AND due_at <= now()`, [ours.organizationId]);
     console.log(
-      `database: ${scratch.source}, pool ${POOL}; seeded ${ACCOUNTS} accounts with ${due} due instalments${bare ? ', and as many for the bare-SQL baseline' : ''}, in ${Date.now() - started} ms; ${IN_FLIGHT} in flight; gateway ${LATENCY_MS} ms`,
+      `database: ${scratch.source}, pool ${POOL}; seeded ${ACCOUNTS} accounts with ${due} due instalments${bare ? ', and as many for the bare-SQL baseline' : ''}, in ${Date.now() - started} ms; ${IN_FLIGHT} in flight; gateway ${PROCESSOR}, ${LATENCY_MS} ms${RATE_LIMIT === undefined ? '' : `, paced at ${RATE_LIMIT}/s`}`,
     );
 
     // The bare-SQL baseline first (ours then runs on tables as large as it found them, or larger).
@@ -391,9 +460,10 @@ async function main(): Promise<void> {
     started = Date.now();
     const work = processWork();
     const dbCpu = databaseCpuSeconds();
-    await startPlanScheduler(deps, planPorts(deps));
+    await startPlanScheduler(deps, planPorts(deps, processorGateways));
     await whilePending(db, ours.organizationId);
     const schedulerMs = Date.now() - started;
+    receiving = false;
     const ourWork = work.per(due);
     const dbCpuAfter = databaseCpuSeconds();
     const ourDbMs = dbCpu === undefined || dbCpuAfter === undefined ? undefined : ((dbCpuAfter - dbCpu) * 1000) / due;
@@ -404,7 +474,32 @@ async function main(): Promise<void> {
     const charged = await count(db, `SELECT count(*) FROM charges WHERE organization_id = ? AND source = 'payment_plan' AND status = 'succeeded'`, [ours.organizationId]);
     const attempts = await count(db, 'SELECT count(*) FROM payment_plan_charge_attempts WHERE organization_id = ?', [ours.organizationId]);
     const completed = await count(db, `SELECT count(*) FROM payment_plans WHERE organization_id = ? AND status = 'completed'`, [ours.organizationId]);
-    if (charged !== due || attempts !== due || completed !== ACCOUNTS) throw new Error(`expected ${due} charges, attempts and ${ACCOUNTS} completed plans; got ${charged}, ${attempts}, ${completed}`);
+    // Lost: instalments neither recorded (paid) nor failed, and any charged twice.
+    const unrecorded = await count(db, `SELECT count(*) FROM payment_plan_charges WHERE organization_id = ? AND status NOT IN ('succeeded', 'failed')`, [ours.organizationId]);
+    const doubled = await count(
+      db,
+      `SELECT coalesce(sum(n - 1), 0) AS count FROM (SELECT count(*) AS n FROM charges WHERE organization_id = ? AND source = 'payment_plan' AND status = 'succeeded' GROUP BY payment_plan_charge_id HAVING count(*) > 1) twice`,
+      [ours.organizationId],
+    );
+    const lost = unrecorded + doubled;
+    if (charged !== due || attempts !== due || completed !== ACCOUNTS || lost > 0) {
+      console.error(`expected ${due} charges, attempts and ${ACCOUNTS} completed plans, none lost; got ${charged}, ${attempts}, ${completed}; ${unrecorded} unrecorded, ${doubled} charged twice`);
+      process.exitCode = 1;
+    }
+    const byProcessor = processor.received?.() ?? received;
+    const seconds = [...byProcessor.keys()].sort((a, b) => a - b);
+    const counts = seconds.map((second) => byProcessor.get(second)!);
+    const overLimit = RATE_LIMIT === undefined ? null : counts.reduce((over, n) => over + Math.max(0, n - Math.floor(RATE_LIMIT)), 0);
+    // The whole seconds between the first and the last (those two are partly idle).
+    const whole = counts.slice(1, -1).sort((a, b) => a - b);
+    console.log(
+      `the processor received ${counts.reduce((a, b) => a + b, 0)} requests over ${seconds.length} seconds: per whole second median ${whole[Math.floor(whole.length / 2)] ?? '-'}, ` +
+        `least ${whole[0] ?? '-'}, most ${whole.at(-1) ?? '-'}${RATE_LIMIT === undefined ? '' : `; ${overLimit} over the limit of ${RATE_LIMIT}/s`}`,
+    );
+    if (pace) {
+      const { statements, granted, late } = pace.stats();
+      console.log(`the pace (PostgreSQL): ${statements} statements for ${granted} slots (${(statements / Math.max(1, granted)).toFixed(2)} per slot), ${late} slots given up by a caller woken too late for its second`);
+    }
 
     const schedulerRate = (due / schedulerMs) * 1000;
     console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each)`);
@@ -443,11 +538,24 @@ async function main(): Promise<void> {
       ratio = Math.round((schedulerRate / bareRate) * 100) / 100;
       console.log(`ratio ours/bare: ${ratio.toFixed(2)}`);
     }
-    console.log(JSON.stringify({ bench: 'scheduler', gateway_latency_ms: LATENCY_MS, per_second: Math.round(schedulerRate), ratio_to_bare: ratio, bare_payloads: BARE_PAYLOADS }));
+    summary = JSON.stringify({
+      bench: 'scheduler',
+      processor: PROCESSOR,
+      per_second: Math.round(schedulerRate),
+      over_limit: overLimit,
+      lost,
+      rate_limit: RATE_LIMIT ?? null,
+      gateway_latency_ms: LATENCY_MS,
+      ratio_to_bare: ratio,
+      bare_payloads: BARE_PAYLOADS,
+    });
   } finally {
     await stopQueue();
+    for (const stop of stopAll) await stop();
     await scratch.close();
   }
+  // Last, once everything is stopped (a warning of the closing pool would follow it otherwise).
+  if (summary) console.log(summary);
 }
 
 /**

@@ -4,7 +4,9 @@
  * items wait in one queue per tenant, and the tenants take turns: one organization's 100,000
  * due instalments do not hold back another's 10, which start among the first whatever the
  * backlog. A lane (a plan's instalments, an account's scheduled charges) has one item in flight
- * at a time, its items in due order. The queue is refilled from the database (what is due now)
+ * at a time, its items in due order. An item that will call a processor starts only when that
+ * processor has room at its pace (`room`): the flow slows to the processor's rate instead of
+ * reserving charges that would wait for it. The queue is refilled from the database (what is due now)
  * whenever it runs low; exactly once is the database's (each item's own transaction and key),
  * so an item found again, or taken by another process meanwhile, is simply found done.
  */
@@ -20,6 +22,20 @@ export interface FlowOf<T> {
   tenantOf: (item: T) => string;
   /** Carries the item out; answers whether it did anything (false: not due any more, or it waits for something). */
   run: (item: T) => Promise<boolean>;
+  /**
+   * The room of what an item calls (its tenant's processor, at its pace): an item whose tenant
+   * has none now is passed over, holding nothing (not started, nothing reserved), and the other
+   * tenants go on; `onOpen` calls back when room may have opened.
+   */
+  room?: FlowRoom<T>;
+}
+
+export interface FlowRoom<T> {
+  /** Whether the item may start now. */
+  open: (item: T) => boolean;
+  /** Takes the item's room as it starts (checked open); answers what gives it back, called when the item ends. */
+  take: (item: T) => () => void;
+  onOpen: (wake: () => void) => () => void;
 }
 
 /** Items waiting, one queue per tenant, the tenants taking turns (a tenant served goes to the back). */
@@ -41,11 +57,14 @@ export class TenantTurns<T> {
     this.count += 1;
   }
 
-  /** The next tenant's first item that `free` allows (its lane not busy); undefined when none is. */
-  next(free: (item: T) => boolean): T | undefined {
+  /**
+   * The next tenant's first item that `free` allows (its lane not busy) and `open` lets start (a
+   * tenant whose first such item may not start is passed over); undefined when none is.
+   */
+  next(free: (item: T) => boolean, open: (item: T) => boolean = () => true): T | undefined {
     for (const [tenant, queue] of this.queues) {
       const index = queue.findIndex(free);
-      if (index < 0) continue;
+      if (index < 0 || !open(queue[index]!)) continue;
       const [item] = queue.splice(index, 1);
       // To the back of the turns (or gone, when its queue is empty).
       this.queues.delete(tenant);
@@ -84,9 +103,15 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
   let failure: unknown;
 
   return new Promise<number>((resolve, reject) => {
-    const finish = () => (failure === undefined ? resolve(done) : reject(failure));
+    const stopWaking = flow.room?.onOpen(() => pump());
+    const finish = () => {
+      stopWaking?.();
+      if (failure === undefined) resolve(done);
+      else reject(failure);
+    };
 
     const start = (item: T) => {
+      const giveBack = flow.room?.take(item);
       running += 1;
       busyLanes.add(laneOf(item));
       flow
@@ -102,6 +127,7 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
           },
         )
         .finally(() => {
+          giveBack?.();
           running -= 1;
           busyLanes.delete(laneOf(item));
           known.delete(keyOf(item));
@@ -137,14 +163,22 @@ export function flowDue<T>(flow: FlowOf<T>): Promise<number> {
         });
     };
 
+    let finished = false;
     function pump(): void {
+      if (finished) return;
       while (running < width) {
-        const item = turns.next((each) => !busyLanes.has(laneOf(each)));
+        const item = turns.next(
+          (each) => !busyLanes.has(laneOf(each)),
+          (each) => flow.room?.open(each) ?? true,
+        );
         if (!item) break;
         start(item);
       }
       if (!fetching && mayBringMore && failure === undefined && turns.size < width) refill();
-      if (!fetching && running === 0 && (turns.size === 0 || failure !== undefined)) finish();
+      if (!fetching && running === 0 && (turns.size === 0 || failure !== undefined)) {
+        finished = true;
+        finish();
+      }
     }
 
     pump();

@@ -26,6 +26,17 @@ export interface DueWorkPorts {
   dueSettlementsOf: (tenant: Tenant, upTo: Date) => Promise<{ id: string; due_at: Date }[]>;
   /** Due work beside the payments (payment reminders, messages held by quiet hours), each with its own queries and runner. */
   others?: DueSource[];
+  /**
+   * The room of a tenant's processor at its pace (plan-charges.ts): an instalment or a scheduled
+   * charge of a tenant whose processor has none now is not started (nothing reserved) until it has.
+   */
+  room?: TenantRoom;
+}
+
+export interface TenantRoom {
+  open: (tenant: Tenant) => boolean;
+  take: (tenant: Tenant) => () => void;
+  onOpen: (wake: () => void) => () => void;
 }
 
 export interface DueSource {
@@ -56,8 +67,17 @@ export async function runDueNow(deps: RunnerDeps, ports: DueWorkPorts, inFlight 
   // flow's items that start while a batch is being started go together in the next, at most
   // half the flow in one (dueBatchFor).
   const starts = batcher<DueInstalment, Started>((items) => startInstalments(deps, ports.charge, ports.lockAccounts, items), { max: dueBatchFor(inFlight) });
+  const charges = (item: DueItem) => item.kind === 'instalment' || item.kind === 'scheduled-charge';
+  const tenantOfItem = (item: DueItem) => tenantOfRef(() => item.offset)(item.ref);
+  const room = ports.room;
   return flowDue<DueItem>({
     width: inFlight,
+    // Charges wait for their processor's room before they are reserved, not after.
+    room: room && {
+      open: (item) => !charges(item) || room.open(tenantOfItem(item)),
+      take: (item) => (charges(item) ? room.take(tenantOfItem(item)) : () => undefined),
+      onOpen: room.onOpen,
+    },
     keyOf: (item) => `${item.kind}:${item.ref.id}`,
     laneOf: (item) => `${item.kind}:${item.ref.lane ?? item.ref.id}`,
     tenantOf: (item) => `${item.ref.organization_id}:${item.ref.environment}`,

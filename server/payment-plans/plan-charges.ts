@@ -23,11 +23,15 @@ import type { Tenant } from '../kernel/tenant';
 import { dueBatchFor, type DueWorkPorts } from './due-work';
 import { messageDueSources } from '../communications/due-messages';
 import type { ChargeRequest, DueRef } from './plan-runner';
+import { processorRooms } from './processor-room';
 
 /** The app's clock as it reads when the tenant's clock shows `now`. */
 const atTenantTime = (deps: AppDeps, tenant: Tenant, now: Date): AppDeps => ({ ...deps, clock: () => new Date(now.getTime() - (tenant.clockOffsetMs ?? 0)) });
 
-export function planPorts(deps: AppDeps): DueWorkPorts {
+/** Which gateway serves a tenant: the configured one (`gatewayFor`), or another (bench:scheduler's processor at its pace). */
+export type GatewayOf = (deps: AppDeps, tenant: Tenant) => PaymentGateway | undefined | Promise<PaymentGateway | undefined>;
+
+export function planPorts(deps: AppDeps, gatewayOf: GatewayOf = gatewayFor): DueWorkPorts {
   // The families the runner locked on a transaction (a batch locks many), handed to the
   // reservation on that same transaction (locked once, not twice).
   const lockedOn = new WeakMap<Knex.Transaction, Map<string, LockedFamily>>();
@@ -36,12 +40,14 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
   // one (due-work.ts dueBatchFor), so that two record at once.
   const answers = batcher<AnswerOf, ChargeOutcome | undefined>((entries) => recordAnswers(deps, entries), { max: dueBatchFor(deps.config.dueWorkChargesInFlight) });
   return {
-    scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
+    scheduledCharge: async (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), await gatewayOf(deps, tenant), tenant, id, now),
     settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),
     dueScheduledCharges: (realNow) => dueScheduledCharges(deps.db, realNow),
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
     dueSettlementsOf: (tenant, upTo) => dueSettlementsOf(deps.db, tenant, upTo, 1),
     others: messageDueSources(deps),
+    // Instalments and scheduled charges wait for their processor's room (its pace) before they are reserved.
+    room: processorRooms((tenant) => gatewayOf(deps, tenant)),
     lockAccounts: async (trx, wanted) => {
       const families = await lockFamilies(trx, wanted);
       // A family locked again on the transaction (read again after a reservation) replaces its first read.
@@ -54,7 +60,7 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
       const outcomes: Awaited<ReturnType<DueWorkPorts['charge']>> = [];
       const toReserve: { index: number; gateway: PaymentGateway; request: ChargeRequest }[] = [];
       for (const request of requests) {
-        const gateway = gatewayFor(deps, request.tenant);
+        const gateway = await gatewayOf(deps, request.tenant);
         if (!gateway) outcomes.push({ chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' });
         else if (!request.plan.payment_method_id) outcomes.push({ chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' });
         else {

@@ -32,6 +32,7 @@ import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
 import * as disputesFollowAccounts from './085-disputes-follow-accounts';
 import * as emailAddresses from './065-email-addresses';
+import * as processorPaces from './055-processor-paces';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -63,6 +64,7 @@ const migrations: Record<string, Knex.Migration> = {
   '032-portal-reset-limits': portalResetLimits,
   '085-disputes-follow-accounts': disputesFollowAccounts,
   '065-email-addresses': emailAddresses,
+  '055-processor-paces': processorPaces,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
