@@ -85,6 +85,17 @@ test('the oldest processing charge\'s age rises while its answer is withheld, an
   expect(sample(after, 'dcs_charge_recoveries_total')).toBe(recoveriesBefore + 1);
 });
 
+test('a failed statement is counted by its SQLSTATE class; a job deferred to later is in its queue but not waiting', async () => {
+  const before = await scrape(app.origin);
+  await expect(app.db.raw('SELECT 1 / 0')).rejects.toThrow(/division by zero/);
+  await app.boss.send('email', { to: 'ops@acme-recovery.example', subject: 'Later', text: 'Later.' }, { startAfter: 3600 });
+  const after = await scrape(app.origin);
+  expect((sample(after, 'dcs_db_statement_errors_total', { sqlstate_class: '22' }) ?? 0) - (sample(before, 'dcs_db_statement_errors_total', { sqlstate_class: '22' }) ?? 0)).toBe(1);
+  expect(sample(after, 'dcs_job_queue_jobs', { queue: 'email', state: 'created' })).toBeGreaterThanOrEqual(1);
+  expect(sample(after, 'dcs_job_queue_waiting', { queue: 'email' })).toBe(0);
+  expect(sample(after, 'dcs_job_queue_oldest_waiting_age_seconds', { queue: 'email' })).toBe(0);
+});
+
 test('with METRICS_TOKEN set, a scrape without it (or with another) is 401 and with it 200', async () => {
   app.config.metricsToken = 'prometheus-scrape-token-1234';
   try {
