@@ -349,7 +349,7 @@ async function main(): Promise<void> {
     const seeded = async (name: string) => {
       const organization = await createOrganization(db, name);
       const tenant: Tenant = { organizationId: organization.organization_id, environment: 'sandbox', tokenHash: '', clockOffsetMs: 0 };
-      const token = await gatewayFor(deps, tenant)!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+      const token = await (await gatewayFor(deps, tenant))!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
       await seedAccounts(db, tenant, 'PLAN', token);
       await seedPlans(db, tenant, 'PLAN');
       return tenant;

@@ -8,7 +8,7 @@
  */
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
-import { gatewayFor } from '../gateway/gateways';
+import { gatewayFor, whyNoGateway } from '../gateway/gateways';
 import type { Knex } from 'knex';
 import type { LockedFamily } from '../payments/balances';
 import { lockFamilies } from '../payments/family-locks';
@@ -36,7 +36,7 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
   // one (due-work.ts dueBatchFor), so that two record at once.
   const answers = batcher<AnswerOf, ChargeOutcome | undefined>((entries) => recordAnswers(deps, entries), { max: dueBatchFor(deps.config.dueWorkChargesInFlight) });
   return {
-    scheduledCharge: (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), gatewayFor(deps, tenant), tenant, id, now),
+    scheduledCharge: async (tenant, id, now) => runScheduledCharge(atTenantTime(deps, tenant, now), await gatewayFor(deps, tenant), tenant, id, now),
     settlement: (tenant, id, now) => settleAch(atTenantTime(deps, tenant, now), { organizationId: tenant.organizationId, environment: tenant.environment, chargeId: id }),
     dueScheduledCharges: (realNow) => dueScheduledCharges(deps.db, realNow),
     dueScheduledChargesOf: (tenant, upTo) => dueScheduledChargesOf(deps.db, tenant, upTo, 1) as Promise<DueRef[]>,
@@ -54,8 +54,8 @@ export function planPorts(deps: AppDeps): DueWorkPorts {
       const outcomes: Awaited<ReturnType<DueWorkPorts['charge']>> = [];
       const toReserve: { index: number; gateway: PaymentGateway; request: ChargeRequest }[] = [];
       for (const request of requests) {
-        const gateway = gatewayFor(deps, request.tenant);
-        if (!gateway) outcomes.push({ chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' });
+        const gateway = await gatewayFor(deps, request.tenant);
+        if (!gateway) outcomes.push({ chargeId: null, paid: false, error: (await whyNoGateway(deps, request.tenant))!, errorCode: 'processor_not_configured' });
         else if (!request.plan.payment_method_id) outcomes.push({ chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' });
         else {
           toReserve.push({ index: outcomes.length, gateway, request });
