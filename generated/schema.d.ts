@@ -9143,7 +9143,8 @@ export interface components {
             /**
              * @description Numeric kind of transaction. The spec does not show the code table; ours: 1 charge,
              *     2 void, 3 refund, 4 ACH settlement, 5 ACH return, 6 external (money recorded by
-             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off, 9 settlement write-off reversal.
+             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off, 9 settlement write-off reversal,
+             *     10 chargeback (a cardholder's bank took the money back), 11 chargeback reversal (the agency won it).
              */
             type_id: number;
             /** @description Numeric kind of value moved. The spec does not show the code table. */
