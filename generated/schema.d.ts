@@ -1855,7 +1855,7 @@ export interface paths {
          *       (HMAC-SHA256 over the timestamp and the raw body, Stripe's default tolerance of 300
          *       seconds). Authorize.net: `X-ANET-Signature` (HMAC-SHA512 of the body with the
          *       `signature_key`).
-         *     - A missing, stale or wrong signature, or an unknown `{id}`, is `400` and changes nothing.
+         *     - A missing, stale or wrong signature is `400` and changes nothing; an unknown `{id}` is `404`.
          *     - Each event is applied once, by the processor's event id: a repeat answers `200` and
          *       changes nothing.
          *     - `payment_intent.succeeded` finishes a charge still `processing` (its answer was lost) or

@@ -11,7 +11,7 @@ import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { processorOf, type Processor } from '../payment-processors/processor-read';
+import { processorOf, type Processor } from './processor-read';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
 import { stripeGateway } from './stripe/stripe-gateway';

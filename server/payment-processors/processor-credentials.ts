@@ -5,7 +5,7 @@
  */
 import type { Environment } from '../kernel/tenant';
 import type { FieldErrors } from '../kernel/errors';
-import type { ProcessorName } from './processor-repo';
+import type { ProcessorName } from '../gateway/processor-repo';
 
 export interface StripeCredentials {
   secret_key: string;

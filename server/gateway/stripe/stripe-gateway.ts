@@ -12,7 +12,7 @@
  * unconfirmed.
  */
 import Stripe from 'stripe';
-import type { Processor } from '../../payment-processors/processor-read';
+import type { Processor } from '../processor-read';
 import type { GatewayDeps } from '../gateways';
 import {
   GatewayRefusal,
