@@ -21,7 +21,8 @@
  *   confirmed. `find` retrieves it by that id and cancels one still unconfirmed (a canceled
  *   PaymentIntent cannot be confirmed); with no id recorded it lists the recent PaymentIntents
  *   (the customer's when known) for our id in their metadata, and only once the SDK's timeout
- *   has passed since the charge was reserved (`FindHints.reservedAt`), so that a create still in
+ *   has passed on both sends of the create (a lost create is sent once more with the same key,
+ *   which Stripe answers from its idempotency store) since the charge was reserved (`FindHints.reservedAt`), so that a create still in
  *   flight has either answered or been given up on, never confirmed. Recovery records "never
  *   received" only while the charge still has no id recorded (charge-steps.ts, `ifReference`).
  * - Authorize.net has no idempotency key: its adapter sends our id as `invoiceNumber` with a

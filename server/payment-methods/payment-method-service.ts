@@ -15,7 +15,7 @@ import { gatewayFor } from '../gateway/gateways';
 import { customerIdOf, deletePaymentMethod, findPaymentMethod, updatePaymentMethod } from './payment-method-changes';
 import { paymentMethodToApi } from './payment-method-mapper';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
-import type { PaymentGateway, PaymentOwner } from '../gateway/gateway';
+import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered, type PaymentGateway, type PaymentOwner } from '../gateway/gateway';
 import type { Knex } from 'knex';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
@@ -70,6 +70,19 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
  */
 export async function tokenize(gateway: PaymentGateway | undefined, body: PaymentMethodCreate, owner?: PaymentOwner): Promise<string | null> {
   if (!gateway) return null;
+  try {
+    return await tokenizeAt(gateway, body, owner);
+  } catch (error) {
+    // The processor refused the details (a number it does not take): a 422 on them, nothing saved.
+    if (error instanceof GatewayRefusal) throw ApiError.field(body.card ? 'card.card_number' : 'ach.account_number', `was refused by the payment processor: ${error.message}`);
+    if (error instanceof GatewayUnanswered || error instanceof GatewayRateLimited) {
+      throw new ApiError('processing_error', 'The payment processor did not answer; nothing was saved or charged. Try again in a moment.');
+    }
+    throw error;
+  }
+}
+
+async function tokenizeAt(gateway: PaymentGateway, body: PaymentMethodCreate, owner?: PaymentOwner): Promise<string> {
   if (body.card) {
     const { card_number, card_expiration_month, card_expiration_year } = body.card;
     return gateway.tokenizeCard({ number: card_number, expMonth: Number(card_expiration_month), expYear: expiryYear(Number(card_expiration_year)) }, owner);

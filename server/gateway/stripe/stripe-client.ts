@@ -1,7 +1,9 @@
 /**
  * The official SDK, pointed at STRIPE_API_URL, and what its errors mean to the port.
  *
- * maxNetworkRetries is 0: the SDK would resend a request after a timeout or a 5xx (with the same
+ * maxNetworkRetries is 0 (the SDK still sends a request again once on a connection reset before
+ * any answer, with the same idempotency key, which Stripe answers from its store): the SDK would
+ * otherwise resend a request after a timeout or a 5xx (with the same
  * idempotency key, so safely), but each retry waits its own timeout, so "no answer" could come
  * several timeouts late, and the bound after which recovery may look for a lost create (one
  * timeout) would no longer hold; and it would retry a 429 at once, adding to a storm. A request
@@ -71,7 +73,8 @@ export async function stripeCall<T>(request: () => Promise<T>): Promise<T> {
       if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || (error.statusCode ?? 0) >= 500 || error.statusCode === undefined) {
         throw new GatewayUnanswered(`Stripe did not answer: ${error.message}`);
       }
-      throw new GatewayRefusal(error.message);
+      // The SDK puts the request's id first (`[req_…] `): support finds it in Stripe's logs, the user needs only the reason.
+      throw new GatewayRefusal(error.message.replace(/^\[req_[^\]]*\]\s*/, ''));
     }
   }
 }

@@ -33,7 +33,9 @@ import { achReturnOf, declineOf } from './stripe-declines';
 /** When to ask again about an ACH debit still `processing` (Stripe's webhook usually tells first; ACH takes up to 4 business days). */
 const ACH_CHECK_AFTER_SECONDS = 86_400;
 /** Beyond the SDK's timeout, how long a lost create may still be on its way before the list is trusted. */
-const LOOK_AFTER_MARGIN_MS = 5_000;
+const LOOK_AFTER_MARGIN_MS = 2_000;
+/** A create is sent at most twice (the second after a lost answer, answered from Stripe's idempotency store). */
+const CREATE_SENDS = 2;
 /** How far before the reservation a PaymentIntent of it is looked for (clocks differ). */
 const CREATED_SLACK_SECONDS = 300;
 
@@ -106,8 +108,9 @@ export function stripeGateway(deps: GatewayDeps, processor: Processor): PaymentG
   /** The PaymentIntent of our charge `key`, found in the recent ones of the customer (or of the account) by its metadata. */
   async function lookFor(key: string, hints: FindHints): Promise<Stripe.PaymentIntent | undefined> {
     const reservedAt = hints.reservedAt?.getTime() ?? 0;
-    // A create still in flight could yet make it: not before the SDK's timeout has passed.
-    if (Date.now() < reservedAt + timeoutMs + LOOK_AFTER_MARGIN_MS) throw new GatewayUnanswered('Too early to tell whether the PaymentIntent was created; asked again later.');
+    // A create still in flight could yet make it: not before the SDK's timeout has passed on both
+    // of its sends.
+    if (Date.now() < reservedAt + CREATE_SENDS * timeoutMs + LOOK_AFTER_MARGIN_MS) throw new GatewayUnanswered('Too early to tell whether the PaymentIntent was created; asked again later.');
     const customer = hints.customerId ? await knownStripeCustomer(db, processor.id, hints.customerId) : undefined;
     const listed = stripe.paymentIntents.list({ ...(customer ? { customer } : {}), created: { gte: Math.floor(reservedAt / 1000) - CREATED_SLACK_SECONDS }, limit: 100 });
     return stripeCall(async () => {
@@ -122,7 +125,11 @@ export function stripeGateway(deps: GatewayDeps, processor: Processor): PaymentG
     async tokenizeCard(card: CardDetails, owner?: PaymentOwner): Promise<string> {
       const method = await stripeCall(() =>
         stripe.paymentMethods.create({ type: 'card', card: { number: card.number, exp_month: card.expMonth, exp_year: card.expYear }, ...(owner ? { billing_details: { name: owner.name } } : {}) }),
-      );
+      ).catch((error: unknown) => {
+        // A number Stripe does not take (a card error before any charge): the details are refused.
+        if (error instanceof Stripe.errors.StripeCardError) throw new GatewayRefusal(error.message);
+        throw error;
+      });
       const customer = owner && (await stripeCustomerOf(db, stripe, processor.id, owner));
       if (customer) await stripeCall(() => stripe.paymentMethods.attach(method.id, { customer }));
       return tokenOf('card', customer, method.id);
@@ -143,20 +150,28 @@ export function stripeGateway(deps: GatewayDeps, processor: Processor): PaymentG
 
     async charge(token: string, amount: number, key: string, options: ChargeOptions = {}): Promise<ChargeOutcome> {
       const { kind, customer, paymentMethod } = parseToken(token);
-      const intent = await stripeCall(() =>
-        stripe.paymentIntents.create(
-          {
-            amount,
-            currency: 'usd',
-            ...(customer ? { customer } : {}),
-            payment_method: paymentMethod,
-            allowed_payment_method_types: [kind === 'ach' ? 'us_bank_account' : 'card'],
-            metadata: { charge_id: key },
-            confirm: false,
-          },
-          { idempotencyKey: key },
-        ),
-      );
+      const create = () =>
+        stripeCall(() =>
+          stripe.paymentIntents.create(
+            {
+              amount,
+              currency: 'usd',
+              ...(customer ? { customer } : {}),
+              payment_method: paymentMethod,
+              allowed_payment_method_types: [kind === 'ach' ? 'us_bank_account' : 'card'],
+              metadata: { charge_id: key },
+              confirm: false,
+            },
+            { idempotencyKey: key },
+          ),
+        );
+      // A create whose answer was lost is sent once more with the same key: Stripe answers it from
+      // its idempotency store (the same PaymentIntent) if the first one arrived. Nothing is
+      // confirmed yet, so sending it again can take no money.
+      const intent = await create().catch((error: unknown) => {
+        if (error instanceof GatewayUnanswered) return create();
+        throw error;
+      });
       if (options.recordReference && !(await options.recordReference(intent.id))) {
         // The charge was finished without it (recovery gave up on it): it must never be confirmed.
         await cancel(intent.id).catch(() => undefined);
