@@ -1868,6 +1868,8 @@ export interface paths {
          *       charge as it now is) and the transaction's events fire. `charge.dispute.closed` records
          *       it `won` (a `chargeback_reversal` transaction takes the amount again) or `lost`.
          *     - Other events are answered `200` and ignored.
+         *     - No `Idempotency-Key` (the one POST without it): the processor's own event id makes a
+         *       repeat change nothing. A body over 1 MB is a 413.
          */
         post: operations["receiveProcessorNotice"];
         delete?: never;
@@ -17329,6 +17331,9 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
         };
     };
