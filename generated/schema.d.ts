@@ -1869,7 +1869,8 @@ export interface paths {
          *       it `won` (a `chargeback_reversal` transaction takes the amount again) or `lost`.
          *     - Other events are answered `200` and ignored.
          *     - No `Idempotency-Key` (the one POST without it): the processor's own event id makes a
-         *       repeat change nothing. A body over 1 MB is a 413.
+         *       repeat change nothing. A body over 1 MB is a 413, one that is not `application/json` a
+         *       415, a query parameter a 422 (processors send none).
          */
         post: operations["receiveProcessorNotice"];
         delete?: never;
@@ -17187,6 +17188,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -17334,6 +17336,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
         };
     };

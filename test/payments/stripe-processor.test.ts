@@ -236,6 +236,23 @@ describe('when Stripe misbehaves', () => {
     expect(stripe.intents().filter((each) => each.metadata.charge_id === data!.data.id)).toHaveLength(1);
   });
 
+  test('both answers of the create are lost: once the SDK timeout has passed, recovery finds the PaymentIntent by listing for our id, cancels it unconfirmed, and releases the charge', async () => {
+    const { account: acct } = await account();
+    stripe.loseAnswer('create', 2);
+    const { data, response } = await charge({ amount: 900, debt_account_id: acct.id, card: testCard() });
+    expect(response.status).toBe(202);
+    const id = data!.data.id;
+    const from = stripe.requests.length;
+    await recovered(id);
+    expect(await chargeOf(id)).toMatchObject({ status: 'failed', error_code: 'processing_error' });
+    const [intent] = stripe.intents().filter((each) => each.metadata.charge_id === id);
+    expect(intent).toMatchObject({ status: 'canceled' });
+    // Found by listing (not Search), then canceled; never confirmed.
+    expect(callsSince(from).map((each) => each.call)).toEqual(expect.arrayContaining(['GET /v1/payment_intents', 'POST /v1/payment_intents/pi_*/cancel']));
+    expect(stripe.requests.some((each) => each.path === `/v1/payment_intents/${intent!.id}/confirm`)).toBe(false);
+    expect((await accountOf(api, acct.id)).current_balance).toBe(10_000);
+  });
+
   test('a 429 storm is waited out (Retry-After), never taken for a decline', async () => {
     const { account: acct } = await account();
     stripe.rateLimit(6);

@@ -52,7 +52,15 @@ export interface RecordedRequest {
   idempotencyKey: string | undefined;
   /** Answered from the idempotency store. */
   replayed: boolean;
+  /** The status answered; -1 when the answer was held back (a lost answer). */
   status: number;
+  /** When it arrived (ms since the epoch): requests per second can be counted from it. */
+  at: number;
+}
+
+export interface StripeServerOptions {
+  /** How long each answer takes (ms), as a real processor's. */
+  latencyMs?: number;
 }
 
 /** What a request is, by name, for the switchable failures. */
@@ -123,7 +131,7 @@ const invalid = (message: string, code = 'parameter_invalid', param?: string) =>
   new StripeFailure(400, { error: { type: 'invalid_request_error', code, message, ...(param ? { param } : {}) } });
 const missing = (id: string) => new StripeFailure(404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such object: '${id}'` } });
 
-export async function startStripeServer(): Promise<StripeServer> {
+export async function startStripeServer(options: StripeServerOptions = {}): Promise<StripeServer> {
   const keys = new Set<string>();
   const requests: RecordedRequest[] = [];
   const customers = new Map<string, Json>();
@@ -354,7 +362,8 @@ export async function startStripeServer(): Promise<StripeServer> {
     const method = req.method ?? 'GET';
     const params = method === 'GET' ? parseForm(url.search.slice(1)) : parseForm(Buffer.concat(chunks).toString('utf8'));
     const idempotencyKey = req.headers['idempotency-key'] as string | undefined;
-    const record: RecordedRequest = { method, path: url.pathname, params, idempotencyKey, replayed: false, status: 0 };
+    const record: RecordedRequest = { method, path: url.pathname, params, idempotencyKey, replayed: false, status: 0, at: Date.now() };
+    if (options.latencyMs) await new Promise((done) => setTimeout(done, options.latencyMs));
     requests.push(record);
     const answer = (status: number, body: Json, headers: Record<string, string> = {}) => {
       record.status = status;
@@ -377,6 +386,17 @@ export async function startStripeServer(): Promise<StripeServer> {
     }
     const storeKey = idempotencyKey && method === 'POST' ? `${key}\n${idempotencyKey}` : undefined;
     const fingerprint = `${url.pathname}\n${JSON.stringify(params)}`;
+    let routed: ReturnType<typeof route> | undefined;
+    let status = 200;
+    let body: Json;
+    const headers: Record<string, string> = idempotencyKey ? { 'idempotency-key': idempotencyKey } : {};
+    try {
+      routed = route(method, url.pathname, params);
+    } catch (error) {
+      if (!(error instanceof StripeFailure)) throw error;
+      answer(error.status, error.body);
+      return;
+    }
     const earlier = storeKey ? stored.get(storeKey) : undefined;
     if (earlier) {
       record.replayed = true;
@@ -386,35 +406,31 @@ export async function startStripeServer(): Promise<StripeServer> {
         });
         return;
       }
-      answer(earlier.status, earlier.body, { 'idempotent-replayed': 'true', 'idempotency-key': idempotencyKey! });
-      return;
+      ({ status, body } = earlier);
+      headers['idempotent-replayed'] = 'true';
+    } else {
+      try {
+        body = routed.run();
+      } catch (error) {
+        if (!(error instanceof StripeFailure)) throw error;
+        status = error.status;
+        body = error.body;
+      }
+      // Stripe keeps the answer of a POST with a key, success or error (not a 429 or a 5xx).
+      if (storeKey) stored.set(storeKey, { fingerprint, status, body: structuredClone(body) });
     }
-    let status = 200;
-    let body: Json;
-    let operation: Operation | undefined;
-    try {
-      const routed = route(method, url.pathname, params);
-      operation = routed.operation;
-      body = routed.run();
-    } catch (error) {
-      if (!(error instanceof StripeFailure)) throw error;
-      status = error.status;
-      body = error.body;
-    }
-    // Stripe keeps the answer of a POST with a key, success or error (not a 429 or a 5xx).
-    if (storeKey) stored.set(storeKey, { fingerprint, status, body: structuredClone(body) });
-    const toLose = operation ? (lose.get(operation) ?? 0) : 0;
+    const toLose = lose.get(routed.operation) ?? 0;
     if (toLose > 0) {
-      // Carried out, and never answered: the client gives up at its timeout. (A connection
-      // dropped at once is not a lost answer: the SDK sends the request again on a reset
-      // connection, with the same key, and is answered from the store.)
-      lose.set(operation!, toLose - 1);
+      // Carried out (or answered from the store), and never answered: the client gives up at its
+      // timeout. (A connection dropped at once is not a lost answer: the SDK sends the request
+      // again on a reset connection, with the same key, and is answered from the store.)
+      lose.set(routed.operation, toLose - 1);
       record.status = -1;
       held.add(res);
       res.on('close', () => held.delete(res));
       return;
     }
-    answer(status, body, idempotencyKey ? { 'idempotency-key': idempotencyKey } : {});
+    answer(status, body, headers);
   }
 
   const server: Server = createServer((req, res) => {
