@@ -1825,6 +1825,9 @@ export interface paths {
          *       `payment_intent.succeeded`, `payment_intent.payment_failed`, `charge.dispute.created`,
          *       `charge.dispute.closed`; Authorize.net: Account → Webhooks). The URL keeps its id across
          *       changes of credentials.
+         *     - Saved payment methods are tokens of the processor they were saved with: after a change,
+         *       those saved before are refused when charged (the charge fails, nothing moves) and must be
+         *       sent again.
          *     - Authorize.net's configuration is saved and checked; charging through it needs its adapter,
          *       which a build without it answers `409 processor_not_configured` for, saying so.
          */
