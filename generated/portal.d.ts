@@ -741,6 +741,8 @@ export interface components {
             bank_account: components["schemas"]["BankAccount"] | null;
             /** @description The card charged, last four digits only; null for ACH. */
             card: components["schemas"]["CardToken"] | null;
+            /** @description The chargebacks the processor reported on this charge, oldest first; absent when there is none. A chargeback gives the money back to the account at once (a `chargeback` transaction), as an ACH return does; won, it is taken again. */
+            chargebacks?: components["schemas"]["Chargeback"][];
             /**
              * Format: date-time
              * @description When the charge was made (ISO 8601, UTC).
@@ -860,6 +862,45 @@ export interface components {
             updated_at: string;
         };
         /**
+         * Chargeback
+         * @description A cardholder's dispute of a charge with their bank (a chargeback), as the processor reported it.
+         */
+        Chargeback: {
+            /**
+             * @description Cents taken back.
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * Format: date-time
+             * @description When it was won or lost; null while open.
+             * @example null
+             */
+            closed_at: string | null;
+            /**
+             * @description The processor's id of the dispute (Stripe's `dp_…`).
+             * @example dp_1PqRsTuVwXyZ0123
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the chargeback was recorded.
+             * @example 2026-12-09T10:00:00.000Z
+             */
+            opened_at: string;
+            /**
+             * @description The processor's reason (Stripe's `fraudulent`, `product_not_received`, `general`…).
+             * @example fraudulent
+             */
+            reason: string;
+            /**
+             * @description `open`: the money was taken back (a `chargeback` transaction); `won`: the bank decided for the agency and the money came back (a `chargeback_reversal` transaction); `lost`: the money stays with the cardholder.
+             * @example open
+             * @enum {string}
+             */
+            status: "open" | "won" | "lost";
+        };
+        /**
          * ChargeDeclined
          * @description The body of a 400 answer of a payment; `charge_id` names the stored failed charge when the gateway declined it.
          */
@@ -943,7 +984,8 @@ export interface components {
          *     - `validation_failed`: required parameters are missing or data is invalid; see `errors` (422).
          *     - `rate_limited`: too many requests; see `Retry-After` (429).
          *     - `internal_error`: an internal failure of the service (500).
-         *     - `payment_gateway_unavailable`: production has no payment gateway configured, so no money was moved (400).
+         *     - `payment_gateway_unavailable`: no payment gateway could be used, so no money was moved (400; kept for clients that knew it; production without a processor answers `processor_not_configured`).
+         *     - `processor_not_configured`: production has no payment processor configured (`PUT /payment-processor`), or the one configured cannot be used by this deployment, so no money was moved (409).
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
@@ -951,7 +993,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed" | "processor_not_configured";
         /**
          * FieldErrors
          * @description Every failing field, keyed by its path in the request (`email`, `address.postal_code`,
@@ -1594,11 +1636,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again).
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again); `chargeback` is money a cardholder took back through their bank (negative, the balance owed again), `chargeback_reversal` a chargeback the agency won (positive).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal" | "chargeback" | "chargeback_reversal";
         };
         /**
          * ValidationError

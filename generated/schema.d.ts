@@ -207,8 +207,8 @@ export interface paths {
          *       recovery; read it with `GET /charges/{id}`, or send the same request again with the same
          *       `Idempotency-Key` (`409 idempotency_key_in_use` while it is `processing`, then its one
          *       outcome: `201`, or the `400` of its decline).
-         *     - In production without `PAYMENT_GATEWAY`, every charge answers `400`
-         *       `payment_gateway_unavailable`.
+         *     - In production without a payment processor (`PUT /payment-processor`), every charge answers
+         *       `409` `processor_not_configured` and nothing is charged (tag `Payment processor`).
          *     - With `Idempotency-Key`, one key makes at most one charge; the same request again answers
          *       that charge's outcome (`409 idempotency_key_in_use` while it is still `processing`).
          *     - With `scheduled_at` a later day than today: `201` with the charge in status `scheduled`
@@ -314,8 +314,8 @@ export interface paths {
          *     the reverse order they were paid; an account `paid_off` is `active` again), a `refund`
          *     transaction is recorded, and subscribed webhooks receive `refund.succeeded` and
          *     `debt-account.update`. A charge that has not settled (a `pending` ACH debit: void it), or
-         *     that failed, was voided or returned, is a 409 `conflict`. In production without a gateway,
-         *     400 `payment_gateway_unavailable`.
+         *     that failed, was voided or returned, is a 409 `conflict`. In production without a payment
+         *     processor, 409 `processor_not_configured`.
          *
          *     A refund, whole or partial, of a charge that paid a `completed` settlement offer (its
          *     charge, an instalment of its plan, or the payment that completed it) means the settled sum
@@ -354,7 +354,9 @@ export interface paths {
          *     charge in any other state (failed, settled ACH, a card charge of an earlier day, already
          *     voided, refunded or returned) is a 409 `conflict`: refund it instead. A `scheduled` charge
          *     has not run: cancel it (`POST /charges/{id}/cancel`); a void of it is a 409 too. A `409` is also
-         *     `idempotency_key_in_use`.
+         *     `idempotency_key_in_use`, or `processor_not_configured` in production without a payment
+         *     processor. With Stripe, a void cancels the PaymentIntent while it is not yet captured and
+         *     refunds it in full after (the processor's own distinction; the answer here is the same).
          *
          *     A charge that paid a `completed` settlement offer (its charge, an instalment of its plan,
          *     or the payment that completed it) is no longer paid once voided: the offer's write-off is
@@ -1834,6 +1836,104 @@ export interface paths {
          *     `payment-plan.delete`.
          */
         delete: operations["cancelPaymentPlan"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payment-processor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the payment processor
+         * @description The processor of the token's organization in the token's environment (production and
+         *     sandbox are configured apart). Credentials are never answered: only the last four
+         *     characters of each. A sandbox with none saved uses the built-in simulator (`sandbox`);
+         *     production with none answers `processor: null`, and every money-moving request answers
+         *     `409 processor_not_configured` until one is saved.
+         */
+        get: operations["getPaymentProcessor"];
+        /**
+         * Choose the payment processor
+         * @description Sets the processor of the token's organization and environment, replacing the one before
+         *     (charges already made stay with the processor that made them for voids, refunds and what it
+         *     reports later only while it stays configured). Credentials are sealed at rest
+         *     (AES-256-GCM under the data key) and never answered, logged or sent in an event.
+         *
+         *     - `stripe` needs `secret_key` and `webhook_secret`; `authorize_net` needs `api_login_id`,
+         *       `transaction_key` and `signature_key`; `sandbox` takes none. A missing or extra
+         *       credential is a 422 on it.
+         *     - The key must match the environment: a live key (`sk_live_…`, `rk_live_…`) on the sandbox,
+         *       or a test key in production, is a 422 on `credentials.secret_key`. (Authorize.net's
+         *       credentials do not say their mode: the sandbox environment uses its sandbox host.)
+         *     - The credentials are checked with one harmless call before they are saved (Stripe:
+         *       `GET /v1/balance`; Authorize.net: `authenticateTestRequest`). A refusal is a 422 on
+         *       `credentials` quoting the processor; a processor that cannot be reached is a 422 too,
+         *       saying so, and nothing is saved.
+         *     - `sandbox` in production is a 422 unless the deployment sets `PAYMENT_GATEWAY=sandbox` (demos
+         *       only).
+         *     - `rate_limit_per_second` defaults to the processor's documented rate: Stripe 100 with a live
+         *       key, 25 with a test key; Authorize.net 10 (decision: it publishes no number).
+         *     - Register `webhook_url` at the processor (Stripe: Developers → Webhooks, events
+         *       `payment_intent.succeeded`, `payment_intent.payment_failed`, `charge.dispute.created`,
+         *       `charge.dispute.closed`; Authorize.net: Account → Webhooks). The URL keeps its id across
+         *       changes of credentials.
+         *     - Saved payment methods are tokens of the processor they were saved with: after a change,
+         *       those saved before are refused when charged (the charge fails, nothing moves) and must be
+         *       sent again.
+         *     - Authorize.net's configuration is saved and checked; charging through it needs its adapter,
+         *       which a build without it answers `409 processor_not_configured` for, saying so.
+         */
+        put: operations["setPaymentProcessor"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/processor-webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Receive a processor's event
+         * @description Where the processor sends its own events (the `webhook_url` of `GET /payment-processor`;
+         *     `{id}` is the configuration's id, not a secret). Called by the processor, not by
+         *     integrators: no bearer token, and the body is the processor's own JSON, read as sent.
+         *
+         *     - Stripe: the `Stripe-Signature` header is checked with the endpoint's `webhook_secret`
+         *       (HMAC-SHA256 over the timestamp and the raw body, Stripe's default tolerance of 300
+         *       seconds). Authorize.net: `X-ANET-Signature` (HMAC-SHA512 of the body with the
+         *       `signature_key`).
+         *     - A missing, stale or wrong signature is `400` and changes nothing; an unknown `{id}` is `404`.
+         *     - Each event is applied once, by the processor's event id: a repeat answers `200` and
+         *       changes nothing.
+         *     - `payment_intent.succeeded` finishes a charge still `processing` (its answer was lost) or
+         *       settles a pending ACH debit; `payment_intent.payment_failed` declines a `processing`
+         *       charge, or returns a pending ACH debit as the bank's return does (balance given back,
+         *       `transaction.returned-ach`, a plan's instalment reopened, a settlement undone).
+         *     - `charge.dispute.created` (a chargeback): a `chargeback` transaction gives the amount back
+         *       to the account's balance, the charge lists it (`chargebacks`), and plan and settlement
+         *       effects are undone as for an ACH return; `debt-account.update`, `charge.failed` (the
+         *       charge as it now is) and the transaction's events fire. `charge.dispute.closed` records
+         *       it `won` (a `chargeback_reversal` transaction takes the amount again) or `lost`.
+         *     - Other events are answered `200` and ignored.
+         *     - No `Idempotency-Key` (the one POST without it): the processor's own event id makes a
+         *       repeat change nothing. A body over 1 MB is a 413, one that is not `application/json` a
+         *       415, a query parameter a 422 (processors send none).
+         */
+        post: operations["receiveProcessorNotice"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5282,6 +5382,8 @@ export interface components {
             bank_account: components["schemas"]["BankAccount"] | null;
             /** @description The card charged, last four digits only; null for ACH. */
             card: components["schemas"]["CardToken"] | null;
+            /** @description The chargebacks the processor reported on this charge, oldest first; absent when there is none. A chargeback gives the money back to the account at once (a `chargeback` transaction), as an ACH return does; won, it is taken again. */
+            chargebacks?: components["schemas"]["Chargeback"][];
             /**
              * Format: date-time
              * @description When the charge was made (ISO 8601, UTC).
@@ -5399,6 +5501,45 @@ export interface components {
              * @example 2026-11-24T10:15:42.000Z
              */
             updated_at: string;
+        };
+        /**
+         * Chargeback
+         * @description A cardholder's dispute of a charge with their bank (a chargeback), as the processor reported it.
+         */
+        Chargeback: {
+            /**
+             * @description Cents taken back.
+             * @example 5000
+             */
+            amount: number;
+            /**
+             * Format: date-time
+             * @description When it was won or lost; null while open.
+             * @example null
+             */
+            closed_at: string | null;
+            /**
+             * @description The processor's id of the dispute (Stripe's `dp_…`).
+             * @example dp_1PqRsTuVwXyZ0123
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the chargeback was recorded.
+             * @example 2026-12-09T10:00:00.000Z
+             */
+            opened_at: string;
+            /**
+             * @description The processor's reason (Stripe's `fraudulent`, `product_not_received`, `general`…).
+             * @example fraudulent
+             */
+            reason: string;
+            /**
+             * @description `open`: the money was taken back (a `chargeback` transaction); `won`: the bank decided for the agency and the money came back (a `chargeback_reversal` transaction); `lost`: the money stays with the cardholder.
+             * @example open
+             * @enum {string}
+             */
+            status: "open" | "won" | "lost";
         };
         /**
          * ChargeCreate
@@ -7776,7 +7917,8 @@ export interface components {
          *     - `validation_failed`: required parameters are missing or data is invalid; see `errors` (422).
          *     - `rate_limited`: too many requests; see `Retry-After` (429).
          *     - `internal_error`: an internal failure of the service (500).
-         *     - `payment_gateway_unavailable`: production has no payment gateway configured, so no money was moved (400).
+         *     - `payment_gateway_unavailable`: no payment gateway could be used, so no money was moved (400; kept for clients that knew it; production without a processor answers `processor_not_configured`).
+         *     - `processor_not_configured`: production has no payment processor configured (`PUT /payment-processor`), or the one configured cannot be used by this deployment, so no money was moved (409).
          *     - `card_declined`, `insufficient_funds`, `expired_card`, `incorrect_cvc`, `processing_error`: the gateway declined the card (400; the failed charge is stored, see `charge_id`).
          *     - `idempotency_key_reused`: this `Idempotency-Key` was used with another request in the last 24 hours (422).
          *     - `idempotency_key_in_use`: the first request with this `Idempotency-Key` is still running; retry later (409).
@@ -7784,7 +7926,7 @@ export interface components {
          * @example not_found
          * @enum {string}
          */
-        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed";
+        ErrorCode: "bad_request" | "unauthenticated" | "forbidden" | "csrf_token_invalid" | "not_found" | "method_not_allowed" | "conflict" | "gone" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "internal_error" | "payment_gateway_unavailable" | "card_declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "processing_error" | "idempotency_key_reused" | "idempotency_key_in_use" | "account_disputed" | "processor_not_configured";
         /**
          * Event
          * @description One event as it was recorded: every event of the catalogue is kept `EVENT_RETENTION_DAYS`
@@ -9220,7 +9362,8 @@ export interface components {
             /**
              * @description Numeric kind of transaction. The spec does not show the code table; ours: 1 charge,
              *     2 void, 3 refund, 4 ACH settlement, 5 ACH return, 6 external (money recorded by
-             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off, 9 settlement write-off reversal.
+             *     `POST /external-charges`), 7 external reversal, 8 settlement write-off, 9 settlement write-off reversal,
+             *     10 chargeback (a cardholder's bank took the money back), 11 chargeback reversal (the agency won it).
              */
             type_id: number;
             /** @description Numeric kind of value moved. The spec does not show the code table. */
@@ -10161,6 +10304,102 @@ export interface components {
             start_date?: string;
         };
         /**
+         * PaymentProcessor
+         * @description The processor that moves the money of the token's organization in the token's environment. Credentials are write-only; only the last four characters of each are shown.
+         */
+        PaymentProcessor: {
+            /**
+             * Format: date-time
+             * @description When the configuration was last saved; null while none was saved.
+             * @example 2026-12-05T14:03:11.000Z
+             */
+            configured_at: string | null;
+            /**
+             * @description The last four characters of each credential saved, by name (`secret_key`, `webhook_secret`; `api_login_id`, `transaction_key`, `signature_key`); empty for the simulator.
+             * @example {
+             *       "secret_key": "4fQa",
+             *       "webhook_secret": "9xTz"
+             *     }
+             */
+            credentials: {
+                [key: string]: string;
+            };
+            /**
+             * Format: uuid
+             * @description The configuration's UUID, also the last segment of `webhook_url`; null while none was saved (the sandbox's simulator by default, or nothing in production).
+             * @example 5a1f0c2e-7b3d-4e9a-8f6c-2d4b1a0e9c73
+             */
+            id: string | null;
+            /**
+             * @description The processor; null in production while none is configured (every money-moving request then answers `409 processor_not_configured`). A sandbox with none saved answers `sandbox`.
+             * @example stripe
+             * @enum {string|null}
+             */
+            processor: "sandbox" | "stripe" | "authorize_net" | null;
+            /**
+             * @description Requests per second the service makes to the processor for this organization and environment, across all its processes; null for the simulator and while none is configured.
+             * @example 25
+             */
+            rate_limit_per_second: number | null;
+            /**
+             * Format: uri
+             * @description The absolute URL to register at the processor for its events (Stripe's webhook endpoint; Authorize.net's webhook); null while none is saved or for the simulator, which needs none.
+             * @example https://api.debt-collection.example/api/v1/processor-webhooks/5a1f0c2e-7b3d-4e9a-8f6c-2d4b1a0e9c73
+             */
+            webhook_url: string | null;
+        };
+        /**
+         * PaymentProcessorUpdate
+         * @description The processor to use from now on, with its credentials (all of them, every time).
+         */
+        PaymentProcessorUpdate: {
+            /**
+             * @description Required for `stripe` and `authorize_net`, absent for `sandbox`. Stripe: `secret_key`
+             *     (`sk_test_…` in the sandbox, `sk_live_…` in production; a restricted key `rk_…` of the same
+             *     mode works too) and `webhook_secret` (`whsec_…`, shown by Stripe when the webhook endpoint
+             *     is added). Authorize.net: `api_login_id`, `transaction_key`, `signature_key` (128
+             *     hexadecimal characters), from the Merchant Interface's "API Credentials and Keys".
+             */
+            credentials?: {
+                /**
+                 * @description Authorize.net's API login ID.
+                 * @example 5KP3u95bQpv
+                 */
+                api_login_id?: string;
+                /**
+                 * @description Stripe's secret key.
+                 * @example sk_test_51PqRsTuVwXyZ4fQa
+                 */
+                secret_key?: string;
+                /**
+                 * @description Authorize.net's signature key (hexadecimal), which signs its webhooks (`X-ANET-Signature`).
+                 * @example 56E529FC6C3E5F6A6F0B4C1C3B3A0E8B56E529FC6C3E5F6A6F0B4C1C3B3A0E8B56E529FC6C3E5F6A6F0B4C1C3B3A0E8B56E529FC6C3E5F6A6F0B4C1C3B3A0E8B
+                 */
+                signature_key?: string;
+                /**
+                 * @description Authorize.net's transaction key.
+                 * @example 346HZ32z3fP4hTG2
+                 */
+                transaction_key?: string;
+                /**
+                 * @description Stripe's signing secret of the webhook endpoint registered at `webhook_url`.
+                 * @example whsec_3kLmNoPqRsTu9xTz
+                 */
+                webhook_secret?: string;
+            };
+            /**
+             * @description `sandbox`: the built-in simulator (sandbox environment only, or production when the deployment sets `PAYMENT_GATEWAY=sandbox`); `stripe`; `authorize_net`.
+             * @example stripe
+             * @enum {string}
+             */
+            processor: "sandbox" | "stripe" | "authorize_net";
+            /**
+             * @description Requests per second to the processor; default its documented rate: Stripe 100 with a live key, 25 with a test key; Authorize.net 10 (it publishes no rate, so we stay well under what its support asks of high-volume merchants).
+             * @example 25
+             */
+            rate_limit_per_second?: number;
+        };
+        /**
          * SandboxClock
          * @description The sandbox clock of the organization.
          * @example {
@@ -10942,11 +11181,11 @@ export interface components {
              */
             submitted_at: string;
             /**
-             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again).
+             * @description What moved the balance; `external` is money recorded by `POST /external-charges`, `external_reversal` its reversal; `settlement_write_off` is the rest of the balance forgiven when a settlement offer completes (its `charge_id` is the charge that paid the settled sum off, its `amount` the cents forgiven); `settlement_write_off_reversal` undoes a write-off when the bank returns an ACH debit that paid the offer (same `charge_id` as the write-off, `amount` its negative, so the forgiven cents are owed again); `chargeback` is money a cardholder took back through their bank (negative, the balance owed again), `chargeback_reversal` a chargeback the agency won (positive).
              * @example charge
              * @enum {string}
              */
-            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal";
+            type: "charge" | "void" | "refund" | "ach_settlement" | "ach_return" | "external" | "external_reversal" | "settlement_write_off" | "settlement_write_off_reversal" | "chargeback" | "chargeback_reversal";
         };
         /**
          * ValidationError
@@ -11421,7 +11660,8 @@ export interface components {
         /**
          * @description The account is held by an open dispute and takes no payment (`account_disputed`; tag
          *     `Disputes`), or the first request with this `Idempotency-Key` is still running
-         *     (`idempotency_key_in_use`; retry a moment later to get its answer).
+         *     (`idempotency_key_in_use`; retry a moment later to get its answer), or production has no
+         *     payment processor configured (`processor_not_configured`; nothing was charged).
          */
         ChargeConflict: {
             headers: {
@@ -17329,6 +17569,181 @@ export interface operations {
             409: components["responses"]["Conflict"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getPaymentProcessor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The processor. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The processor. */
+                        data: components["schemas"]["PaymentProcessor"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setPaymentProcessor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentProcessorUpdate"];
+            };
+        };
+        responses: {
+            /** @description The processor now configured. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "5a1f0c2e-7b3d-4e9a-8f6c-2d4b1a0e9c73",
+                     *         "processor": "stripe",
+                     *         "credentials": {
+                     *           "secret_key": "4fQa",
+                     *           "webhook_secret": "9xTz"
+                     *         },
+                     *         "rate_limit_per_second": 25,
+                     *         "configured_at": "2026-12-05T14:03:11.000Z",
+                     *         "webhook_url": "https://api.debt-collection.example/api/v1/processor-webhooks/5a1f0c2e-7b3d-4e9a-8f6c-2d4b1a0e9c73"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The processor now configured. */
+                        data: components["schemas"]["PaymentProcessor"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description A credential is missing, of the wrong environment or refused by the processor; every failing field is listed in `errors`, and nothing was saved. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    receiveProcessorNotice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Stripe's signature of the body (`t=…,v1=…`).
+                 * @example t=1733400000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Stripe-Signature"?: string;
+                /**
+                 * @description Authorize.net's signature of the body (`sha512=…`).
+                 * @example sha512=C3D1A2B4F5E6...
+                 */
+                "X-ANET-Signature"?: string;
+            };
+            path: {
+                /**
+                 * @description The processor configuration's id (from `webhook_url`).
+                 * @example 5a1f0c2e-7b3d-4e9a-8f6c-2d4b1a0e9c73
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1PqRsTuVwXyZ0123",
+                 *       "object": "event",
+                 *       "type": "charge.dispute.created",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "dp_1PqRsTuVwXyZ0123",
+                 *           "object": "dispute",
+                 *           "amount": 5000,
+                 *           "payment_intent": "pi_3PqRsTuVwXyZ0123",
+                 *           "reason": "fraudulent",
+                 *           "status": "needs_response"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The event was applied (or had been already, or is one we ignore). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Always true. */
+                        received: boolean;
+                    };
+                };
+            };
+            /** @description The signature is missing, stale or wrong, or the body is not the processor's event; nothing changed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The Stripe-Signature header does not match the body.",
+                     *       "errorCode": "bad_request"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -117,7 +117,7 @@ async function load(origin: string, token: string, method: 'GET' | 'POST', conne
 async function seed(deps: AppDeps, tenant: Tenant): Promise<{ account_id: string; method_id: string }[]> {
   const { db } = deps;
   const org = tenant.organizationId;
-  const gateway = gatewayFor(deps, tenant)!;
+  const gateway = (await gatewayFor(deps, tenant))!;
   const year = new Date().getUTCFullYear() + 3;
   const tokens: string[] = [];
   for (let i = 0; i < ACCOUNTS; i += 50) {

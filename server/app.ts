@@ -31,6 +31,8 @@ import { settlementOfferRoutes } from './settlement-offers/offer-routes';
 import { listenForSettlements } from './settlement-offers/offer-listeners';
 import { sandboxRoutes } from './sandbox/sandbox-routes';
 import { settingsRoutes } from './settings/settings-routes';
+import { paymentProcessorRoutes } from './payment-processors/processor-routes';
+import { processorNoticeRoute } from './processor-notices/notice-routes';
 import { communicationRoutes } from './communications/communication-routes';
 import { externalChargeRoutes } from './external-charges/external-charge-routes';
 import { autopayRoutes } from './autopay/autopay-routes';
@@ -120,6 +122,7 @@ export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db
     settlementOfferRoutes,
     sandboxRoutes,
     settingsRoutes,
+    paymentProcessorRoutes,
     communicationRoutes,
     externalChargeRoutes,
     autopayRoutes,
@@ -130,6 +133,8 @@ export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db
   ]) {
     resource(routes, deps);
   }
+  // What processors send (their own signature, no bearer token): ahead of the API's chain.
+  app.post(`${API_BASE}/processor-webhooks/:id`, ...processorNoticeRoute(deps));
   // The whole API is one layer of the app (http/chain.ts): no router of its own to walk. Walking
   // one cost 2.4 µs more per request than a bare Express route in a hot loop; this costs the same.
   app.use(

@@ -49,8 +49,19 @@ export interface Config {
   /** smtp(s)://user:pass@host:port for e-mail; unset: messages are written to the log instead. */
   smtpUrl: string | undefined;
   mailFrom: string;
-  /** Production's payment gateway; undefined: production moves no money. The sandbox always simulates. */
+  /**
+   * Demos only: `sandbox` lets production organizations without a processor of their own use the
+   * simulator. Unset: production moves no money until `PUT /payment-processor` configures one.
+   */
   paymentGateway: 'sandbox' | undefined;
+  /** The service's own absolute URL (no path): what `webhook_url` is built on for processors to call. */
+  publicUrl: string;
+  /** Stripe's API (its own host by default); tests and staging point it at a local server. */
+  stripeApiUrl: string;
+  /** Authorize.net's API (its production host by default; its sandbox host for the sandbox environment). */
+  authorizeNetApiUrl: string;
+  /** How long one request to a processor may take before it counts as unanswered (the SDK's own timeout). */
+  processorTimeoutMs: number;
   /** How long a sandbox ACH debit stays pending before it settles or is returned. */
   sandboxAchSettlementSeconds: number;
   /** The simulator's median answer time (each answer drawn around it), as a real processor's. */
@@ -207,6 +218,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || 'Debt Collection Service <no-reply@debt-collection.example>',
     paymentGateway: oneOf(env, 'PAYMENT_GATEWAY', ['sandbox'] as const),
+    publicUrl: url(env, 'PUBLIC_URL', `http://127.0.0.1:${port}`),
+    stripeApiUrl: url(env, 'STRIPE_API_URL', 'https://api.stripe.com'),
+    authorizeNetApiUrl: url(env, 'AUTHORIZE_NET_API_URL', 'https://api.authorize.net'),
+    processorTimeoutMs: integer(env, 'PROCESSOR_TIMEOUT_MS', 30_000, 100, 120_000),
     sandboxAchSettlementSeconds: integer(env, 'SANDBOX_ACH_SETTLEMENT_SECONDS', 172_800, 0, 31_536_000),
     sandboxGatewayLatencyMs: integer(env, 'SANDBOX_GATEWAY_LATENCY_MS', 0, 0, 60_000),
     gatewayAnswerWaitMs: integer(env, 'GATEWAY_ANSWER_WAIT_MS', 10_000, 1, 600_000),

@@ -30,7 +30,7 @@ type Reserved = { chargeId: string; finish: () => Promise<unknown> } | { failed:
 
 /** Step 1 of the run's charge, on the run's transaction; a rule of the charge that refuses it is a failed run. */
 async function reserveCharge(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant, family: LockedFamily, autopay: AutopayRow, amount: number, now: Date): Promise<Reserved> {
-  const gateway: PaymentGateway | undefined = gatewayFor(deps, tenant);
+  const gateway: PaymentGateway | undefined = await gatewayFor(deps, tenant);
   if (!gateway) return { failed: 'No payment gateway is configured for production; no money was moved.' };
   if (!autopay.payment_method_id) return { failed: 'The payment method of autopay was deleted.' };
   // The payments service reads the run's time (the tenant's `now` less the sandbox offset).

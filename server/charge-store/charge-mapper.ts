@@ -30,6 +30,7 @@ export function chargeToApi(row: ChargeRow): S['Charge'] {
     scheduled_at: row.scheduled_at,
     email: row.send_email ? row.email : null,
     metadata: row.metadata,
+    ...(row.chargebacks?.length ? { chargebacks: row.chargebacks } : {}),
     settled_at: row.settled_at ? row.settled_at.toISOString() : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

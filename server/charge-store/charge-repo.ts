@@ -13,7 +13,7 @@ export const TRANSACTIONS = 'transactions';
 export const CHARGE_COLUMNS = [
   'id', 'reference_number', 'debt_account_id', 'customer_id', 'payment_method_id', 'payment_method_type', 'card', 'bank_account',
   'gateway', 'gateway_reference', 'status', 'amount', 'fees', 'refunded_amount', 'error', 'error_code', 'return_code', 'source', 'payment_plan_id', 'payment_plan_charge_id',
-  'scheduled_at', 'due_at', 'charged_at', 'settles_at', 'email', 'send_email', 'metadata', 'idempotency_key', 'idempotency_scope', 'idempotency_fingerprint', 'settled_at', 'created_at', 'updated_at',
+  'scheduled_at', 'due_at', 'charged_at', 'settles_at', 'email', 'send_email', 'metadata', 'idempotency_key', 'idempotency_scope', 'idempotency_fingerprint', 'settled_at', 'created_at', 'updated_at', 'chargebacks',
 ].map((column) => `${CHARGES}.${column}`);
 
 export type ChargeStatus = S['ChargeStatus'];
@@ -59,6 +59,8 @@ export interface ChargeRow {
   settled_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** What the processor reported of chargebacks on it, oldest first (jsonb, `[]` when none). */
+  chargebacks: S['Chargeback'][];
 }
 
 export type TransactionKind = S['Transaction']['type'];
@@ -93,7 +95,7 @@ export interface AllocationRow {
 type Later = 'scheduled_at' | 'due_at' | 'charged_at' | 'settles_at';
 type Origin = 'source' | 'payment_plan_id' | 'payment_plan_charge_id';
 
-export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | Origin | Later> &
+export type ChargeValues = Omit<ChargeRow, 'id' | 'amount' | 'fees' | 'refunded_amount' | 'created_at' | 'updated_at' | 'settled_at' | 'chargebacks' | Origin | Later> &
   Partial<Pick<ChargeRow, Origin | Later>> & {
   amount: number;
   settled_at: Date | null;

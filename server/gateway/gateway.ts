@@ -9,6 +9,26 @@
  * choose (a charge's is the charge's id): the gateway treats a repeat as the same request and
  * answers what it did the first time, so a request whose answer was lost can be sent again, or
  * looked up with `find`.
+ *
+ * The promise of `find`: once it answers "never received", the key is spent and a request with
+ * it still on its way can never take money. Each adapter keeps it in its own way:
+ * - The simulator (sandbox-gateway.ts) records the key as given up in its ledger; a late
+ *   request with it is refused.
+ * - Stripe (stripe/stripe-gateway.ts) makes it true by construction, since Stripe keeps no such
+ *   promise for a request in flight: the PaymentIntent is created unconfirmed (idempotent, our
+ *   key as Idempotency-Key), its id is recorded on the `processing` charge
+ *   (`ChargeOptions.recordReference`, which refuses once the charge is finished), and only then
+ *   confirmed. `find` retrieves it by that id and cancels one still unconfirmed (a canceled
+ *   PaymentIntent cannot be confirmed); with no id recorded it lists the recent PaymentIntents
+ *   (the customer's when known) for our id in their metadata, and only once the SDK's timeout
+ *   has passed on both sends of the create (a lost create is sent once more with the same key,
+ *   which Stripe answers from its idempotency store) since the charge was reserved (`FindHints.reservedAt`), so that a create still in
+ *   flight has either answered or been given up on, never confirmed. Recovery records "never
+ *   received" only while the charge still has no id recorded (charge-steps.ts, `ifReference`).
+ * - Authorize.net has no idempotency key: its adapter sends our id as `invoiceNumber` with a
+ *   `duplicateWindow`, and answers "never received" only after the window and the request's
+ *   timeout have passed and its unsettled and settled lists show nothing for that invoice; a
+ *   transaction that shows up later is recorded, or voided when its reservation was released.
  */
 
 /** Why a card charge was declined: the errorCode the API answers. */
@@ -29,6 +49,38 @@ export interface CardDetails {
 export interface BankAccountDetails {
   routingNumber: string;
   accountNumber: string;
+  /** The holder's name and the account's type, for processors that need them (Stripe's us_bank_account). */
+  holderName?: string;
+  accountType?: 'checking' | 'savings';
+}
+
+/** Whose method is tokenized: a processor that keeps customers (Stripe) saves it under theirs. */
+export interface PaymentOwner {
+  /** Our customer's id. */
+  customerId: string;
+  name: string;
+  email?: string | null;
+}
+
+/** What a charge may tell the gateway beyond its token, amount and key. */
+export interface ChargeOptions {
+  /** No payer present (a scheduled charge, an instalment, autopay): Stripe's `off_session`. */
+  offSession?: boolean;
+  /**
+   * Records the processor's id of the payment with the `processing` charge before the payment is
+   * confirmed; answers false when the charge was finished meanwhile (then nothing is confirmed).
+   */
+  recordReference?: (reference: string) => Promise<boolean>;
+}
+
+/** What we know of a charge when we ask `find` about it. */
+export interface FindHints {
+  /** The processor's id of the payment, when recorded before its answer was lost. */
+  reference?: string | null;
+  /** When the charge was reserved (before the gateway was first asked). */
+  reservedAt?: Date;
+  /** Our customer's id. */
+  customerId?: string;
 }
 
 export type ChargeOutcome =
@@ -64,10 +116,10 @@ export class GatewayRateLimited extends Error {
 export interface PaymentGateway {
   /** The name stored with each charge (`sandbox`). */
   readonly name: string;
-  tokenizeCard(card: CardDetails): Promise<string>;
-  tokenizeBankAccount(account: BankAccountDetails): Promise<string>;
+  tokenizeCard(card: CardDetails, owner?: PaymentOwner): Promise<string>;
+  tokenizeBankAccount(account: BankAccountDetails, owner?: PaymentOwner): Promise<string>;
   /** Charges `amount` to the token; `idempotencyKey` (the charge's id) makes a repeat the same request. */
-  charge(token: string, amount: number, idempotencyKey: string): Promise<ChargeOutcome>;
+  charge(token: string, amount: number, idempotencyKey: string, options?: ChargeOptions): Promise<ChargeOutcome>;
   void(reference: string, idempotencyKey: string): Promise<void>;
   refund(reference: string, amount: number, idempotencyKey: string): Promise<void>;
   /**
@@ -75,6 +127,6 @@ export interface PaymentGateway {
    * gateway never received it. After an undefined answer the key is spent: a request with it
    * that arrives later is refused, so an attempt we gave up on can never take money afterwards.
    */
-  find(idempotencyKey: string): Promise<ChargeOutcome | undefined>;
+  find(idempotencyKey: string, hints?: FindHints): Promise<ChargeOutcome | undefined>;
   outcome(reference: string): Promise<LaterOutcome>;
 }

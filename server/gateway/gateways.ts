@@ -1,15 +1,20 @@
 /**
- * Which gateway serves a tenant: the sandbox environment always uses the simulator;
- * production uses the one PAYMENT_GATEWAY names, and without one it moves no money
- * (400 payment_gateway_unavailable), never a silent success.
+ * Which gateway serves a tenant: the processor its organization configured for the environment
+ * (`PUT /payment-processor`, read through payment-processors/processor-read.ts), else the
+ * sandbox environment's simulator. Production with none configured moves no money (409
+ * processor_not_configured), never a silent success, unless the deployment lets production use
+ * the simulator (PAYMENT_GATEWAY=sandbox, demos only). One dispatch by processor name
+ * (`adapterFor`): each processor's adapter is plugged in there.
  */
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
+import { processorOf, type Processor } from './processor-read';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
+import { stripeGateway } from './stripe/stripe-gateway';
 
 export interface GatewayDeps {
   db: Knex;
@@ -17,27 +22,65 @@ export interface GatewayDeps {
   secrets: SecretBox;
 }
 
-/**
- * The tenant's gateway, or undefined when production has none configured. It is asked with no
- * transaction of ours open: `deps.db` must be the pool (the simulator refuses a transaction).
- */
-export function gatewayFor({ db, config, secrets }: GatewayDeps, tenant: Tenant): PaymentGateway | undefined {
-  const name = tenant.environment === 'sandbox' ? 'sandbox' : config.paymentGateway;
-  if (name === 'sandbox') {
-    return sandboxGateway(db, tenant, secrets, {
-      achSettlementSeconds: config.sandboxAchSettlementSeconds,
-      latencyMs: config.sandboxGatewayLatencyMs,
-      loseAnswerOfCents: config.testSandboxLoseAnswerCents,
-    });
-  }
-  return undefined;
+/** A gateway, or the sentence that says why there is none. */
+type Resolved = { gateway: PaymentGateway } | { missing: string };
+
+const NOT_CONFIGURED =
+  'No payment processor is configured for production; no money was moved. Configure one with PUT /payment-processor (Stripe or Authorize.net credentials of the agency\'s merchant account).';
+
+function simulator({ db, config, secrets }: GatewayDeps, tenant: Tenant): PaymentGateway {
+  return sandboxGateway(db, tenant, secrets, {
+    achSettlementSeconds: config.sandboxAchSettlementSeconds,
+    latencyMs: config.sandboxGatewayLatencyMs,
+    loseAnswerOfCents: config.testSandboxLoseAnswerCents,
+  });
 }
 
-/** The tenant's gateway, for a request that moves money. */
-export function requireGateway(deps: GatewayDeps, tenant: Tenant): PaymentGateway {
-  const gateway = gatewayFor(deps, tenant);
-  if (!gateway) {
-    throw new ApiError('payment_gateway_unavailable', 'No payment gateway is configured for production; no money was moved.');
+/** The one dispatch by processor name: the adapter of a saved processor. */
+function adapterFor(deps: GatewayDeps, tenant: Tenant, processor: Processor): Resolved {
+  switch (processor.name) {
+    case 'sandbox':
+      return { gateway: simulator(deps, tenant) };
+    case 'stripe':
+      return { gateway: stripeGateway(deps, processor) };
+    case 'authorize_net':
+      // authorizeNetGateway(deps, processor) plugs in here.
+      return { missing: 'Authorize.net is configured, but this build of the service has no Authorize.net adapter; no money was moved. Configure Stripe, or run a build with the Authorize.net adapter.' };
   }
-  return gateway;
+}
+
+async function resolve(deps: GatewayDeps, tenant: Tenant, made?: string): Promise<Resolved> {
+  // A charge the simulator made is asked about in its own ledger, whatever is configured now.
+  if (made === 'sandbox') return { gateway: simulator(deps, tenant) };
+  const processor = await processorOf(deps, tenant);
+  if (processor) {
+    if (made && made !== processor.name) return { missing: `The charge was made through ${made}, which is no longer this organization's processor; nothing was asked of it.` };
+    return adapterFor(deps, tenant, processor);
+  }
+  if (tenant.environment === 'sandbox' || deps.config.paymentGateway === 'sandbox') return { gateway: simulator(deps, tenant) };
+  return { missing: NOT_CONFIGURED };
+}
+
+/**
+ * The tenant's gateway, or undefined when it has none it can use. `made`: the gateway named on a
+ * charge already made, for what concerns that charge (its void, refund, recovery, outcome). It
+ * is asked with no transaction of ours open: `deps.db` must be the pool (the simulator refuses a
+ * transaction).
+ */
+export async function gatewayFor(deps: GatewayDeps, tenant: Tenant, made?: string): Promise<PaymentGateway | undefined> {
+  const resolved = await resolve(deps, tenant, made);
+  return 'gateway' in resolved ? resolved.gateway : undefined;
+}
+
+/** The tenant's gateway, for a request that moves money: 409 processor_not_configured without one. */
+export async function requireGateway(deps: GatewayDeps, tenant: Tenant, made?: string): Promise<PaymentGateway> {
+  const resolved = await resolve(deps, tenant, made);
+  if ('missing' in resolved) throw new ApiError('processor_not_configured', resolved.missing);
+  return resolved.gateway;
+}
+
+/** Why the tenant has no gateway (the sentence a refused money-moving request answers), or undefined when it has one. */
+export async function whyNoGateway(deps: GatewayDeps, tenant: Tenant): Promise<string | undefined> {
+  const resolved = await resolve(deps, tenant);
+  return 'missing' in resolved ? resolved.missing : undefined;
 }

@@ -27,6 +27,7 @@ export const STATUS: Record<ErrorCode, number> = {
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   account_disputed: 409,
+  processor_not_configured: 409,
 };
 
 /** The one error type of the service: what the client is told, and nothing more. */

@@ -15,7 +15,8 @@ import { gatewayFor } from '../gateway/gateways';
 import { customerIdOf, deletePaymentMethod, findPaymentMethod, updatePaymentMethod } from './payment-method-changes';
 import { paymentMethodToApi } from './payment-method-mapper';
 import { isValidRoutingNumber, mask, US_STATES } from './ach';
-import type { PaymentGateway } from '../gateway/gateway';
+import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered, type PaymentGateway, type PaymentOwner } from '../gateway/gateway';
+import type { Knex } from 'knex';
 import { cardBrand, expiryYear, isExpired, passesLuhn } from './card';
 import { PAYMENT_METHOD_COLUMNS, PAYMENT_METHODS, paymentMethodRepo, type PaymentMethodRow, type PaymentMethodValues } from './payment-method-repo';
 import { nowFor } from '../kernel/clock';
@@ -67,13 +68,33 @@ function achValues(ach: AchInput, secrets: SecretBox): PaymentMethodValues {
  * The gateway's token for the details, when the tenant has a gateway (the sandbox always
  * has): the numbers go to its vault, and we keep only the token beside what we show.
  */
-export async function tokenize(gateway: PaymentGateway | undefined, body: PaymentMethodCreate): Promise<string | null> {
+export async function tokenize(gateway: PaymentGateway | undefined, body: PaymentMethodCreate, owner?: PaymentOwner): Promise<string | null> {
   if (!gateway) return null;
+  try {
+    return await tokenizeAt(gateway, body, owner);
+  } catch (error) {
+    // The processor refused the details (a number it does not take): a 422 on them, nothing saved.
+    if (error instanceof GatewayRefusal) throw ApiError.field(body.card ? 'card.card_number' : 'ach.account_number', `was refused by the payment processor: ${error.message}`);
+    if (error instanceof GatewayUnanswered || error instanceof GatewayRateLimited) {
+      throw new ApiError('processing_error', 'The payment processor did not answer; nothing was saved or charged. Try again in a moment.');
+    }
+    throw error;
+  }
+}
+
+async function tokenizeAt(gateway: PaymentGateway, body: PaymentMethodCreate, owner?: PaymentOwner): Promise<string> {
   if (body.card) {
     const { card_number, card_expiration_month, card_expiration_year } = body.card;
-    return gateway.tokenizeCard({ number: card_number, expMonth: Number(card_expiration_month), expYear: expiryYear(Number(card_expiration_year)) });
+    return gateway.tokenizeCard({ number: card_number, expMonth: Number(card_expiration_month), expYear: expiryYear(Number(card_expiration_year)) }, owner);
   }
-  return gateway.tokenizeBankAccount({ routingNumber: body.ach!.routing_number, accountNumber: body.ach!.account_number });
+  const { routing_number, account_number, account_holder, account_type } = body.ach!;
+  return gateway.tokenizeBankAccount({ routingNumber: routing_number, accountNumber: account_number, holderName: account_holder, accountType: account_type === 'savings' ? 'savings' : 'checking' }, owner);
+}
+
+/** The customer `customerKey` as the owner of a method to save at the gateway (a processor's customer keeps it). */
+export async function ownerOf(db: Knex, tenant: Tenant, customerKey: string): Promise<PaymentOwner | undefined> {
+  const customer = await customerRepo(db, tenant).find(customerKey);
+  return customer ? { customerId: customer.id, name: customer.name, email: customer.email } : undefined;
 }
 
 /** The columns of a card or bank account, checked; the numbers are not among them. */
@@ -89,7 +110,9 @@ export function paymentMethodService(deps: PaymentMethodDeps) {
     /** A new method changes the customer's payload (its payment methods): customer.update. */
     async create(tenant: Tenant, customerKey: string, body: PaymentMethodCreate): Promise<PaymentMethodRow> {
       const values = paymentMethodValues(body, secrets, nowFor(clock, tenant));
-      values.gateway_token = await tokenize(gatewayFor(deps, tenant), body);
+      const owner = await ownerOf(db, tenant, customerKey);
+      if (!owner) throw ApiError.notFound('Customer');
+      values.gateway_token = await tokenize(await gatewayFor(deps, tenant), body, owner);
       return db.transaction(async (trx) => {
         const customer = await customerRepo(trx, tenant).find(customerKey, { forUpdate: true });
         if (!customer) throw ApiError.notFound('Customer');

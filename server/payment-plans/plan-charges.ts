@@ -8,7 +8,7 @@
  */
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
-import { gatewayFor } from '../gateway/gateways';
+import { gatewayFor, whyNoGateway } from '../gateway/gateways';
 import type { Knex } from 'knex';
 import type { LockedFamily } from '../payments/balances';
 import { lockFamilies } from '../payments/family-locks';
@@ -61,7 +61,7 @@ export function planPorts(deps: AppDeps, gatewayOf: GatewayOf = gatewayFor): Due
       const toReserve: { index: number; gateway: PaymentGateway; request: ChargeRequest }[] = [];
       for (const request of requests) {
         const gateway = await gatewayOf(deps, request.tenant);
-        if (!gateway) outcomes.push({ chargeId: null, paid: false, error: 'No payment gateway is configured for production; no money was moved.', errorCode: 'payment_gateway_unavailable' });
+        if (!gateway) outcomes.push({ chargeId: null, paid: false, error: (await whyNoGateway(deps, request.tenant))!, errorCode: 'processor_not_configured' });
         else if (!request.plan.payment_method_id) outcomes.push({ chargeId: null, paid: false, error: 'The plan has no payment method (it was deleted).', errorCode: 'no_payment_method' });
         else {
           toReserve.push({ index: outcomes.length, gateway, request });

@@ -16,6 +16,7 @@ import { nowFor, withClock } from '../kernel/clock';
 import { announce } from '../events/listeners';
 import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
 import { gatewayFor } from '../gateway/gateways';
+import type { LaterOutcome } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
 import { achOutcome } from './payment-events';
 import { lockAccount, moveBalances } from './balances';
@@ -43,52 +44,63 @@ export async function dueSettlementsOf(db: Knex, tenant: Tenant, upTo: Date, lim
 /** Answers whether the debit's outcome was recorded (false: not pending any more, or still pending). */
 export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<boolean> {
   const tenant: Tenant = { organizationId: job.organizationId, environment: job.environment, tokenHash: '' };
-  const gateway = gatewayFor(deps, tenant);
-  // Production's gateway was unset after the debit was made: ask again later rather than guess.
-  if (!gateway) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
   const peek = await chargeRepo(deps.db, tenant).find(job.chargeId);
   if (!peek || peek.status !== 'pending') return false;
+  const gateway = await gatewayFor(deps, tenant, peek.gateway);
+  // The debit's gateway is no longer configured: ask again later rather than guess.
+  if (!gateway) throw new Error('No payment gateway to ask for the outcome of an ACH debit');
   const outcome = await gateway.outcome(peek.gateway_reference!);
-  return deps.db.transaction(async (trx) => {
-    const charges = chargeRepo(trx, tenant);
-    // The account family first, then the charge: the order a charge and a void use.
-    await lockAccount(trx, tenant, peek.debt_account_id);
-    const charge = (await charges.find(job.chargeId, { forUpdate: true }))!;
-    if (charge.status !== 'pending') return false;
-    const now = nowFor(deps.clock, await withClock(trx, tenant));
-    if (outcome.status === 'pending') {
-      await charges.update(charge.id, { settles_at: new Date(now.getTime() + outcome.checkAfterSeconds * 1000) });
-      await enqueueIn(deps.boss, trx, QUEUES.achSettlement, job, { startAfter: outcome.checkAfterSeconds });
-      return false;
-    }
-    const parts = await charges.allocations(charge.id);
-    if (outcome.status === 'settled') {
-      await charges.update(charge.id, { status: 'succeeded', settled_at: new Date() });
-      await charges.setTransactionStatus(charge.id, 'charge', 'succeeded');
-      const rows = await charges.insertTransactions(
-        charge.id,
-        parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'ach_settlement', status: 'settled', amount: 0, gateway_reference: charge.gateway_reference })),
-      );
-      await achOutcome(deps.events, trx, tenant, 'transaction.settled-ach', rows, []);
-      return true;
-    }
-    await charges.update(charge.id, { status: 'returned', return_code: outcome.code, error: outcome.message, error_code: outcome.code });
-    await charges.setTransactionStatus(charge.id, 'charge', 'returned');
+  return deps.db.transaction((trx) => recordAchOutcome(deps, trx, tenant, job.chargeId, outcome));
+}
+
+/**
+ * Records the later outcome of the ACH debit `chargeId` on `trx` if it is still pending (the
+ * gateway's answer to the settlement job, or what the processor reported by itself): settled, or
+ * returned (the balance given back, `transaction.returned-ach`, an instalment it paid reopened, a
+ * settlement it completed undone). Answers whether it recorded a settlement or a return.
+ */
+export async function recordAchOutcome(deps: PaymentDeps, trx: Knex.Transaction, tenant: Tenant, chargeId: string, outcome: LaterOutcome): Promise<boolean> {
+  const job = settlementJob(tenant, chargeId);
+  const charges = chargeRepo(trx, tenant);
+  const peek = await charges.find(chargeId);
+  if (!peek || peek.status !== 'pending') return false;
+  // The account family first, then the charge: the order a charge and a void use.
+  await lockAccount(trx, tenant, peek.debt_account_id);
+  const charge = (await charges.find(chargeId, { forUpdate: true }))!;
+  if (charge.status !== 'pending') return false;
+  const now = nowFor(deps.clock, await withClock(trx, tenant));
+  if (outcome.status === 'pending') {
+    await charges.update(charge.id, { settles_at: new Date(now.getTime() + outcome.checkAfterSeconds * 1000) });
+    await enqueueIn(deps.boss, trx, QUEUES.achSettlement, job, { startAfter: outcome.checkAfterSeconds });
+    return false;
+  }
+  const parts = await charges.allocations(charge.id);
+  if (outcome.status === 'settled') {
+    await charges.update(charge.id, { status: 'succeeded', settled_at: new Date() });
+    await charges.setTransactionStatus(charge.id, 'charge', 'succeeded');
     const rows = await charges.insertTransactions(
       charge.id,
-      parts.map((part) => ({
-        debt_account_id: part.debt_account_id,
-        kind: 'ach_return',
-        status: 'returned',
-        amount: -Number(part.amount),
-        return_code: outcome.code,
-        gateway_reference: charge.gateway_reference,
-      })),
+      parts.map((part) => ({ debt_account_id: part.debt_account_id, kind: 'ach_settlement', status: 'settled', amount: 0, gateway_reference: charge.gateway_reference })),
     );
-    const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
-    await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
-    // An instalment it paid is open again (retried, or the plan defaults).
-    await announce(trx, deps.events, tenant, 'ach.returned', { charge: { ...charge, error: outcome.message, return_code: outcome.code }, now });
+    await achOutcome(deps.events, trx, tenant, 'transaction.settled-ach', rows, []);
     return true;
-  });
+  }
+  await charges.update(charge.id, { status: 'returned', return_code: outcome.code, error: outcome.message, error_code: outcome.code });
+  await charges.setTransactionStatus(charge.id, 'charge', 'returned');
+  const rows = await charges.insertTransactions(
+    charge.id,
+    parts.map((part) => ({
+      debt_account_id: part.debt_account_id,
+      kind: 'ach_return',
+      status: 'returned',
+      amount: -Number(part.amount),
+      return_code: outcome.code,
+      gateway_reference: charge.gateway_reference,
+    })),
+  );
+  const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
+  await achOutcome(deps.events, trx, tenant, 'transaction.returned-ach', rows, moved);
+  // An instalment it paid is open again (retried, or the plan defaults).
+  await announce(trx, deps.events, tenant, 'ach.returned', { charge: { ...charge, error: outcome.message, return_code: outcome.code }, now });
+  return true;
 }

@@ -39,8 +39,8 @@ async function ask(call: () => Promise<void>): Promise<void> {
 
 const sameUtcDay = (a: Date, b: Date) => a.toISOString().slice(0, 10) === b.toISOString().slice(0, 10);
 
-/** `gateway` is asked for once the charge is found: another tenant's charge is a 404 first. */
-export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
+/** `gateway` (the one that made the charge) is asked for once the charge is found: another tenant's charge is a 404 first. */
+export async function voidCharge(deps: PaymentDeps, gateway: (made: string) => Promise<PaymentGateway>, tenant: Tenant, id: string, now: Date): Promise<ChargeRow> {
   const checked = await deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     const voidable =
@@ -57,7 +57,7 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGatewa
     }
     return charge;
   });
-  await ask(() => gateway().void(checked.gateway_reference!, `void:${checked.id}`));
+  await ask(async () => (await gateway(checked.gateway)).void(checked.gateway_reference!, `void:${checked.id}`));
   return deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     // Voided meanwhile by the same request sent twice: the gateway answered both as one.
@@ -76,7 +76,7 @@ export async function voidCharge(deps: PaymentDeps, gateway: () => PaymentGatewa
   });
 }
 
-export async function refundCharge(deps: PaymentDeps, gateway: () => PaymentGateway, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
+export async function refundCharge(deps: PaymentDeps, gateway: (made: string) => Promise<PaymentGateway>, tenant: Tenant, id: string, requested: number | undefined): Promise<ChargeRow> {
   const checked = await deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     if (charge.status !== 'succeeded' && charge.status !== 'partially_refunded') {
@@ -91,7 +91,7 @@ export async function refundCharge(deps: PaymentDeps, gateway: () => PaymentGate
   });
   const { amount } = checked;
   const key = `refund:${id}:${checked.charge.refunded_amount}:${amount}`;
-  await ask(() => gateway().refund(checked.charge.gateway_reference!, amount, key));
+  await ask(async () => (await gateway(checked.charge.gateway)).refund(checked.charge.gateway_reference!, amount, key));
   return deps.db.transaction(async (trx) => {
     const charge = await lockCharge(trx, tenant, id);
     const charges = chargeRepo(trx, tenant);

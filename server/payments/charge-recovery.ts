@@ -13,7 +13,8 @@ import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { QUEUES } from '../jobs/queue';
 import { nowFor, withClock } from '../kernel/clock';
-import { CHARGES } from '../charge-store/charge-repo';
+import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
+import { GatewayRateLimited, GatewayUnanswered } from '../gateway/gateway';
 import { gatewayFor } from '../gateway/gateways';
 import type { PaymentDeps } from './payment-deps';
 import { recordAnswer } from './charge-steps';
@@ -28,15 +29,28 @@ interface Stuck {
   environment: Tenant['environment'];
 }
 
-/** Finishes one `processing` charge from the gateway's own record of it; answers whether it was still processing. */
+/**
+ * Finishes one `processing` charge from the gateway's own record of it (by the processor's id of
+ * it when one was recorded, else by our key); answers whether it finished it. A gateway that does
+ * not answer, is rate limited or cannot tell yet leaves it `processing` for the next round.
+ */
 export async function recoverCharge(deps: PaymentDeps, tenant: Tenant, chargeId: string): Promise<boolean> {
-  const gateway = gatewayFor(deps, tenant);
-  // Production's gateway was unset after the charge was reserved: ask again later rather than guess.
+  const charge = await chargeRepo(deps.db, tenant).find(chargeId);
+  if (!charge || charge.status !== 'processing') return false;
+  const gateway = await gatewayFor(deps, tenant, charge.gateway);
+  // The charge's gateway is no longer configured: ask again later rather than guess.
   if (!gateway) return false;
-  const answer = await gateway.find(chargeId);
+  let answer;
+  try {
+    answer = await gateway.find(chargeId, { reference: charge.gateway_reference, reservedAt: charge.created_at, customerId: charge.customer_id });
+  } catch (error) {
+    if (error instanceof GatewayUnanswered || error instanceof GatewayRateLimited) return false;
+    throw error;
+  }
   const now = nowFor(deps.clock, await withClock(deps.db, tenant));
-  const outcome = await recordAnswer(deps, tenant, chargeId, answer ?? 'never_received', now);
-  return outcome !== undefined;
+  // "Never received" stands only while no processor id was recorded since it was asked.
+  const outcome = await recordAnswer(deps, tenant, chargeId, answer ?? 'never_received', now, undefined, answer ? undefined : charge.gateway_reference);
+  return outcome !== undefined && outcome.charge.status !== 'processing';
 }
 
 /** Every charge `processing` for longer than `afterSeconds`, oldest first; answers how many it finished. */

@@ -60,8 +60,8 @@ function days(filters: TransactionFilters, now: Date): { first?: string; last?: 
 export function chargeService(deps: PaymentDeps) {
   const { db } = deps;
   return {
-    create: (tenant: Tenant, body: S['ChargeCreate'], idempotency: IdempotencyScope | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
-      createCharge(deps, requireGateway(deps, tenant), tenant, body, idempotency, undefined, context),
+    create: async (tenant: Tenant, body: S['ChargeCreate'], idempotency: IdempotencyScope | undefined, context?: ChargeContext): Promise<ChargeOutcome> =>
+      createCharge(deps, await requireGateway(deps, tenant), tenant, body, idempotency, undefined, context),
 
     /** Newest first; a charge on a parent is listed under the parent's id only. */
     async list(tenant: Tenant, filters: ChargeFilters, page: PageRequest): Promise<Listed<S['Charge']>> {
@@ -79,12 +79,12 @@ export function chargeService(deps: PaymentDeps) {
     },
 
     void: async (tenant: Tenant, id: string): Promise<S['Charge']> =>
-      chargeToApi(await voidCharge(deps, () => requireGateway(deps, tenant), tenant, id, nowFor(deps.clock, tenant))),
+      chargeToApi(await voidCharge(deps, (made) => requireGateway(deps, tenant, made), tenant, id, nowFor(deps.clock, tenant))),
 
     cancel: async (tenant: Tenant, id: string): Promise<S['Charge']> => chargeToApi(await cancelScheduledCharge(deps, tenant, id)),
 
     refund: async (tenant: Tenant, id: string, amount: number | undefined): Promise<S['Charge']> =>
-      chargeToApi(await refundCharge(deps, () => requireGateway(deps, tenant), tenant, id, amount)),
+      chargeToApi(await refundCharge(deps, (made) => requireGateway(deps, tenant, made), tenant, id, amount)),
   };
 }
 

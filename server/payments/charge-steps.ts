@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type ErrorCode } from '../kernel/errors';
-import { GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
+import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';
 import { CHARGE_COLUMNS, CHARGES, type ChargeRow } from '../charge-store/charge-repo';
 import type { EventRecorder, RecordedEvent } from '../events/events';
 import { lockFamilies, tenantKey } from './family-locks';
@@ -64,7 +64,7 @@ export async function askAndRecord(
   },
 ): Promise<ChargeOutcome> {
   await atStep(deps.config, 'reserved', charge);
-  const asked = ask(gateway, token, charge).then(async (answer) => {
+  const asked = ask(deps, gateway, token, charge).then(async (answer) => {
     if (!answer) return undefined;
     await atStep(deps.config, 'answered', charge);
     const outcome = at.record ? await at.record(answer) : await recordAnswer(deps, tenant, charge.id, answer, at.now, at.within);
@@ -88,14 +88,28 @@ export async function askAndRecord(
   }
 }
 
+/** No payer is present: an instalment, autopay, a scheduled charge on its day. */
+const offSession = (charge: ChargeRow) => charge.source === 'payment_plan' || charge.source === 'autopay' || charge.scheduled_at !== null;
+
+/**
+ * Records the processor's id of the payment on the charge while it is `processing` and has no
+ * other id (one statement, nothing held): answers false when the charge was finished meanwhile,
+ * so the processor must not go on to take the money.
+ */
+async function recordReference(deps: PaymentDeps, charge: ChargeRow, reference: string): Promise<boolean> {
+  const updated = await deps.db(CHARGES).where({ id: charge.id, status: 'processing' }).where((where) => where.whereNull('gateway_reference').orWhere('gateway_reference', reference)).update({ gateway_reference: reference });
+  return updated > 0;
+}
+
 /** The gateway's answer; undefined when none came (the charge stays `processing` for recovery). */
-async function ask(gateway: PaymentGateway, token: string, charge: ChargeRow): Promise<GatewayAnswer | 'refused' | undefined> {
+async function ask(deps: PaymentDeps, gateway: PaymentGateway, token: string, charge: ChargeRow): Promise<GatewayAnswer | 'refused' | undefined> {
   try {
-    return await gateway.charge(token, Number(charge.amount), charge.id);
+    return await gateway.charge(token, Number(charge.amount), charge.id, { offSession: offSession(charge), recordReference: (reference) => recordReference(deps, charge, reference) });
   } catch (error) {
     // The gateway refused the request itself (a token it does not know): nothing was taken.
     if (error instanceof GatewayRefusal) return 'refused';
-    if (error instanceof GatewayUnanswered) return undefined;
+    // No answer, or the processor kept saying "too many requests": never a decline by guess; recovery asks by key.
+    if (error instanceof GatewayUnanswered || error instanceof GatewayRateLimited) return undefined;
     throw error;
   }
 }
@@ -114,9 +128,10 @@ export async function recordAnswer(
   answer: Answer,
   now: Date,
   within?: Within,
+  ifReference?: string | null,
 ): Promise<ChargeOutcome | undefined> {
   // Its events recorded as they are said (a failed offer's charge names the offer it was to pay, before the offer moves).
-  const [outcome] = await recordAnswers(deps, [{ tenant, chargeId, answer, now, within }], { together: false });
+  const [outcome] = await recordAnswers(deps, [{ tenant, chargeId, answer, now, within, ifReference }], { together: false });
   return outcome;
 }
 
@@ -128,6 +143,12 @@ export interface AnswerOf {
   now: Date;
   /** What must commit with this answer (not run when the charge was recorded already). */
   within?: Within;
+  /**
+   * Recovery's "never received": recorded only while the charge's processor id is still this
+   * (none, when it asked by key). One recorded meanwhile means a request of it reached the
+   * processor after all: the charge stays `processing`, asked again by that id.
+   */
+  ifReference?: string | null;
 }
 
 /**
@@ -185,6 +206,8 @@ export async function recordAnswers(
         if (!family || !ours) outcomes.push(undefined);
         // Recorded by someone else already: answered as it is.
         else if (found.charge.status !== 'processing') outcomes.push(outcomeOf(found.charge));
+        // A processor id recorded since recovery asked: not given up on (it is asked again by that id).
+        else if (entry.ifReference !== undefined && found.charge.gateway_reference !== entry.ifReference) outcomes.push(outcomeOf(found.charge));
         // Named twice in this batch: recorded once, both answered its outcome.
         else if (taken.has(found.charge.id)) {
           twice.push({ index: outcomes.length, first: taken.get(found.charge.id)! });

@@ -9,7 +9,9 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
-import { paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
+import { ownerOf, paymentMethodValues, tokenize } from '../payment-methods/payment-method-service';
+import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
+import type { PaymentOwner } from '../gateway/gateway';
 import type { LockedFamily } from './balances';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import type { PaymentGateway } from '../gateway/gateway';
@@ -100,7 +102,8 @@ export async function createCharge(
     now,
     later,
     inlineValues: inline && paymentMethodValues(inline, deps.secrets, now),
-    inlineToken: inline && (await tokenize(gateway, inline)),
+    // A method to save is kept under the debtor at a processor that keeps customers (Stripe), so it can be charged again with no one present.
+    inlineToken: inline && (await tokenize(gateway, inline, body.save_payment_method ? await accountOwner(deps, tenant, body.debt_account_id) : undefined)),
     reserved: context.reserved,
   };
   let reservation: Reservation;
@@ -130,6 +133,12 @@ export async function createCharge(
   // recorded with those that arrive together (group commit, charge-answers.ts).
   const record = !context.within && !origin ? (answer: Answer) => recordInBatch(deps, tenant, head, charge.id, answer, now) : undefined;
   return askAndRecord(deps, gateway, tenant, charge, token, { now, within: context.within, record });
+}
+
+/** The customer of the account `accountKey`, as the owner of a method saved with a charge. */
+async function accountOwner(deps: PaymentDeps, tenant: Tenant, accountKey: string): Promise<PaymentOwner | undefined> {
+  const account = await debtAccountRepo(deps.db, tenant).find(accountKey);
+  return account ? ownerOf(deps.db, tenant, account.customer_id) : undefined;
 }
 
 /**

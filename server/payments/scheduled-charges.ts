@@ -146,7 +146,7 @@ export async function runScheduledCharge(deps: PaymentDeps, gateway: PaymentGate
     const amount = Math.min(Number(charge.amount), terms!.maximum);
     const method = charge.payment_method_id ? await paymentMethodRepo(trx, tenant).find(charge.payment_method_id) : undefined;
     const refusal = !gateway
-      ? { error_code: 'payment_gateway_unavailable', error: 'No payment gateway is configured for production; no money was moved.' }
+      ? { error_code: 'processor_not_configured', error: 'No payment processor is configured for production; no money was moved. Configure one with PUT /payment-processor.' }
       : !method?.gateway_token
         ? { error_code: 'no_payment_method', error: 'The payment method of the scheduled charge was deleted.' }
         : !isChargeable(method, now)

@@ -17,6 +17,8 @@ const TRANSACTION_TYPES: Record<S['Transaction']['type'], string> = {
   external_reversal: 'Payment reversed',
   settlement_write_off: 'Settlement discount',
   settlement_write_off_reversal: 'Settlement discount withdrawn',
+  chargeback: 'Payment disputed with your card issuer',
+  chargeback_reversal: 'Card dispute closed: payment restored',
 };
 
 const TRANSACTION_STATUSES: Record<S['Transaction']['status'], string> = {

@@ -67,7 +67,7 @@ const givenBack: Listener<'money.given-back'> = async (trx, events, tenant, { ac
 const updated: Listener<'account.updated'> = (trx, events, tenant, { accountIds }) => supersedeMoved(trx, events, tenant, accountIds, tenantNow(tenant));
 
 /** Failures that are ours, not the debtor's: the gateway never received the charge, or none is configured. */
-const OUR_FAILURES = new Set(['processing_error', 'payment_gateway_unavailable']);
+const OUR_FAILURES = new Set(['processing_error', 'payment_gateway_unavailable', 'processor_not_configured']);
 
 /**
  * The offer's charge failed: made on its later day and refused or declined for the debtor's

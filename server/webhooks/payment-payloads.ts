@@ -15,7 +15,7 @@ import type { ChargeRow, TransactionRow } from './payment-reads';
 
 type S = components['schemas'];
 
-const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7, settlement_write_off: 8, settlement_write_off_reversal: 9 } as const;
+const TYPE_IDS = { charge: 1, void: 2, refund: 3, ach_settlement: 4, ach_return: 5, external: 6, external_reversal: 7, settlement_write_off: 8, settlement_write_off_reversal: 9, chargeback: 10, chargeback_reversal: 11 } as const;
 
 /** value_type_id: a card's, a bank account's, or money received outside the gateway. */
 const VALUE_TYPE_IDS = { card: 1, ach: 2, external: 3 } as const;

@@ -200,7 +200,8 @@ async function waitFor(check: () => Promise<boolean>): Promise<void> {
 test('every POST of the API document takes the one shared Idempotency-Key header and documents its 409', () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const document = require('../../generated/openapi.json') as { paths: Record<string, Record<string, { parameters?: { $ref?: string }[]; responses: Record<string, unknown> }>> };
-  const posts = Object.entries(document.paths).filter(([, item]) => item.post);
+  // A processor's webhook is called by the processor, not by integrators: its own event id makes a repeat change nothing.
+  const posts = Object.entries(document.paths).filter(([path, item]) => item.post && path !== '/processor-webhooks/{id}');
   expect(posts.length).toBeGreaterThan(10);
   for (const [path, item] of posts) {
     expect([path, item.post!.parameters?.some((p) => p.$ref === '#/components/parameters/IdempotencyKey')]).toEqual([path, true]);

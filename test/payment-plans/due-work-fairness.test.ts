@@ -21,7 +21,7 @@ afterAll(async () => app?.stop());
 /** `count` accounts of `tenant`, each with a saved card and an active plan of one instalment, due `minutesAgo` minutes ago. */
 async function duePlans(db: Knex, tenant: Tenant, prefix: string, count: number, minutesAgo: number): Promise<void> {
   const org = tenant.organizationId;
-  const token = await gatewayFor(app.deps, tenant)!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
+  const token = await (await gatewayFor(app.deps, tenant))!.tokenizeCard({ number: '4242424242424242', expMonth: 8, expYear: new Date().getUTCFullYear() + 3 });
   await db.raw(
     `INSERT INTO customers (organization_id, environment, external_id, name, email)
      SELECT :org, 'sandbox', :prefix || '-' || g, 'Payer ' || g, 'payer' || g || '@mail.debt-collection.example' FROM generate_series(1, :count::int) AS g`,

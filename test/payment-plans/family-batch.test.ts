@@ -125,7 +125,7 @@ test('the payments\' batch reservation counts its earlier charges of a family: t
   const instalmentOf = async (planId: string) => (await app.db('payment_plan_charges').where({ payment_plan_id: planId, seq: 1 }).first('id')).id as string;
   const request = async (accountId: string, planId: string, amount: number) => ({
     tenant,
-    gateway: gatewayFor(app.deps, tenant)!,
+    gateway: (await gatewayFor(app.deps, tenant))!,
     now: new Date(),
     body: { amount, debt_account_id: accountId, payment_method_id: methodId },
     origin: { source: 'payment_plan' as const, payment_plan_id: planId, payment_plan_charge_id: await instalmentOf(planId) },

@@ -97,7 +97,7 @@ test('an answer slower than GATEWAY_ANSWER_WAIT_MS: 202 processing, and the answ
 
 test('a reservation the gateway never received is released by recovery: failed processing_error, the whole balance chargeable again', async () => {
   const { account, methodId } = await accountWithCard(app.sandbox, 4000);
-  const gateway = gatewayFor(app.deps, tenant)!;
+  const gateway = (await gatewayFor(app.deps, tenant))!;
   // Step 1 only, as a process killed right after the reservation committed leaves it.
   const reserved = await app.db.transaction((trx) =>
     reserveOn(app.deps, trx, tenant, gateway, { amount: 4000, debt_account_id: account.id, payment_method_id: methodId }, { source: 'api', payment_plan_id: null, payment_plan_charge_id: null }),

@@ -117,12 +117,12 @@ describe('POST /charges rules', () => {
     expect((await accountOf(app.sandbox, acct.id)).current_balance).toBe(2000);
   });
 
-  test('production without PAYMENT_GATEWAY answers 400 payment_gateway_unavailable and moves nothing', async () => {
+  test('production without a payment processor answers 409 processor_not_configured and moves nothing', async () => {
     const customer = await newCustomer(app.api);
     const acct = await newDebtAccount(app.api, customer.id, { balance: 5000 });
     const { error, response } = await charge({ amount: 100, debt_account_id: acct.id, card: card() }, app.api);
-    expect(response.status).toBe(400);
-    expect((error as ErrorBody).errorCode).toBe('payment_gateway_unavailable');
+    expect(response.status).toBe(409);
+    expect((error as ErrorBody).errorCode).toBe('processor_not_configured');
     expect((await app.api.GET('/debt-accounts/{id}', { params: { path: { id: acct.id } } })).data!.data.current_balance).toBe(5000);
   });
 });

@@ -212,11 +212,11 @@ describe('which gateway', () => {
   const deps = (env: NodeJS.ProcessEnv) => ({ db, secrets, config: loadConfig(env) });
   const production = (): Tenant => ({ ...tenant, environment: 'production' });
 
-  test('sandbox always simulates; production only when PAYMENT_GATEWAY=sandbox', () => {
-    expect(gatewayFor(deps({}), tenant)?.name).toBe('sandbox');
-    expect(gatewayFor(deps({}), production())).toBeUndefined();
-    expect(gatewayFor(deps({ PAYMENT_GATEWAY: 'sandbox' }), production())?.name).toBe('sandbox');
-    expect(() => requireGateway(deps({}), production())).toThrow(expect.objectContaining({ errorCode: 'payment_gateway_unavailable', status: 400 }));
+  test('sandbox simulates when no processor is configured; production only when PAYMENT_GATEWAY=sandbox', async () => {
+    expect((await gatewayFor(deps({}), tenant))?.name).toBe('sandbox');
+    expect(await gatewayFor(deps({}), production())).toBeUndefined();
+    expect((await gatewayFor(deps({ PAYMENT_GATEWAY: 'sandbox' }), production()))?.name).toBe('sandbox');
+    await expect(requireGateway(deps({}), production())).rejects.toMatchObject({ errorCode: 'processor_not_configured', status: 409 });
   });
 
   test('config: PAYMENT_GATEWAY is checked, SANDBOX_ACH_SETTLEMENT_SECONDS defaults to two days', () => {

@@ -33,6 +33,7 @@ import * as portalResetLimits from './032-portal-reset-limits';
 import * as disputesFollowAccounts from './085-disputes-follow-accounts';
 import * as emailAddresses from './065-email-addresses';
 import * as processorPaces from './055-processor-paces';
+import * as paymentProcessors from './040-payment-processors';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -65,6 +66,7 @@ const migrations: Record<string, Knex.Migration> = {
   '085-disputes-follow-accounts': disputesFollowAccounts,
   '065-email-addresses': emailAddresses,
   '055-processor-paces': processorPaces,
+  '040-payment-processors': paymentProcessors,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
