@@ -1,8 +1,8 @@
 /**
  * Every operation of the API lists the error statuses any operation can give, through the
  * shared responses (components/responses): 400 (a body or a request line that cannot be read),
- * 401 (unless the operation is public, `security: []`), 404 where the path names something,
- * 413 and 415 where it takes a body, 422, 429 and 500. The server answers each of these from
+ * 401 and 429 (unless the operation is public, `security: []`: the rate limit is per token),
+ * 404 where the path names something, 413 and 415 where it takes a body, 422 and 500. The server answers each of these from
  * one place (server/http/error-handler.ts), whatever the operation, so an operation that omits
  * one is a document that lies about what a client can meet (and the response validator would
  * have nothing to check the answer against).
@@ -12,9 +12,10 @@ function sharedErrorStatuses() {
   let rootSecurity;
   const operation = {
     enter(op, ctx) {
-      const needed = ['400', '422', '429', '500'];
+      const needed = ['400', '422', '500'];
       const security = op.security ?? rootSecurity;
-      if (!(Array.isArray(security) && security.length === 0)) needed.push('401');
+      // The rate limit is per token: an operation without one has neither 401 nor 429.
+      if (!(Array.isArray(security) && security.length === 0)) needed.push('401', '429');
       if (path.includes('{')) needed.push('404');
       if (op.requestBody) needed.push('413', '415');
       const listed = Object.keys(op.responses ?? {});

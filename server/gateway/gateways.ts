@@ -15,6 +15,10 @@ import { processorOf, type Processor } from './processor-read';
 import type { PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
 import { stripeGateway } from './stripe/stripe-gateway';
+import { scoped } from '../db/tenant';
+import { authorizeNetGateway } from './authorize-net/authorize-net-gateway';
+import { pacedFetch, pacedGateway } from './paced-gateway';
+import { processorPace } from './processor-pace';
 
 export interface GatewayDeps {
   db: Knex;
@@ -36,16 +40,44 @@ function simulator({ db, config, secrets }: GatewayDeps, tenant: Tenant): Paymen
   });
 }
 
+/**
+ * The processor account's pace, shared by every process (processor-pace.ts): keyed by the
+ * configuration's id, never by a credential. Each HTTP request to the processor takes a slot
+ * (pacedFetch: a Stripe charge is a create and a confirm; Authorize.net's recovery reads several
+ * lists), and the paced gateway waits out 429s, never failing a charge by them.
+ */
+function paced(deps: GatewayDeps, processor: Processor, adapter: (send: typeof fetch) => PaymentGateway): PaymentGateway {
+  const pace = processorPace(deps.db, `processor:${processor.id}`, processor.rateLimitPerSecond);
+  return pacedGateway(adapter(pacedFetch(pace)), pace, { slots: 'per-request' });
+}
+
+/** Authorize.net's endpoint on AUTHORIZE_NET_API_URL; on its default host, a sandbox tenant's is Authorize.net's sandbox (its keys work only there). */
+function authorizeNetUrl(config: Config, tenant: Tenant): string {
+  const base = config.authorizeNetApiUrl.replace(/\/+$/, '');
+  const host = tenant.environment === 'sandbox' && base === 'https://api.authorize.net' ? 'https://apitest.authorize.net' : base;
+  return `${host}/xml/v1/request.api`;
+}
+
+/** When a charge still `processing` was last sent (its row's last change), for Authorize.net's duplicate window. */
+async function chargeSentAt({ db }: GatewayDeps, tenant: Tenant, chargeId: string): Promise<Date | undefined> {
+  const row = (await scoped(db, 'charges', tenant).where({ id: chargeId, status: 'processing' }).first('updated_at')) as { updated_at: Date } | undefined;
+  return row?.updated_at;
+}
+
 /** The one dispatch by processor name: the adapter of a saved processor. */
 function adapterFor(deps: GatewayDeps, tenant: Tenant, processor: Processor): Resolved {
   switch (processor.name) {
     case 'sandbox':
       return { gateway: simulator(deps, tenant) };
     case 'stripe':
-      return { gateway: stripeGateway(deps, processor) };
-    case 'authorize_net':
-      // authorizeNetGateway(deps, processor) plugs in here.
-      return { missing: 'Authorize.net is configured, but this build of the service has no Authorize.net adapter; no money was moved. Configure Stripe, or run a build with the Authorize.net adapter.' };
+      return { gateway: paced(deps, processor, (send) => stripeGateway(deps, processor, { key: processor.id, fetch: send })) };
+    case 'authorize_net': {
+      const { api_login_id, transaction_key, signature_key } = processor.credentials;
+      const credentials = { apiLoginId: api_login_id!, transactionKey: transaction_key!, signatureKey: signature_key! };
+      // The processor runs on real time (not a sandbox clock); a charge's window runs from when it was sent.
+      const options = { apiUrl: authorizeNetUrl(deps.config, tenant), timeoutMs: deps.config.processorTimeoutMs, sentAt: (chargeId: string) => chargeSentAt(deps, tenant, chargeId) };
+      return { gateway: paced(deps, processor, (send) => authorizeNetGateway(credentials, { ...options, fetch: send })) };
+    }
   }
 }
 

@@ -5,6 +5,11 @@
 import type { Processor } from './processor-read';
 import { NoticeSignatureInvalid, type ProcessorNotice } from './processor-notices';
 import { parseStripeNotice } from './stripe/stripe-notices';
+import { parseAuthorizeNetNotice } from './authorize-net/authorize-net-notices';
+
+/** Node's headers as one value each (a repeated header: its first). */
+const single = (headers: Record<string, string | string[] | undefined>): Record<string, string | undefined> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value[0] : value]));
 
 export type NoticeHeaders = Record<string, string | string[] | undefined>;
 
@@ -13,8 +18,7 @@ export function parseNotice(processor: Processor, rawBody: Buffer, headers: Noti
     case 'stripe':
       return parseStripeNotice(rawBody, headers, processor.credentials.webhook_secret!);
     case 'authorize_net':
-      // parseAuthorizeNetNotice(rawBody, headers, processor.credentials.signature_key!) plugs in here.
-      throw new NoticeSignatureInvalid('This build of the service has no Authorize.net adapter to check its notices.');
+      return parseAuthorizeNetNotice(rawBody, single(headers), processor.credentials.signature_key!);
     case 'sandbox':
       throw new NoticeSignatureInvalid('The simulator sends no notices.');
   }

@@ -7,11 +7,11 @@
 import type { ApiClient } from '../../client';
 import { accountOf, expectFieldError, newCustomer, newDebtAccount, testAch, testCard, unique, type ErrorBody } from '../support/fixtures';
 import { startStripeServer, type RecordedRequest, type StripeServer } from '../support/stripe-server';
+import { signedAuthorizeNetWebhook, startAuthorizeNetServer } from '../support/authorize-net-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
 import { recoverCharge, recoverCharges } from '../../server/payments/charge-recovery';
 import type { Tenant } from '../../server/kernel/tenant';
-import { createServer } from 'node:http';
 
 const SECRET_KEY = 'sk_test_51AcmeRecoveryKey4fQa';
 const WEBHOOK_SECRET = 'whsec_acmeRecoverySecret9xTz';
@@ -344,34 +344,44 @@ describe("Stripe's webhooks", () => {
   });
 });
 
-describe('Authorize.net, saved but without its adapter in this build', () => {
-  test('its credentials are checked by authenticateTestRequest and saved; a charge answers 409 processor_not_configured saying the adapter is missing', async () => {
-    const anet = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => {
-        const ok = JSON.parse(body).authenticateTestRequest?.merchantAuthentication?.transactionKey === '346HZ32z3fP4hTG2';
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(`\uFEFF${JSON.stringify({ messages: ok ? { resultCode: 'Ok', message: [{ code: 'I00001', text: 'Successful.' }] } : { resultCode: 'Error', message: [{ code: 'E00007', text: 'User authentication failed due to invalid authentication values.' }] } })}`);
-      });
-    });
-    await new Promise<void>((done) => anet.listen(0, '127.0.0.1', () => done()));
-    const address = anet.address();
-    const other = await startTestApp({ authorizeNetApiUrl: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` });
+describe('Authorize.net through the API, against a local server that speaks its JSON API', () => {
+  test('credentials checked and saved; a card charge is one authCaptureTransaction with our invoice number and duplicate window; its signed webhook is taken once, a bad signature refused', async () => {
+    const merchant = { apiLoginId: '5KP3u95bQpv', transactionKey: '346HZ32z3fP4hTG2' };
+    const anet = await startAuthorizeNetServer(merchant);
+    const other = await startTestApp({ authorizeNetApiUrl: anet.url.replace('/xml/v1/request.api', '') });
     try {
       const signature_key = 'A'.repeat(128);
-      const refused = await other.sandbox.PUT('/payment-processor', { body: { processor: 'authorize_net', credentials: { api_login_id: '5KP3u95bQpv', transaction_key: '0000000000000000', signature_key } } });
+      const refused = await other.sandbox.PUT('/payment-processor', { body: { processor: 'authorize_net', credentials: { api_login_id: merchant.apiLoginId, transaction_key: '0000000000000000', signature_key } } });
       expect((refused.error as ErrorBody).errors!.credentials![0]).toContain('User authentication failed');
-      const saved = await other.sandbox.PUT('/payment-processor', { body: { processor: 'authorize_net', credentials: { api_login_id: '5KP3u95bQpv', transaction_key: '346HZ32z3fP4hTG2', signature_key } } });
-      expect(saved.data!.data).toMatchObject({ processor: 'authorize_net', rate_limit_per_second: 10, credentials: { api_login_id: 'bQpv', transaction_key: 'hTG2', signature_key: 'AAAA' } });
+      const saved = await other.sandbox.PUT('/payment-processor', { body: { processor: 'authorize_net', credentials: { api_login_id: merchant.apiLoginId, transaction_key: merchant.transactionKey, signature_key } } });
+      expect(saved.data!.data).toMatchObject({ processor: 'authorize_net', credentials: { api_login_id: 'bQpv', transaction_key: 'hTG2', signature_key: 'AAAA' } });
+
       const customer = await newCustomer(other.sandbox, { external_id: unique('CUST') });
       const acct = await newDebtAccount(other.sandbox, customer.id, { external_id: unique('ACC'), balance: 5000 });
-      const { error, response } = await other.sandbox.POST('/charges', { body: { amount: 1000, debt_account_id: acct.id, card: testCard() } });
-      expect(response.status).toBe(409);
-      expect(error).toMatchObject({ errorCode: 'processor_not_configured', error: expect.stringContaining('no Authorize.net adapter') });
+      const { data, response } = await other.sandbox.POST('/charges', { body: { amount: 1000, debt_account_id: acct.id, card: testCard() } });
+      expect(response.status).toBe(201);
+      expect(data!.data).toMatchObject({ status: 'succeeded', amount: 1000 });
+      const charges = anet.sent('createTransactionRequest');
+      expect(charges).toHaveLength(1);
+      const invoice = data!.data.id.replace(/-/g, '').slice(0, 20);
+      expect(charges[0]!.transactionRequest).toMatchObject({ transactionType: 'authCaptureTransaction', amount: '10.00', order: { invoiceNumber: invoice } });
+      expect(charges[0]!.refId).toBe(invoice);
+      expect(JSON.stringify(charges[0]!.transactionRequest.transactionSettings)).toContain('duplicateWindow');
+      expect((await accountOf(other.sandbox, acct.id)).current_balance).toBe(4000);
+
+      const url = saved.data!.data.webhook_url!.replace(/^https?:\/\/[^/]+/, other.origin);
+      const notice = { notificationId: `n-${unique('anet')}`, eventType: 'net.authorize.payment.authcapture.created', eventDate: new Date().toISOString(), webhookId: 'w-1', payload: { responseCode: 1, authAmount: 10, invoiceNumber: invoice, entityName: 'transaction', id: anet.transactions[0]!.transId } };
+      const signed = signedAuthorizeNetWebhook(notice, signature_key);
+      for (let i = 0; i < 2; i++) {
+        const taken = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.rawBody });
+        expect(taken.status).toBe(200);
+      }
+      const forged = await fetch(url, { method: 'POST', headers: { ...signed.headers, 'x-anet-signature': `sha512=${'0'.repeat(128)}` }, body: signed.rawBody });
+      expect(forged.status).toBe(400);
+      expect((await accountOf(other.sandbox, acct.id)).current_balance).toBe(4000);
     } finally {
       await other.stop();
-      anet.close();
+      await anet.close();
     }
   });
 });

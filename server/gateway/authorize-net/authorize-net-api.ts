@@ -59,13 +59,13 @@ export interface ApiClient {
   post(method: string, body: Record<string, unknown>): Promise<ApiAnswer>;
 }
 
-export function apiClient(credentials: Pick<AuthorizeNetCredentials, 'apiLoginId' | 'transactionKey'>, apiUrl: string, timeoutMs: number): ApiClient {
+export function apiClient(credentials: Pick<AuthorizeNetCredentials, 'apiLoginId' | 'transactionKey'>, apiUrl: string, timeoutMs: number, send: typeof fetch = fetch): ApiClient {
   return {
     async post(method, body) {
       const request = { [method]: { merchantAuthentication: { name: credentials.apiLoginId, transactionKey: credentials.transactionKey }, ...body } };
       let response: Response;
       try {
-        response = await fetch(apiUrl, {
+        response = await send(apiUrl, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify(request),

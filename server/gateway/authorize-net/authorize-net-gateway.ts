@@ -54,6 +54,8 @@ export interface AuthorizeNetOptions {
    * an answer), from the first time this process sent or asked about the charge.
    */
   sentAt?: (chargeId: string) => Promise<Date | undefined>;
+  /** How each request is sent (the processor's pace takes a slot per request: gateway/paced-gateway.ts `pacedFetch`). */
+  fetch?: typeof fetch;
 }
 
 /** A transaction of ours the processor holds, by invoice number (`arrivalsSince`). */
@@ -104,7 +106,7 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
   const window = Math.min(options.duplicateWindowSeconds ?? 120, 28_800);
   const achCheckAfter = options.achCheckAfterSeconds ?? 5 * 86_400;
   const clock = options.clock ?? (() => new Date());
-  const api = apiClient(credentials, options.apiUrl, timeoutMs);
+  const api = apiClient(credentials, options.apiUrl, timeoutMs, options.fetch);
   const report = reports(api);
   const remember = (times: Map<string, number>, key: string, at: number, replace: boolean) => {
     if (times.size >= SENT_KEPT) times.delete(times.keys().next().value!);

@@ -15,9 +15,13 @@ import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered } from '../gatewa
 
 const clients = new Map<string, Stripe>();
 
-/** One SDK client per key, URL and timeout (they keep their connections). */
-export function stripeClient(secretKey: string, apiUrl: string, timeoutMs: number): Stripe {
-  const key = `${secretKey}\n${apiUrl}\n${timeoutMs}`;
+/**
+ * One SDK client per key, URL, timeout and pace (they keep their connections). `send`: how each
+ * HTTP request goes out, so that the processor's pace takes a slot for every one (a charge is a
+ * create and a confirm; a 429 sent again takes another), named by `sendKey`.
+ */
+export function stripeClient(secretKey: string, apiUrl: string, timeoutMs: number, send?: { key: string; fetch: typeof fetch }): Stripe {
+  const key = `${secretKey}\n${apiUrl}\n${timeoutMs}\n${send?.key ?? ''}`;
   let client = clients.get(key);
   if (!client) {
     const url = new URL(apiUrl);
@@ -29,6 +33,7 @@ export function stripeClient(secretKey: string, apiUrl: string, timeoutMs: numbe
       timeout: timeoutMs,
       maxNetworkRetries: 0,
       telemetry: false,
+      ...(send ? { httpClient: Stripe.createFetchHttpClient(send.fetch) } : {}),
     });
     clients.set(key, client);
   }

@@ -55,10 +55,10 @@ function parseToken(token: string): { kind: Kind; customer?: string; paymentMeth
 const isAch = (intent: Stripe.PaymentIntent) => intent.payment_method_types.includes('us_bank_account');
 
 /** Test keys only: a live key against anything but Stripe is refused by the configuration's check. */
-export function stripeGateway(deps: GatewayDeps, processor: Processor): PaymentGateway {
+export function stripeGateway(deps: GatewayDeps, processor: Processor, send?: { key: string; fetch: typeof fetch }): PaymentGateway {
   const { db, config } = deps;
   const timeoutMs = config.processorTimeoutMs;
-  const stripe = stripeClient(processor.credentials.secret_key!, config.stripeApiUrl, timeoutMs);
+  const stripe = stripeClient(processor.credentials.secret_key!, config.stripeApiUrl, timeoutMs, send);
 
   const cancel = (id: string) => stripeCall(() => stripe.paymentIntents.cancel(id, { cancellation_reason: 'abandoned' }, { idempotencyKey: `cancel-${id}` }));
 
