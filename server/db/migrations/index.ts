@@ -30,10 +30,10 @@ import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
 import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
-import * as disputesFollowAccounts from './085-disputes-follow-accounts';
-import * as emailAddresses from './065-email-addresses';
-import * as processorPaces from './055-processor-paces';
 import * as paymentProcessors from './040-payment-processors';
+import * as processorPaces from './055-processor-paces';
+import * as emailAddresses from './065-email-addresses';
+import * as disputesFollowAccounts from './085-disputes-follow-accounts';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -63,10 +63,10 @@ const migrations: Record<string, Knex.Migration> = {
   '027-autopay-runs-in-flight': autopayRunsInFlight,
   '029-payload-read-indexes': payloadReadIndexes,
   '032-portal-reset-limits': portalResetLimits,
-  '085-disputes-follow-accounts': disputesFollowAccounts,
-  '065-email-addresses': emailAddresses,
-  '055-processor-paces': processorPaces,
   '040-payment-processors': paymentProcessors,
+  '055-processor-paces': processorPaces,
+  '065-email-addresses': emailAddresses,
+  '085-disputes-follow-accounts': disputesFollowAccounts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
