@@ -30,6 +30,13 @@ export const SETTING_KEYS: { [K in keyof Settings]-?: Key<K> } = {
   reminder_days_before: { default: () => 3 },
   contact_email: { default: (organization) => organization.notification_email },
   contact_phone: { default: () => null },
+  mailing_address: {
+    default: () => null,
+    check: (value) => {
+      const lines = value.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+      return lines.length === 0 ? { error: 'must not be blank' } : lines.length > 5 ? { error: 'must have at most 5 lines' } : { value: lines.join('\n') };
+    },
+  },
   debt_collector_disclosure: { default: () => DEFAULT_DISCLOSURE },
   settlement_max_discount_percentage: { default: () => 80, check: (value) => (Math.round(value * 100) === value * 100 ? { value } : { error: 'must have at most two decimals' }) },
   settlement_max_months: { default: () => 24 },

@@ -30,6 +30,7 @@ import * as webhookLanesCompactEvents from './026-webhook-lanes-compact-events';
 import * as autopayRunsInFlight from './027-autopay-runs-in-flight';
 import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
+import * as validationNotices from './060-validation-notices';
 
 const migrations: Record<string, Knex.Migration> = {
   '001-initial': initial,
@@ -59,6 +60,7 @@ const migrations: Record<string, Knex.Migration> = {
   '027-autopay-runs-in-flight': autopayRunsInFlight,
   '029-payload-read-indexes': payloadReadIndexes,
   '032-portal-reset-limits': portalResetLimits,
+  '060-validation-notices': validationNotices,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
