@@ -37,6 +37,7 @@ import { autopayRoutes } from './autopay/autopay-routes';
 import { documentRoutes } from './documents/document-routes';
 import { ticketRoutes } from './tickets/ticket-routes';
 import { disputeRoutes } from './disputes/dispute-routes';
+import { validationNoticeRoutes } from './validation-notices/validation-notice-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
 import { requestLog } from './http/request-log';
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps): Express {
     documentRoutes,
     ticketRoutes,
     disputeRoutes,
+    validationNoticeRoutes,
   ]) {
     resource(routes, deps);
   }
