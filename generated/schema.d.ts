@@ -11054,7 +11054,7 @@ export interface components {
              * @enum {string}
              */
             delivery: "email" | "mail";
-            /** @description The E-SIGN consent an e-mailed notice relied on (with where it was found); null for a letter or under `procedure_1006_42c`. */
+            /** @description The E-SIGN consent an e-mailed notice relied on (with where it was found); null for a letter, or for an e-mail under `procedure_1006_42c` with no consent on record. */
             esign_consent: components["schemas"]["ElectronicConsent"] | null;
             /** @description The PDF kept (`GET /validation-notices/{id}/file`). */
             file: {
