@@ -18,7 +18,7 @@ const decodeHex = (hex: string) =>
 function streams(pdf: Buffer): string[] {
   const text = pdf.toString('latin1');
   const found: string[] = [];
-  const pattern = /stream\r?\n/g;
+  const pattern = /(?<!end)stream\r?\n/g;
   let match: RegExpExecArray | null;
   while ((match = pattern.exec(text))) {
     const start = match.index + match[0].length;
