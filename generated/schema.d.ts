@@ -4998,7 +4998,8 @@ export interface components {
             external_id?: string;
             /**
              * @description What the validation notice will itemize (tag `Validation notices`), as on
-             *     `POST /debt-accounts`; the date may not be after today (the row fails otherwise).
+             *     `POST /debt-accounts`; a date after today refuses the request (422 on
+             *     `[i].debt_accounts[j].itemization.itemization_date`, as `date_of_birth`).
              */
             itemization?: components["schemas"]["ItemizationUpdate"] | null;
             /** @description Free key-value pairs for the account; keys and values at most 255 characters. */
@@ -5101,11 +5102,13 @@ export interface components {
             parent_debt_accounts?: components["schemas"]["BulkParentDebtAccount"][];
             /**
              * @description `true`: once the row is stored, a validation notice is sent for each of its top-level
-             *     accounts (a parent covers its children), as `POST /debt-accounts/{id}/validation-notice`
-             *     with no body would (English; e-mail where the rules allow it, else mail). A notice that
-             *     cannot be made (an account without its itemization, no mailing address) is recorded as
-             *     the row's error (`GET /bulk/{id}/errors`, field `send_validation_notice`); the row's
-             *     customer and accounts stay stored.
+             *     accounts (a parent covers its children), by a job of its own, as
+             *     `POST /debt-accounts/{id}/validation-notice` with no body would (English; e-mail where the
+             *     rules allow it, else mail). A notice that cannot be made (an account without its
+             *     itemization, no `mailing_address` in the settings, no postal address for a letter) is not
+             *     sent and the refusal is written to the service's log; the row's customer and accounts stay
+             *     stored, and the account's `validation_notice_sent_at` stays null: send it with
+             *     `POST /debt-accounts/{id}/validation-notice` once corrected.
              * @default false
              * @example false
              */

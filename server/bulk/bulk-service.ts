@@ -6,6 +6,7 @@ import { copyRows } from '../db/copy-rows';
 import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
+import { itemizationOf } from '../debt-accounts/itemization';
 import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
@@ -23,6 +24,10 @@ function checkStructure(items: BulkItem[], now: Date): void {
     const accounts = (item.parent_debt_accounts?.length ?? 0) + (item.debt_accounts?.length ?? 0);
     if (accounts > 0 && !item.location) errors[`[${i}].location`] = ['is required when the row has debt accounts'];
     if (item.customer.date_of_birth && item.customer.date_of_birth > today) errors[`[${i}].customer.date_of_birth`] = ['must not be in the future'];
+    (item.debt_accounts ?? []).forEach((account, j) => {
+      const checked = itemizationOf(account.itemization, today);
+      if ('error' in checked) errors[`[${i}].debt_accounts[${j}].itemization.itemization_date`] = [checked.error];
+    });
   });
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }

@@ -9,7 +9,8 @@ import { lineText, signed, type ItemRow, type Line, type NoticeContent } from '.
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
-const line = (runs: Line) => runs.map((run) => (run.strong ? `<strong>${escape(run.text)}</strong>` : escape(run.text))).join('');
+const run = (text: string, strong?: boolean) => (strong ? `<strong>${escape(text)}</strong>` : escape(text));
+const line = (runs: Line) => runs.map((r) => (r.lang ? `<span lang="${r.lang}">${run(r.text, r.strong)}</span>` : run(r.text, r.strong))).join('');
 const lines = (texts: string[]) => texts.map(escape).join('<br>');
 const row = (item: ItemRow, total = false) =>
   `<tr${total ? ' class="total"' : ''}><th scope="row">${escape(item.label)}</th><td>${escape(signed(item))}</td></tr>`;
@@ -56,7 +57,9 @@ export function noticeHtml(content: NoticeContent, links: ResponseLinks = {}): s
     .join('\n');
   const grand = content.grand_total ? `<table><tbody><tr class="grand"><th scope="row">${escape(content.grand_total.label)}</th><td>${escape(signed(content.grand_total))}</td></tr></tbody></table>` : '';
   const choice = (key: NoticeContent['form']['choices'][number]['key'], label: string) =>
-    links[key] ? `<li><a href="${escape(links[key]!)}">${escape(label)}</a></li>` : `<li><span class="box" aria-hidden="true"></span>${escape(label)}</li>`;
+    links[key]
+      ? `<li${key === 'spanish' ? ' lang="es"' : ''}><a href="${escape(links[key]!)}">${escape(label)}</a></li>`
+      : `<li${key === 'spanish' && content.lang !== 'es' ? ' lang="es"' : ''}><span class="box" aria-hidden="true"></span>${escape(label)}</li>`;
   const { form } = content;
   return `<!doctype html>
 <html lang="${content.lang}">
@@ -69,7 +72,7 @@ export function noticeHtml(content: NoticeContent, links: ResponseLinks = {}): s
 <body>
 <main>
 <header>
-<address aria-label="${escape(content.collector_lines[0]!)}">${lines(content.collector_lines)}</address>
+<address aria-label="${escape(content.collector_lines[0]!)}"><strong>${escape(content.collector_lines[0]!)}</strong><br>${lines(content.collector_lines.slice(1))}</address>
 <div>
 <p><strong>${escape(content.to_label)}</strong><br>${lines(content.consumer_lines)}</p>
 <p><strong>${escape(content.date_label)}</strong> ${escape(content.date)}<br><strong>${escape(content.reference_label)}</strong> ${escape(content.reference)}</p>

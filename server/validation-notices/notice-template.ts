@@ -7,7 +7,7 @@
 import type { NoticeAccount, NoticeData, NoticeLanguage } from './notice-data';
 
 /** A run of text; `strong` is bold, `date`/`amount` are values filled in (bold on the form). */
-export type Run = { text: string; strong?: boolean };
+export type Run = { text: string; strong?: boolean; /** Set on the English form's Spanish sentence, so a screen reader speaks it in Spanish. */ lang?: 'es' };
 export type Line = Run[];
 
 export interface ItemRow {
@@ -141,7 +141,7 @@ const EN: Words = {
     ],
     [b('Go to '), b(CFPB), t(' to learn more about your rights under federal law. For instance, you have the right to stop or limit how we contact you.')],
     [b('Contact us about your payment options.')],
-    [b('Póngase en contacto con nosotros para solicitar una copia de este formulario en español.')],
+    [{ text: 'Póngase en contacto con nosotros para solicitar una copia de este formulario en español.', strong: true, lang: 'es' }],
   ],
   form_heading: 'How do you want to respond?',
   mail_to: 'Mail this form to:',

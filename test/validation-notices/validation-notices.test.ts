@@ -254,3 +254,56 @@ describe('the itemization on debt accounts', () => {
     expect(await sentOf(account.id)).toBeNull();
   });
 });
+
+describe('POST /bulk with send_validation_notice', () => {
+  test('each top-level account of a row that asks gets a notice (a parent covering its children); a row that does not ask gets none', async () => {
+    const parentKey = unique('BULK-PARENT');
+    const quietKey = unique('BULK-QUIET');
+    const address = { line1: '77 Elm St', city: 'Austin', state: 'TX', postal_code: '78704' };
+    const { data, response } = await api.POST('/bulk', {
+      body: [
+        {
+          customer: { name: 'Rosa Delgado', email: `${unique('rosa')}@mail.debt-collection.example`, address },
+          location: { name: 'Lakeside Medical Center', external_id: 'LOC-LAKESIDE-01' },
+          send_validation_notice: true,
+          parent_debt_accounts: [{ external_id: parentKey, balance: 0 }],
+          debt_accounts: [
+            { external_id: unique('BULK-CHILD'), parent_external_id: parentKey, balance: 30000, itemization: { itemization_date: '2026-05-01', kind: 'last_statement', amount: 30000 } },
+            { external_id: unique('BULK-CHILD'), parent_external_id: parentKey, balance: 12000, itemization: { itemization_date: '2026-05-02', kind: 'transaction', amount: 11000, fees: 1000 } },
+          ],
+        },
+        {
+          customer: { name: 'Tom Reyes', email: `${unique('tom')}@mail.debt-collection.example`, address },
+          location: { name: 'Lakeside Medical Center', external_id: 'LOC-LAKESIDE-01' },
+          debt_accounts: [{ external_id: quietKey, balance: 5000, itemization: { itemization_date: '2026-05-01', kind: 'charge_off', amount: 5000 } }],
+        },
+      ],
+    });
+    expect(response.status).toBe(201);
+    await eventually(async () => ((await api.GET('/bulk/{id}', { params: { path: { id: data!.data.bulk_id } } })).data!.data.status === 'completed' ? true : undefined), 'the import');
+    const notices = await eventually(async () => {
+      const listed = (await api.GET('/debt-accounts/{id}/validation-notices', { params: { path: { id: parentKey } } })).data!.data;
+      return listed.length > 0 ? listed : undefined;
+    }, 'the bulk notice');
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ delivery: 'mail', amount_due: 42000, sent_on: '2026-12-22', validation_period_ends_on: ENDS_ON });
+    expect(notices[0]!.debt_account_ids).toHaveLength(2);
+    expect(await sentOf(parentKey)).toBe('2026-12-22');
+    expect((await api.GET('/debt-accounts/{id}/validation-notices', { params: { path: { id: quietKey } } })).data!.data).toEqual([]);
+    expect(await sentOf(quietKey)).toBeNull();
+  });
+
+  test('an itemization date after today refuses the request, naming the row and the account', async () => {
+    const { response, error } = await api.POST('/bulk', {
+      body: [
+        {
+          customer: { name: 'Rosa Delgado', email: `${unique('rosa')}@mail.debt-collection.example` },
+          location: { name: 'Lakeside Medical Center', external_id: 'LOC-LAKESIDE-01' },
+          debt_accounts: [{ balance: 100, itemization: { itemization_date: '2026-12-23', kind: 'charge_off', amount: 100 } }],
+        },
+      ],
+    });
+    expect(response.status).toBe(422);
+    expectFieldError(error, '[0].debt_accounts[0].itemization.itemization_date');
+  });
+});
