@@ -7,7 +7,8 @@
  */
 import type { ApiClient } from '../../client';
 import type { components } from '../../generated/schema';
-import { expectFieldError, newCustomer, newDebtAccount, unique } from '../support/fixtures';
+import { expectFieldError, newCustomer, newDebtAccount, newSession, unique } from '../support/fixtures';
+import { openPortal } from '../support/portal-browser';
 import { pdfPages, pdfText } from '../support/pdf-text';
 import { bodyOf, startSmtpSink, type SmtpSink } from '../support/smtp-sink';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -305,5 +306,37 @@ describe('POST /bulk with send_validation_notice', () => {
     });
     expect(response.status).toBe(422);
     expectFieldError(error, '[0].debt_accounts[0].itemization.itemization_date');
+  });
+});
+
+describe('the Portal', () => {
+  test('the account page links to the notice, whose response choices open the dispute form pre-filled', async () => {
+    const { debtor, parent } = await family();
+    expect((await send(parent.id, { procedure_1006_42c: true })).response.status).toBe(201);
+    const session = await newSession(api, { customer_id: debtor.id });
+    const portal = await openPortal(app.config.portalUrl, session.portal_url);
+    const get = async (path: string) => {
+      const answer = await fetch(`${app.config.portalUrl}${path}`, { headers: { cookie: portal.cookie }, redirect: 'manual' });
+      return { status: answer.status, html: await answer.text(), csp: answer.headers.get('content-security-policy') };
+    };
+    const page = await get(`/accounts/${parent.id}`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain(`href="${new URL(app.config.portalUrl).pathname}/accounts/${parent.id}/validation-notice">Validation notice</a> (sent 2026-12-22)`);
+
+    const notice = await get(`/accounts/${parent.id}/validation-notice`);
+    expect(notice.status).toBe(200);
+    expect(notice.csp).not.toContain('script-src');
+    expect(notice.html).toContain('<strong>Call or write to us by </strong><strong>January 29, 2027</strong>');
+    const links = [...notice.html.matchAll(/<a href="([^"]+\/dispute\?reason=[a-z_]+)">([^<]+)<\/a>/g)].map((m) => [m[1]!.replace(/^.*\?/, ''), m[2]]);
+    expect(links).toEqual([
+      ['reason=not_mine', 'This is not my debt.'],
+      ['reason=wrong_amount', 'The amount is wrong.'],
+      ['reason=other', 'Other (please describe on reverse or attach additional information).'],
+      ['reason=original_creditor_requested', 'I want you to send me the name and address of the original creditor.'],
+    ]);
+    const form = await get(`/accounts/${parent.id}/dispute?reason=wrong_amount`);
+    expect(form.status).toBe(200);
+    expect(form.html).toMatch(/value="wrong_amount" checked/);
+    expect(form.html).not.toMatch(/value="not_mine" checked/);
   });
 });
