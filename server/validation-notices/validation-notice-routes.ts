@@ -6,6 +6,9 @@ import type { TypedRoutes } from '../http/typed-routes';
 import { sendStoredFile } from '../http/file-download';
 import { validationNoticeService } from './validation-notice-service';
 
+/** The HTML notice carries its own inline style sheet; still nothing runs (sandbox, no script). */
+const HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
+
 export function validationNoticeRoutes(routes: TypedRoutes, deps: AppDeps): void {
   const notices = validationNoticeService(deps);
 
@@ -22,6 +25,6 @@ export function validationNoticeRoutes(routes: TypedRoutes, deps: AppDeps): void
   routes.get('/validation-notices/{id}/file', async (req, res) => {
     const format = req.query.format === 'html' ? 'html' : 'pdf';
     const file = await notices.file(tenantOf(res), req.params.id, format);
-    sendStoredFile(res as unknown as Response, file, `validation-notice-${file.id}.${format}`);
+    sendStoredFile(res as unknown as Response, file, `validation-notice-${file.id}.${format}`, 'attachment', format === 'html' ? HTML_CSP : undefined);
   });
 }
