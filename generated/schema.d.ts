@@ -5101,7 +5101,7 @@ export interface components {
             /** @description Explicit parent accounts, named by the `parent_external_id` of entries of `debt_accounts`; at most 100. */
             parent_debt_accounts?: components["schemas"]["BulkParentDebtAccount"][];
             /**
-             * @description `true`: once the row is stored, a validation notice is sent for each of its top-level
+             * @description Absent or `false`: no notice. `true`: once the row is stored, a validation notice is sent for each of its top-level
              *     accounts (a parent covers its children), by a job of its own, as
              *     `POST /debt-accounts/{id}/validation-notice` with no body would (English; e-mail where the
              *     rules allow it, else mail). A notice that cannot be made (an account without its
@@ -5109,7 +5109,6 @@ export interface components {
              *     sent and the refusal is written to the service's log; the row's customer and accounts stay
              *     stored, and the account's `validation_notice_sent_at` stays null: send it with
              *     `POST /debt-accounts/{id}/validation-notice` once corrected.
-             * @default false
              * @example false
              */
             send_validation_notice?: boolean;

@@ -38,7 +38,8 @@ function writeLine(doc: Doc, runs: Line, x: number, width: number, size = 10.5):
 }
 
 function heading(doc: Doc, text: string): void {
-  ensure(doc, 80);
+  // A heading keeps at least its first few lines with it.
+  ensure(doc, 130);
   doc.moveDown(0.8);
   doc.font(BOLD).fontSize(12.5).text(text, MARGIN, doc.y, { width: WIDTH });
   const y = doc.y + 2;
