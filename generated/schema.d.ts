@@ -15471,6 +15471,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["IdempotencyKeyInUse"];
+            415: components["responses"]["UnsupportedMediaType"];
             /** @description The notice cannot be made or sent as asked; every reason is listed in `errors`. */
             422: {
                 headers: {
