@@ -1100,6 +1100,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/debt-accounts/{id}/validation-notice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the validation notice of a debt account
+         * @description Makes the account's validation notice (12 CFR 1006.34) from the Model Form B-1 template, in
+         *     `language`, keeps its PDF and data, sends it (`delivery`, see the tag), writes its row in the
+         *     communications log and sets `validation_notice_sent_at` on every account it covers; answers
+         *     `201` with the notice. A parent with children gets one notice covering its children (each
+         *     child's itemization, and the total); a child or an account without children, one of its own.
+         *     Another notice may be sent later (a corrected one, or one in Spanish): each is kept, and the
+         *     latest sets the date.
+         *
+         *     Refused with 422, and nothing is sent:
+         *     - `itemization`: an account it covers has none, or its total (`amount + interest + fees -
+         *       payments_and_credits`) is not the account's `current_balance` (the message gives both);
+         *     - `mailing_address`: the organization's settings have no `mailing_address` (the notice must
+         *       say where to write, §1006.34(c)(1));
+         *     - `delivery`: `email` asked where it is not allowed (no consent and no §1006.42(c)
+         *       assertion, the customer opted out of e-mail, or has no address), or `mail` (asked or
+         *       chosen) while the customer has no primary postal address with a street line;
+         *     - `esign_consent.given_at` in the future.
+         */
+        post: operations["sendValidationNotice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/debt-accounts/{id}/validation-notices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a debt account's validation notices
+         * @description The validation notices that cover the account (asked for it, or for its parent covering
+         *     it), newest first (then by `id`), a page at a time: `page` from 1, `limit` 1 to 500
+         *     (default 10).
+         */
+        get: operations["listValidationNotices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/debt-accounts/lookup": {
         parameters: {
             query?: never;
@@ -2354,6 +2424,33 @@ export interface paths {
          * @description One transaction by its UUID; another tenant's answers 404.
          */
         get: operations["getTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/validation-notices/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The notice's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a validation notice
+         * @description The notice as kept: `format=pdf` (default) the PDF made when it was sent (what the print
+         *     vendor mails), `format=html` the same notice as an accessible HTML page, rendered from the
+         *     kept data by the same template. As attachments, with a file name of ours
+         *     (`validation-notice-<id>.pdf` or `.html`), `X-Content-Type-Options: nosniff` and a
+         *     `Content-Security-Policy` that runs nothing.
+         */
+        get: operations["getValidationNoticeFile"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5058,6 +5155,12 @@ export interface components {
              * @example ACC-2026-006417
              */
             external_id?: string;
+            /**
+             * @description What the validation notice will itemize (tag `Validation notices`), as on
+             *     `POST /debt-accounts`; a date after today refuses the request (422 on
+             *     `[i].debt_accounts[j].itemization.itemization_date`, as `date_of_birth`).
+             */
+            itemization?: components["schemas"]["ItemizationUpdate"] | null;
             /** @description Free key-value pairs for the account; keys and values at most 255 characters. */
             metadata?: components["schemas"]["Metadata"];
             /**
@@ -5069,7 +5172,7 @@ export interface components {
             parent_external_id?: string | null;
             /**
              * Format: date
-             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
+             * @description The day the validation notice (12 CFR 1006.34) was sent before the account was placed here, by another system (`YYYY-MM-DD`); it starts the
              *     validation period (`validation_period_ends_on`, tag `Disputes`). Stored as given.
              * @example 2026-11-02
              */
@@ -5156,6 +5259,18 @@ export interface components {
             location?: components["schemas"]["BulkLocation"];
             /** @description Explicit parent accounts, named by the `parent_external_id` of entries of `debt_accounts`; at most 100. */
             parent_debt_accounts?: components["schemas"]["BulkParentDebtAccount"][];
+            /**
+             * @description Absent or `false`: no notice. `true`: once the row is stored, a validation notice is sent for each of its top-level
+             *     accounts (a parent covers its children), by a job of its own, as
+             *     `POST /debt-accounts/{id}/validation-notice` with no body would (English; e-mail where the
+             *     rules allow it, else mail). A notice that cannot be made (an account without its
+             *     itemization, no `mailing_address` in the settings, no postal address for a letter) is not
+             *     sent and the refusal is written to the service's log; the row's customer and accounts stay
+             *     stored, and the account's `validation_notice_sent_at` stays null: send it with
+             *     `POST /debt-accounts/{id}/validation-notice` once corrected.
+             * @example false
+             */
+            send_validation_notice?: boolean;
         };
         /**
          * BulkLocation
@@ -5662,11 +5777,13 @@ export interface components {
          */
         Communication: {
             /**
-             * @description How it was sent; `email` today (`sms` may join).
+             * @description How it was sent: `email`, or `mail` (a validation notice's letter: `to` is the postal
+             *     address, `text` the notice as printed, and `sent` means its PDF was made and stored for
+             *     the agency's print vendor, `GET /validation-notices/{id}/file`).
              * @example email
              * @enum {string}
              */
-            channel: "email";
+            channel: "email" | "mail";
             /**
              * Format: date-time
              * @description When the message was written (the tenant's clock).
@@ -5767,11 +5884,12 @@ export interface components {
          *     also after an opt-out (12 CFR 1006.6(e) stops the collector's e-mail, not the answer to the
          *     consumer). Every other kind is agency-initiated: suppressed after an opt-out and held during
          *     quiet hours, `scheduled_receipt` included (the receipt of a payment the debtor did not make
-         *     that minute: a scheduled charge, a plan's instalment, an autopay run).
+         *     that minute: a scheduled charge, a plan's instalment, an autopay run). `validation_notice`: the
+         *     validation notice (tag `Validation notices`), by e-mail or, with `channel: mail`, by letter.
          * @example payment_reminder
          * @enum {string}
          */
-        CommunicationKind: "receipt" | "scheduled_receipt" | "payment_reminder" | "ticket_reply" | "autopay_failed" | "portal_link" | "account_security";
+        CommunicationKind: "receipt" | "scheduled_receipt" | "payment_reminder" | "ticket_reply" | "autopay_failed" | "portal_link" | "account_security" | "validation_notice";
         /**
          * CommunicationPreferences
          * @description Whether the customer's e-mail address may be e-mailed (12 CFR 1006.6(e), 1006.14(h)). An
@@ -6739,6 +6857,15 @@ export interface components {
          *       "external_account_number": "4417-0093-2210",
          *       "external_status": "placed",
          *       "status": "active",
+         *       "itemization": {
+         *         "itemization_date": "2026-06-30",
+         *         "kind": "charge_off",
+         *         "amount": 182000,
+         *         "interest": 0,
+         *         "fees": 2250,
+         *         "payments_and_credits": 0,
+         *         "creditor": "original_creditor"
+         *       },
          *       "validation_notice_sent_at": "2026-11-02",
          *       "validation_period_ends_on": "2026-12-09",
          *       "disputes": [],
@@ -6838,6 +6965,8 @@ export interface components {
              * @example 4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58
              */
             id: string;
+            /** @description What the account's validation notice itemizes (tag `Validation notices`); null until given. */
+            itemization: components["schemas"]["Itemization"] | null;
             /** @description The account's primary location; present when `include` asks for `location`. */
             location?: components["schemas"]["Location"];
             /** @description The account's additional locations, without the primary one; empty when none. Present when `include` asks for `locations`. */
@@ -6870,7 +6999,10 @@ export interface components {
             updated_at: string;
             /**
              * Format: date
-             * @description The day the validation notice was sent (`YYYY-MM-DD`); null when not given.
+             * @description The day the account's validation notice was sent (`YYYY-MM-DD`): set by the service when
+             *     `POST /debt-accounts/{id}/validation-notice` sends one (the account's, or its parent's
+             *     covering it), or given at creation for a notice sent before the account was placed here;
+             *     null when none is known.
              * @example 2026-11-02
              */
             validation_notice_sent_at: string | null;
@@ -6954,6 +7086,12 @@ export interface components {
              */
             external_status?: string;
             /**
+             * @description What the validation notice will itemize (12 CFR 1006.34(c)(2)(vi)-(viii); tag `Validation
+             *     notices`): the itemization date and its kind, the amount then, and the interest, fees,
+             *     payments and credits since. The date may not be after today on the organization's clock (422).
+             */
+            itemization?: components["schemas"]["ItemizationUpdate"] | null;
+            /**
              * @description The account's primary location: a location UUID or `external_id`. When it matches no
              *     location of the organization, `location_name` becomes required and the location is
              *     created in the same transaction, with `external_id` = this value, name = `location_name`
@@ -7006,9 +7144,12 @@ export interface components {
             status?: components["schemas"]["DebtAccountStatus"];
             /**
              * Format: date
-             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
-             *     validation period (`validation_period_ends_on`, tag `Disputes`). It may not be after
-             *     today on the organization's clock (422); null clears it.
+             * @description Only for a validation notice (12 CFR 1006.34) sent before the account was placed in this
+             *     service, by another system (`YYYY-MM-DD`); it starts the validation period
+             *     (`validation_period_ends_on`, tag `Disputes`). It may not be after today on the
+             *     organization's clock (422). A notice this service sends sets it itself
+             *     (`POST /debt-accounts/{id}/validation-notice`); it cannot be changed afterwards
+             *     (`PUT` does not take it).
              * @example 2026-11-02
              */
             validation_notice_sent_at?: string | null;
@@ -7176,6 +7317,8 @@ export interface components {
              * @example in_repayment
              */
             external_status?: string | null;
+            /** @description The itemization a validation notice prints, whole (it replaces the account's; `null` removes it) (12 CFR 1006.34(c)(2)(vi)-(viii); tag `Validation notices`). The date may not be after today on the organization's clock (422). */
+            itemization?: components["schemas"]["ItemizationUpdate"] | null;
             /**
              * @description Changes the primary location: a location UUID or `external_id`. As on create, a value
              *     that matches no location of the organization requires `location_name` and creates the
@@ -7215,14 +7358,6 @@ export interface components {
             rules?: components["schemas"]["DebtAccountRulesUpdate"];
             /** @description The account's new state; any value may follow any other. */
             status?: components["schemas"]["DebtAccountStatus"];
-            /**
-             * Format: date
-             * @description The day the validation notice (12 CFR 1006.34) was sent (`YYYY-MM-DD`); it starts the
-             *     validation period (`validation_period_ends_on`, tag `Disputes`). It may not be after
-             *     today on the organization's clock (422); null clears it.
-             * @example 2026-11-02
-             */
-            validation_notice_sent_at?: string | null;
         };
         /**
          * Dispute
@@ -7840,6 +7975,60 @@ export interface components {
          */
         DocumentStatus: "shared" | "pending" | "viewed" | "signed" | "voided";
         /**
+         * ElectronicConsent
+         * @description An E-SIGN consent to electronic notices as recorded on a notice.
+         */
+        ElectronicConsent: {
+            /**
+             * @description The version of the wording agreed to.
+             * @example esign-2026-12
+             */
+            consent_version: string;
+            /**
+             * Format: date-time
+             * @description When the consumer consented.
+             * @example 2026-11-28T16:12:00.000Z
+             */
+            given_at: string;
+            /**
+             * @description How the consent was given.
+             * @example portal
+             * @enum {string}
+             */
+            method: "portal" | "web_form" | "recorded_call" | "paper";
+            /**
+             * @description `portal_signature`: the consent box of a document the customer signed in the Portal, under wording that covers notices; `request`: given in the notice request.
+             * @example portal_signature
+             * @enum {string}
+             */
+            source: "portal_signature" | "request";
+        };
+        /**
+         * ElectronicConsentRecord
+         * @description A consumer's E-SIGN consent to receive notices electronically (15 U.S.C. §7001(c)(1)): when,
+         *     how, and which wording they agreed to.
+         */
+        ElectronicConsentRecord: {
+            /**
+             * @description The version of the consent wording the consumer agreed to, as the agency keeps it.
+             * @example acme-edelivery-2026-01
+             */
+            consent_version: string;
+            /**
+             * Format: date-time
+             * @description When the consumer consented; not in the future (422).
+             * @example 2026-11-28T16:12:00.000Z
+             */
+            given_at: string;
+            /**
+             * @description How the consent was given: `portal` (ticking the consent box in this service's Portal),
+             *     `web_form` (the agency's or creditor's own site), `recorded_call`, `paper`.
+             * @example recorded_call
+             * @enum {string}
+             */
+            method: "portal" | "web_form" | "recorded_call" | "paper";
+        };
+        /**
          * EmailOptOutChange
          * @description One change of an e-mail address's opt-out state, as kept in the append-only history (rows
          *     are never changed nor deleted: an opt-out, once recorded, can always be shown).
@@ -8418,6 +8607,8 @@ export interface components {
              *     stand-alone account is its own parent; `has_children` says whether it has children.
              */
             is_parent: boolean;
+            /** @description What the account's validation notice itemizes (tag `Validation notices`); null until given. */
+            itemization: components["schemas"]["Itemization"] | null;
             /** @description The account's location (creditor). */
             location: components["schemas"]["EventAccountLocation"];
             /** @description The record's metadata, one record per key; empty when none. */
@@ -8455,6 +8646,12 @@ export interface components {
             total_current_balance: number;
             /** @description When the record was last changed. */
             updated_at: components["schemas"]["EventTimestamp"];
+            /**
+             * Format: date
+             * @description The day the account's validation notice was sent (`YYYY-MM-DD`); null when none is known.
+             * @example 2026-11-02
+             */
+            validation_notice_sent_at: string | null;
         };
         /**
          * EventDebtAccountPayload
@@ -9577,6 +9774,111 @@ export interface components {
             [key: string]: string[];
         };
         /**
+         * Itemization
+         * @description What the validation notice itemizes (12 CFR 1006.34(c)(2)(vi)-(viii)): the debt on the
+         *     itemization date, and the interest, fees, payments and credits since. The total now is
+         *     `amount + interest + fees - payments_and_credits`; a notice is made only when it equals the
+         *     account's `current_balance` (422 on `itemization` otherwise).
+         */
+        Itemization: {
+            /**
+             * @description What the consumer owed on the itemization date, in cents.
+             * @example 182000
+             */
+            amount: number;
+            /**
+             * @description Which of the account's creditor locations (`location`, then `locations`, by `type`) was
+             *     the creditor on the itemization date (§1006.34(c)(2)(iii)); the notice prints its name.
+             * @example original_creditor
+             * @enum {string}
+             */
+            creditor: "original_creditor" | "current_creditor";
+            /**
+             * @description Fees charged since the itemization date, in cents.
+             * @example 2250
+             */
+            fees: number;
+            /**
+             * @description Interest charged since the itemization date, in cents.
+             * @example 0
+             */
+            interest: number;
+            /**
+             * Format: date
+             * @description The itemization date (`YYYY-MM-DD`), one of the five §1006.34(b)(3) allows; never after today.
+             * @example 2026-06-30
+             */
+            itemization_date: string;
+            /** @description Which of the five reference dates `itemization_date` is. */
+            kind: components["schemas"]["ItemizationDateKind"];
+            /**
+             * @description Payments and credits since the itemization date, in cents (the notice subtracts them).
+             * @example 0
+             */
+            payments_and_credits: number;
+        };
+        /**
+         * ItemizationDateKind
+         * @description The reference date the itemization starts from (12 CFR 1006.34(b)(3)): the last statement
+         *     the creditor gave the consumer, the charge-off, the last payment, the transaction that gave
+         *     rise to the debt, or the judgment.
+         * @example charge_off
+         * @enum {string}
+         */
+        ItemizationDateKind: "last_statement" | "charge_off" | "last_payment" | "transaction" | "judgment";
+        /**
+         * ItemizationUpdate
+         * @description The itemization a validation notice prints (tag `Validation notices`). Given whole: it
+         *     replaces the account's; `null` removes it. `interest`, `fees` and `payments_and_credits`
+         *     default to 0, `creditor` to `original_creditor`.
+         * @example {
+         *       "itemization_date": "2026-06-30",
+         *       "kind": "charge_off",
+         *       "amount": 182000,
+         *       "fees": 2250
+         *     }
+         */
+        ItemizationUpdate: {
+            /**
+             * @description What the consumer owed on the itemization date, in cents.
+             * @example 182000
+             */
+            amount: number;
+            /**
+             * @description Which creditor location of the account was the creditor on the itemization date; default `original_creditor`.
+             * @default original_creditor
+             * @example original_creditor
+             * @enum {string}
+             */
+            creditor?: "original_creditor" | "current_creditor";
+            /**
+             * @description Fees charged since the itemization date, in cents; default 0.
+             * @default 0
+             * @example 2250
+             */
+            fees?: number;
+            /**
+             * @description Interest charged since the itemization date, in cents; default 0.
+             * @default 0
+             * @example 0
+             */
+            interest?: number;
+            /**
+             * Format: date
+             * @description The itemization date (`YYYY-MM-DD`); not after today on the organization's clock (422).
+             * @example 2026-06-30
+             */
+            itemization_date: string;
+            /** @description Which reference date `itemization_date` is. */
+            kind: components["schemas"]["ItemizationDateKind"];
+            /**
+             * @description Payments and credits since the itemization date, in cents; default 0.
+             * @default 0
+             * @example 0
+             */
+            payments_and_credits?: number;
+        };
+        /**
          * Location
          * @description A location (spec 2.5): the creditor, or the product line, a debt account belongs to. Every
          *     debt account has one primary location (`location`) and may have additional ones
@@ -10513,6 +10815,14 @@ export interface components {
              */
             dispute_hold: "all" | "validation_period";
             /**
+             * @description The organization's mailing address for debtors (lines separated by line breaks), printed
+             *     on the validation notice: where to write to dispute (12 CFR 1006.34(c)(1)); default null
+             *     (a notice cannot be sent without it).
+             * @example 100 Congress Ave, Suite 400
+             *     Austin, TX 78701
+             */
+            mailing_address: string | null;
+            /**
              * @description The hour an agency-initiated message leaves when the customer's known locations share no
              *     hour between 08:00 and 21:00 (a customer with a Guam phone and a New York ZIP code): the
              *     hour on the wall clock of the customer's primary zone (their own `time_zone`, else their
@@ -10600,6 +10910,12 @@ export interface components {
              * @enum {string}
              */
             dispute_hold?: "all" | "validation_period";
+            /**
+             * @description The organization's mailing address for debtors, lines separated by line breaks (at most 5 lines); printed on the validation notice. null removes it.
+             * @example 100 Congress Ave, Suite 400
+             *     Austin, TX 78701
+             */
+            mailing_address?: string | null;
             /**
              * @description The hour (in the customer's primary zone) messages leave when the customer's zones share no allowed hour.
              * @example 9
@@ -11204,6 +11520,153 @@ export interface components {
              */
             errorCode: "validation_failed" | "idempotency_key_reused";
             errors: components["schemas"]["FieldErrors"];
+        };
+        /**
+         * ValidationNotice
+         * @description A validation notice as sent (12 CFR 1006.34; tag `Validation notices`), kept with its PDF and
+         *     the data it was made from.
+         */
+        ValidationNotice: {
+            /**
+             * @description The total the notice says is owed now, in cents.
+             * @example 184250
+             */
+            amount_due: number;
+            /**
+             * Format: uuid
+             * @description Its row in the communications log (`GET /communications/{id}`).
+             * @example 3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05
+             */
+            communication_id: string;
+            /**
+             * Format: date-time
+             * @description When the notice was made (the organization's clock).
+             * @example 2026-12-22T15:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The customer it is addressed to.
+             * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+             */
+            customer_id: string;
+            /**
+             * Format: uuid
+             * @description The account the notice was asked for.
+             * @example 4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58
+             */
+            debt_account_id: string;
+            /**
+             * @description The accounts it itemizes and whose `validation_notice_sent_at` it set (a parent's children, or the account itself).
+             * @example [
+             *       "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58"
+             *     ]
+             */
+            debt_account_ids: string[];
+            /**
+             * @description `email` (sent by the mail job, in the communications log) or `mail` (its PDF is for the print vendor: `GET /validation-notices/{id}/file`).
+             * @example mail
+             * @enum {string}
+             */
+            delivery: "email" | "mail";
+            /** @description The E-SIGN consent an e-mailed notice relied on (with where it was found); null for a letter, or for an e-mail under `procedure_1006_42c` with no consent on record. */
+            esign_consent: components["schemas"]["ElectronicConsent"] | null;
+            /** @description The PDF kept (`GET /validation-notices/{id}/file`). */
+            file: {
+                /**
+                 * @description Always `application/pdf`.
+                 * @enum {string}
+                 */
+                content_type: "application/pdf";
+                /** @description SHA-256 (hex) of the PDF. */
+                sha256: string;
+                /** @description Bytes. */
+                size: number;
+            };
+            /**
+             * Format: uuid
+             * @description The notice's UUID.
+             * @example 0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84
+             */
+            id: string;
+            /**
+             * @description The notice's language.
+             * @example en
+             * @enum {string}
+             */
+            language: "en" | "es";
+            /**
+             * @description Whether the agency asserted the §1006.42(c) procedure for the e-mail.
+             * @example false
+             */
+            procedure_1006_42c: boolean;
+            /**
+             * Format: date
+             * @description The day the notice is sent, the notice's date: today on the organization's clock, or, for
+             *     an e-mail held by quiet hours, the day it leaves. Its accounts' `validation_notice_sent_at`.
+             * @example 2026-12-22
+             */
+            sent_on: string;
+            /**
+             * @description The e-mail address, or the postal address on one line.
+             * @example 1208 Oak Hollow Dr, Austin, TX 78704
+             */
+            to: string;
+            /**
+             * Format: date
+             * @description The end date the notice prints (`sent_on` + 5 days without weekends and federal holidays + 30 days).
+             * @example 2027-01-29
+             */
+            validation_period_ends_on: string;
+        };
+        /**
+         * ValidationNoticeCreate
+         * @description How to send a validation notice (tag `Validation notices`). Every field is optional: an empty
+         *     body sends it in English, by e-mail where the rules allow it, else by mail.
+         * @example {
+         *       "language": "en",
+         *       "delivery": "email",
+         *       "esign_consent": {
+         *         "given_at": "2026-11-28T16:12:00.000Z",
+         *         "method": "recorded_call",
+         *         "consent_version": "acme-edelivery-2026-01"
+         *       }
+         *     }
+         */
+        ValidationNoticeCreate: {
+            /**
+             * @description `email`: to the customer's e-mail address, only where electronic delivery is allowed
+             *     (the customer's E-SIGN consent is on record or is given in `esign_consent`, or
+             *     `procedure_1006_42c` is `true`), the customer has not opted out of e-mail and has an
+             *     address; else 422 on `delivery`. `mail`: a PDF for the agency's print vendor, to the
+             *     customer's primary postal address (422 without one with a street line). Omitted: `email`
+             *     where allowed, else `mail`.
+             * @example email
+             * @enum {string}
+             */
+            delivery?: "email" | "mail";
+            /**
+             * @description A consent to electronic notices the agency obtained itself (E-SIGN, 15 U.S.C. §7001(c)):
+             *     recorded on the notice. Not needed when the customer gave it in the Portal.
+             */
+            esign_consent?: components["schemas"]["ElectronicConsentRecord"];
+            /**
+             * @description `en` (default) or `es`: the notice in Spanish (the CFPB's Spanish model form, 12 CFR
+             *     1006.34(d)(3)(vi)(B)), for a consumer who asked for it.
+             * @default en
+             * @example en
+             * @enum {string}
+             */
+            language?: "en" | "es";
+            /**
+             * @description `true`: the agency asserts it followed 12 CFR 1006.42(c) for this e-mail address (the
+             *     creditor used it with the consumer, who did not opt out, and the agency sent the
+             *     §1006.42(c)(2)(iii) notice), so electronic delivery needs no E-SIGN consent. Recorded on
+             *     the notice.
+             * @default false
+             * @example false
+             */
+            procedure_1006_42c?: boolean;
         };
         /**
          * Webhook
@@ -15039,6 +15502,7 @@ export interface operations {
                      *         "external_account_number": "4417-0093-2210",
                      *         "external_status": "in_repayment",
                      *         "status": "active",
+                     *         "itemization": null,
                      *         "validation_notice_sent_at": null,
                      *         "validation_period_ends_on": null,
                      *         "disputes": [],
@@ -15451,6 +15915,244 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendValidationNotice: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the request safe to retry, as Stripe's idempotency keys do. Any string of 1 to 255
+                 *     characters chosen by the client (a UUID v4 is a good choice), unique per intended operation.
+                 *
+                 *     - A key belongs to whoever sent it: the organization, the environment, the API token, and the
+                 *       request's method and path. The same key sent with another token (or by the Portal), or to
+                 *       another path, is a key of its own there: that request runs as a new one.
+                 *     - The first request with a key runs normally; its status and body are kept for 24 hours
+                 *       (in the database, so every server process sees them; the body sealed, the request only
+                 *       as a keyed fingerprint in which card and bank numbers were already replaced by keyed
+                 *       fingerprints and the security code left out).
+                 *     - A retry with the same key and the same request (method, path and body; a card's security
+                 *       code is not compared) within those 24 hours does nothing again and gets the same status
+                 *       and body, with the response header `Idempotent-Replayed: true`.
+                 *     - The same key with another body is a `422` `idempotency_key_reused`. A
+                 *       `multipart/form-data` request's body is its fields and its file: the file's bytes and
+                 *       declared type are compared (as a keyed digest, never kept), not its name, so the same key
+                 *       with another file is that `422`, never the first answer replayed.
+                 *     - The same key while the first request is still running is a `409` `idempotency_key_in_use`:
+                 *       retry a moment later. A first request still marked running after 5 minutes is taken to
+                 *       have died with its server process, and the key may be used again (a charge is still made
+                 *       at most once per key).
+                 *     - A request refused before it ran (401, 429, or a 422 from the document's own validation,
+                 *       such as a malformed key) keeps nothing, and neither does a `500`: a retry runs again.
+                 *     - After 24 hours the key is forgotten (expired keys are pruned) and may be used again, but
+                 *       for `POST /charges`: a charge keeps its key, so the same token's same charge request with
+                 *       that key answers that charge (`201`, a declined one its `400`), and another request with
+                 *       it is a `422` `idempotency_key_reused`.
+                 * @example 5f0c1d2e-8a3b-4c6d-9e7f-0a1b2c3d4e5f
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "language": "en",
+                 *       "delivery": "email",
+                 *       "esign_consent": {
+                 *         "given_at": "2026-11-28T16:12:00.000Z",
+                 *         "method": "recorded_call",
+                 *         "consent_version": "acme-edelivery-2026-01"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ValidationNoticeCreate"];
+            };
+        };
+        responses: {
+            /** @description The notice was made and sent (or handed to the print vendor). */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84",
+                     *         "debt_account_id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
+                     *         "debt_account_ids": [
+                     *           "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58"
+                     *         ],
+                     *         "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *         "language": "en",
+                     *         "delivery": "email",
+                     *         "to": "maria.gonzalez@mail.example",
+                     *         "sent_on": "2026-12-22",
+                     *         "validation_period_ends_on": "2027-01-29",
+                     *         "amount_due": 184250,
+                     *         "esign_consent": {
+                     *           "given_at": "2026-11-28T16:12:00.000Z",
+                     *           "method": "recorded_call",
+                     *           "consent_version": "acme-edelivery-2026-01",
+                     *           "source": "request"
+                     *         },
+                     *         "procedure_1006_42c": false,
+                     *         "communication_id": "3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05",
+                     *         "file": {
+                     *           "content_type": "application/pdf",
+                     *           "size": 6120,
+                     *           "sha256": "9f2b5c1d7e0a4b3c8d6e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c"
+                     *         },
+                     *         "created_at": "2026-12-22T15:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The notice. */
+                        data: components["schemas"]["ValidationNotice"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["IdempotencyKeyInUse"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The notice cannot be made or sent as asked; every reason is listed in `errors`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "The given data was invalid.",
+                     *       "errorCode": "validation_failed",
+                     *       "errors": {
+                     *         "itemization": [
+                     *           "of ACC-2026-004417: 182000 + 0 + 2250 - 0 = 184250 is not its current_balance 134250; update the itemization"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listValidationNotices: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Records per page, from 1 to 500. Any other value (`0`, `501`, `1e309`, `Infinity`) is a 422 on `query.limit`.
+                 * @example 10
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description The page to answer, counting from 1. A page past the last answers an empty `data`. A value that is not a whole number in range (`1.5`, `1e309`, `Infinity`) is a 422 on `query.page`.
+                 * @example 1
+                 */
+                page?: components["parameters"]["Page"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The resource's UUID (`id`) or the client's `external_id`. A UUID is tried as `id` first, then as `external_id`.
+                 * @example 9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41
+                 */
+                id: components["parameters"]["IdOrExternalId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of notices, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84",
+                     *           "debt_account_id": "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58",
+                     *           "debt_account_ids": [
+                     *             "4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58"
+                     *           ],
+                     *           "customer_id": "9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41",
+                     *           "language": "en",
+                     *           "delivery": "email",
+                     *           "to": "maria.gonzalez@mail.example",
+                     *           "sent_on": "2026-12-22",
+                     *           "validation_period_ends_on": "2027-01-29",
+                     *           "amount_due": 184250,
+                     *           "esign_consent": {
+                     *             "given_at": "2026-11-28T16:12:00.000Z",
+                     *             "method": "recorded_call",
+                     *             "consent_version": "acme-edelivery-2026-01",
+                     *             "source": "request"
+                     *           },
+                     *           "procedure_1006_42c": false,
+                     *           "communication_id": "3d9c2b7e-5f1a-4c8d-9e6b-2a7f4c1d8e05",
+                     *           "file": {
+                     *             "content_type": "application/pdf",
+                     *             "size": 6120,
+                     *             "sha256": "9f2b5c1d7e0a4b3c8d6e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c"
+                     *           },
+                     *           "created_at": "2026-12-22T15:00:00.000Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "current_page": 1,
+                     *         "from": 1,
+                     *         "to": 1,
+                     *         "last_page": 1,
+                     *         "per_page": 10,
+                     *         "total": 1,
+                     *         "path": "https://api.debt-collection.example/api/v1/debt-accounts/4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58/validation-notices",
+                     *         "from_submitted_date": "2026-12-22T15:00:00.000Z",
+                     *         "to_submitted_date": "2026-12-22T15:00:00.000Z"
+                     *       },
+                     *       "links": {
+                     *         "first": "https://api.debt-collection.example/api/v1/debt-accounts/4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58/validation-notices?page=1",
+                     *         "last": "https://api.debt-collection.example/api/v1/debt-accounts/4f8a2d17-93c6-4b5e-a1d0-6e2b9c7f3a58/validation-notices?page=1",
+                     *         "prev": null,
+                     *         "next": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The notices on this page. */
+                        data: components["schemas"]["ValidationNotice"][];
+                        /** @description Links to the first, last, previous and next pages. */
+                        links: components["schemas"]["PaginationLinks"];
+                        /** @description Paging counters. */
+                        meta: components["schemas"]["PaginationMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadHost"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -17909,6 +18611,7 @@ export interface operations {
                      *         "reminder_days_before": 3,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
+                     *         "mailing_address": "100 Congress Ave, Suite 400\nAustin, TX 78701",
                      *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
@@ -17966,6 +18669,7 @@ export interface operations {
                      *         "reminder_days_before": 2,
                      *         "contact_email": "help@acme-recovery.example",
                      *         "contact_phone": "(800) 555-0100",
+                     *         "mailing_address": "100 Congress Ave, Suite 400\nAustin, TX 78701",
                      *         "dispute_hold": "all",
                      *         "debt_collector_disclosure": "This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.",
                      *         "settlement_max_discount_percentage": 80,
@@ -18857,6 +19561,44 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getValidationNoticeFile: {
+        parameters: {
+            query?: {
+                /** @description `pdf` (default) or `html`. */
+                format?: "pdf" | "html";
+            };
+            header?: never;
+            path: {
+                /** @description The notice's UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notice. */
+            200: {
+                headers: {
+                    /**
+                     * @description Always `attachment`, with a file name of ours.
+                     * @example attachment; filename="validation-notice-0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84.pdf"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "text/html": string;
+                };
+            };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];

@@ -39,6 +39,7 @@ import { autopayRoutes } from './autopay/autopay-routes';
 import { documentRoutes } from './documents/document-routes';
 import { ticketRoutes } from './tickets/ticket-routes';
 import { disputeRoutes } from './disputes/dispute-routes';
+import { validationNoticeRoutes } from './validation-notices/validation-notice-routes';
 import { operationRoutes } from './http/typed-routes';
 import { chain, onlyAt } from './http/chain';
 import { requestLog, requestLogger } from './http/request-log';
@@ -130,6 +131,7 @@ export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db
     documentRoutes,
     ticketRoutes,
     disputeRoutes,
+    validationNoticeRoutes,
   ]) {
     resource(routes, deps);
   }

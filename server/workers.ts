@@ -3,6 +3,7 @@
  * for one job: pg-boss retries a job whose worker died.
  */
 import type { AppDeps } from './deps';
+import { runNoticeJob, type NoticeJob } from './validation-notices/bulk-notices';
 import { resumePendingBulkActions, runBulkImport, type BulkJob } from './bulk/bulk-import';
 import { createMailer, type Mail } from './mail/mailer';
 import { deliverCommunication } from './communications/mail-job';
@@ -50,6 +51,9 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
     const data = job!.data;
     if ('communicationId' in data) await deliverCommunication(deps, send, data.communicationId, job!);
     else await send(data);
+  });
+  await boss.work<NoticeJob>(QUEUES.validationNotice, { pollingIntervalSeconds: 2 }, async ([job]) => {
+    await runNoticeJob(deps, job!.data);
   });
   await boss.work<SettlementJob>(QUEUES.achSettlement, { pollingIntervalSeconds: 2 }, async ([job]) => {
     await settleAch(deps, job!.data);

@@ -12,6 +12,7 @@ import { isUniqueViolation } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { checkRows, type PendingRow } from './bulk-rows';
 import { writeRows, type Written } from './bulk-writer';
+import { enqueueNotices, noticeAccounts } from '../validation-notices/bulk-notices';
 
 export interface BulkJob {
   bulkActionId: string;
@@ -46,8 +47,10 @@ async function importChunk(deps: AppDeps, trx: Knex.Transaction, tenant: Tenant,
     .skipLocked()
     .select('bulk_rows.position', 'bulk_rows.payload', trx.raw('bulk_rows.position = bulk_actions.count - 1 AS last'));
   if (rows.length === 0) return false;
-  const written = await writeRows(trx, tenant, bulkActionId, rows, await checkRows(trx, tenant, rows));
+  const failures = await checkRows(trx, tenant, rows);
+  const written = await writeRows(trx, tenant, bulkActionId, rows, failures);
   await deps.events.record(trx, tenant, created(written));
+  await enqueueNotices(deps, trx, tenant, noticeAccounts(rows.filter((row) => !failures.has(row.position)), written));
   // A short chunk was the last this runner could claim: rows another runner holds are its to
   // finish, and complete() waits for them (it completes only with no row pending).
   return rows.length === size && !rows[rows.length - 1]!.last;

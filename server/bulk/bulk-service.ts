@@ -6,6 +6,7 @@ import { copyRows } from '../db/copy-rows';
 import { wakeWorker } from '../jobs/wake';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
+import { itemizationOf } from '../debt-accounts/itemization';
 import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
@@ -26,6 +27,10 @@ function checkStructure(items: BulkItem[], now: Date): void {
     const notice = item.customer.email_creditor_notice_date;
     if (notice && item.customer.email_source !== 'creditor') errors[`[${i}].customer.email_creditor_notice_date`] = ['is recorded only for an address with email_source creditor'];
     else if (notice && notice > today) errors[`[${i}].customer.email_creditor_notice_date`] = ['must not be in the future'];
+    (item.debt_accounts ?? []).forEach((account, j) => {
+      const checked = itemizationOf(account.itemization, today);
+      if ('error' in checked) errors[`[${i}].debt_accounts[${j}].itemization.itemization_date`] = [checked.error];
+    });
   });
   if (Object.keys(errors).length > 0) throw ApiError.invalid(errors);
 }

@@ -11,6 +11,7 @@ import { ADDRESSES } from '../customer-store/address-repo';
 import { CUSTOMERS } from '../customer-store/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
 import { sortBillingTypes } from '../billing-types';
+import { itemizationOf } from '../debt-accounts/itemization';
 import { insertOrGetLocations, LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';
 import { copyRows } from '../db/copy-rows';
@@ -20,8 +21,13 @@ type Account = NonNullable<BulkItem['debt_accounts']>[number] | NonNullable<Bulk
 
 export interface Written {
   customerIds: string[];
-  accounts: { id: string; customer_id: string }[];
+  accounts: { id: string; customer_id: string; parent_id: string | null }[];
   locationIds: string[];
+}
+
+function withDefaults(itemization: NonNullable<NonNullable<BulkItem['debt_accounts']>[number]['itemization']>) {
+  const checked = itemizationOf(itemization, '9999-12-31');
+  return 'value' in checked ? checked.value : null;
 }
 
 function accountRow(account: Account, ids: { id: string; customer: string; location: string; parent: string | null }, tenant: Tenant) {
@@ -38,6 +44,8 @@ function accountRow(account: Account, ids: { id: string; customer: string; locat
     current_balance: account.current_balance ?? account.balance,
     metadata: account.metadata ?? {},
     validation_notice_sent_at: ('validation_notice_sent_at' in account ? account.validation_notice_sent_at : null) ?? null,
+    // The date was checked when the request arrived (bulk-service.ts); here only the defaults are filled in.
+    itemization: 'itemization' in account && account.itemization ? withDefaults(account.itemization) : null,
   };
 }
 
@@ -145,7 +153,7 @@ export async function writeRows(
   );
   return {
     customerIds: customers.map((c) => c.id as string),
-    accounts: accounts.map((a) => ({ id: a.id as string, customer_id: a.customer_id as string })),
+    accounts: accounts.map((a) => ({ id: a.id as string, customer_id: a.customer_id as string, parent_id: a.parent_id as string | null })),
     locationIds: placed.created,
   };
 }

@@ -18,7 +18,8 @@ export interface CommunicationRow {
   environment: Tenant['environment'];
   customer_id: string;
   debt_account_id: string | null;
-  channel: 'email';
+  /** `mail`: a validation notice's letter (its PDF is for the agency's print vendor). */
+  channel: 'email' | 'mail';
   kind: CommunicationKind;
   /** The From as sent; null on rows written before the log kept it. */
   from: string | null;
@@ -39,7 +40,7 @@ export interface CommunicationRow {
   updated_at: Date;
 }
 
-export type NewCommunication = Omit<CommunicationRow, 'id' | 'organization_id' | 'environment' | 'channel' | 'sent_at' | 'error' | 'updated_at'> & { id: string };
+export type NewCommunication = Omit<CommunicationRow, 'id' | 'organization_id' | 'environment' | 'channel' | 'sent_at' | 'error' | 'updated_at'> & { id: string; channel?: CommunicationRow['channel'] };
 
 export interface CommunicationFilters {
   customer_id?: string;
@@ -67,7 +68,7 @@ export function communicationRepo(db: Knex, tenant: Tenant) {
     /** Writes a message; with a `dedupe_key` already written (a reminder recorded by another process), writes nothing and answers undefined. */
     async insert(values: NewCommunication): Promise<CommunicationRow | undefined> {
       const [row] = await db(COMMUNICATIONS)
-        .insert({ ...values, headers: values.headers && JSON.stringify(values.headers), ...tenantColumns(tenant), channel: 'email', updated_at: values.created_at })
+        .insert({ channel: 'email', ...values, headers: values.headers && JSON.stringify(values.headers), ...tenantColumns(tenant), updated_at: values.created_at })
         .onConflict(db.raw('(organization_id, environment, dedupe_key)'))
         .ignore()
         .returning(COMMUNICATION_COLUMNS);

@@ -81,6 +81,7 @@ export function debtAccountToApi(row: DebtAccountRow, relations: DebtAccountRela
     external_account_number: row.external_account_number,
     external_status: row.external_status,
     status: row.status,
+    itemization: row.itemization,
     validation_notice_sent_at: row.validation_notice_sent_at,
     validation_period_ends_on: row.validation_notice_sent_at ? validationPeriodEndsOn(row.validation_notice_sent_at) : null,
     disputes,

@@ -3,6 +3,7 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns, UUID, externalIdTaken } from '../db/tenant';
 import { DEBT_ACCOUNT_LOCATIONS } from '../locations/location-repo';
+import type { Itemization } from './itemization';
 
 export const DEBT_ACCOUNTS = 'debt_accounts';
 export const PAYMENT_PLANS = 'payment_plans';
@@ -12,7 +13,7 @@ type BillingType = components['schemas']['BillingType'];
 
 /** Columns of an account row, with its parent's external_id joined in. */
 export const DEBT_ACCOUNT_COLUMNS = [
-  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'settlement_discount', 'validation_notice_sent_at', 'created_at', 'updated_at'].map(
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'settlement_discount', 'itemization', 'validation_notice_sent_at', 'created_at', 'updated_at'].map(
     (column) => `${DEBT_ACCOUNTS}.${column}`,
   ),
   'parent.external_id as parent_external_id',
@@ -36,6 +37,8 @@ export interface DebtAccountRow {
   metadata: Record<string, string>;
   /** bigint: the cents an accepted settlement offer forgives; null without one (payment-terms.ts). */
   settlement_discount: string | null;
+  /** What the validation notice itemizes (itemization.ts); null until given. */
+  itemization: Itemization | null;
   /** `YYYY-MM-DD`: the day the validation notice was sent. */
   validation_notice_sent_at: string | null;
   created_at: Date;
@@ -66,6 +69,7 @@ function serialize(values: DebtAccountValues): Record<string, unknown> {
   const row: Record<string, unknown> = { ...values };
   if (values.rules) row.rules = JSON.stringify(values.rules);
   if (values.metadata) row.metadata = JSON.stringify(values.metadata);
+  if (values.itemization) row.itemization = JSON.stringify(values.itemization);
   return row;
 }
 

@@ -21,6 +21,7 @@ import { todayUtc } from '../dates';
 import { offeredOptions } from '../payment-terms/payment-terms';
 import { nowFor } from '../kernel/clock';
 import { readDebtAccount, readDebtAccountPage, type AccountFilter } from './debt-account-read';
+import { itemizationOf } from './itemization';
 
 type Schemas = components['schemas'];
 type DebtAccount = Schemas['DebtAccount'];
@@ -104,6 +105,13 @@ function noticeDay(day: string | null | undefined, now: Date): string | null {
   return day;
 }
 
+/** The request's itemization as stored (itemization.ts), or a 422 on its date. */
+function itemizationDay(input: Schemas['DebtAccountCreate']['itemization'], now: Date): DebtAccountValues['itemization'] {
+  const checked = itemizationOf(input, todayUtc(now));
+  if ('error' in checked) throw ApiError.field('itemization.itemization_date', checked.error);
+  return checked.value;
+}
+
 /** One account as the API shows it, in one statement (debt-account-read.ts). */
 async function find({ db }: DebtAccountDeps, tenant: Tenant, key: string, include: Set<string>): Promise<DebtAccount> {
   const account = await readDebtAccount(db, tenant, key, include);
@@ -141,6 +149,7 @@ async function create({ db, events, clock }: DebtAccountDeps, tenant: Tenant, bo
         external_status: body.external_status ?? null,
         rules: body.rules ?? {},
         metadata: body.metadata ?? {},
+        itemization: itemizationDay(body.itemization, nowFor(clock, tenant)) ?? null,
         validation_notice_sent_at: noticeDay(body.validation_notice_sent_at, nowFor(clock, tenant)),
       });
       if (body.locations) {
@@ -220,7 +229,7 @@ async function update(
       if (body.status !== undefined) changes.status = body.status;
       if (body.external_status !== undefined) changes.external_status = body.external_status;
       if (body.rules !== undefined) changes.rules = mergeRules(current.rules, body.rules);
-      if (body.validation_notice_sent_at !== undefined) changes.validation_notice_sent_at = noticeDay(body.validation_notice_sent_at, nowFor(clock, tenant));
+      if (body.itemization !== undefined) changes.itemization = itemizationDay(body.itemization, nowFor(clock, tenant));
       if (body.metadata !== undefined) changes.metadata = mergeMetadata(current.metadata, body.metadata);
       await accounts.update(current.id, changes);
       if (customerId !== current.customer_id) await disputeRepo(trx, tenant).followAccount(current.id, customerId);

@@ -6,13 +6,20 @@
  */
 import type { Response } from 'express';
 
-export function sendStoredFile(res: Response, file: { bytes: Buffer; contentType: string }, filename: string, disposition: 'attachment' | 'inline' = 'attachment'): void {
+export function sendStoredFile(
+  res: Response,
+  file: { bytes: Buffer; contentType: string },
+  filename: string,
+  disposition: 'attachment' | 'inline' = 'attachment',
+  /** The caller's own policy, which must run no script (a self-contained HTML page may allow its inline style). */
+  csp = "default-src 'none'; sandbox",
+): void {
   res.set({
     'Content-Type': file.contentType,
     'Content-Length': String(file.bytes.length),
     'Content-Disposition': `${disposition}; filename="${filename.replace(/[^A-Za-z0-9._-]/g, '_')}"`,
     'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': "default-src 'none'; sandbox",
+    'Content-Security-Policy': csp,
     'Cache-Control': 'private, no-store',
   });
   res.status(200).end(file.bytes);

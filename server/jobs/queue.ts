@@ -19,6 +19,7 @@ export const QUEUES = {
   webhookHealth: 'webhook-health',
   webhookRecovery: 'webhook-recovery',
   chargeRecovery: 'charge-recovery',
+  validationNotice: 'validation-notice',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

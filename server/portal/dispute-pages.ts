@@ -21,6 +21,9 @@ import { addComment, createDispute, disputeFile, findDispute, type Filing } from
 import { sendStoredFile } from '../http/file-download';
 import { fileRefusal, portalFile, uploadErrorOf } from './portal-uploads';
 import { disputeRepo, OPEN_STATUSES } from '../dispute-store/dispute-repo';
+import { validationNoticeRepo } from '../validation-notices/validation-notice-repo';
+import { noticeContent } from '../validation-notices/notice-template';
+import { noticeHtml } from '../validation-notices/notice-html';
 
 type Reason = components['schemas']['DisputeReason'];
 
@@ -123,7 +126,24 @@ export function disputePagesRouter(deps: AppDeps, scope: PortalScope): Router {
     const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
     const open = await openDisputeOf(deps, visit.tenant, view.account.id);
     if (open) return res.redirect(303, `${base}/disputes/${open.id}`);
-    renderForm(res, visit, view.account.id, accountLabel(view.account));
+    // Pre-filled from the validation notice's response form (?reason=…).
+    const reason = REASONS.find((option) => option.value === req.query.reason)?.value;
+    renderForm(res, visit, view.account.id, accountLabel(view.account), 200, reason ? { reason } : {});
+  }));
+
+  /**
+   * The account's latest validation notice as its HTML page, whose response form's choices
+   * open the dispute form above, pre-filled. The page is self-contained: its one inline style
+   * sheet is allowed for this answer alone; still no script.
+   */
+  router.get('/accounts/:accountId/validation-notice', page(async (req, res, visit) => {
+    const view = await accounts.find(visit.tenant, visit.browser.customer_id!, String(req.params.accountId));
+    const notice = await validationNoticeRepo(deps.db, visit.tenant).latestOf(view.account.id);
+    if (!notice) throw new PortalStop(404, 'not_found', 'No notice yet', 'There is no validation notice for this account yet.', undefined, { href: `${base}/accounts/${view.account.id}`, text: 'Back to the account' });
+    const dispute = (reason: Reason) => `${base}/accounts/${view.account.id}/dispute?reason=${reason}`;
+    const html = noticeHtml(noticeContent(notice.data), { not_mine: dispute('not_mine'), wrong_amount: dispute('wrong_amount'), other: dispute('other'), original_creditor: dispute('original_creditor_requested') });
+    res.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'");
+    res.type('html').send(html);
   }));
 
   router.post('/accounts/:accountId/dispute', page(async (req, res, visit) => {

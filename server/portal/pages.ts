@@ -3,6 +3,7 @@
  * visit, call the Portal's services and render. Every POST has passed the CSRF check (portal-router.ts).
  */
 import { randomBytes } from 'node:crypto';
+import { validationNoticeRepo } from '../validation-notices/validation-notice-repo';
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
@@ -130,6 +131,7 @@ export function pagesRouter(deps: AppDeps, scope: PortalScope): Router {
       guest: isGuest(visit),
       settlementOffer: await pendingOfferOf(deps.db, visit.tenant, detail.account.id, visit.now),
       settlement: typeof req.query.settlement === 'string' ? req.query.settlement : undefined,
+      validationNotice: await validationNoticeRepo(deps.db, visit.tenant).latestOf(detail.account.id),
     });
   }));
 

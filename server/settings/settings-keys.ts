@@ -44,6 +44,13 @@ export const SETTING_KEYS: { [K in keyof Settings]-?: Key<K> } = {
   reminder_days_before: { default: () => 3 },
   contact_email: { default: (organization) => organization.notification_email },
   contact_phone: { default: () => null },
+  mailing_address: {
+    default: () => null,
+    check: (value) => {
+      const lines = value.split(/\r?\n/).map((line) => line.trim()).filter(Boolean);
+      return lines.length === 0 ? { error: 'must not be blank' } : lines.length > 5 ? { error: 'must have at most 5 lines' } : { value: lines.join('\n') };
+    },
+  },
   debt_collector_disclosure: {
     default: () => DEFAULT_DISCLOSURE,
     check: (value) => {

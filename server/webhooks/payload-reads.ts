@@ -77,6 +77,9 @@ export interface DebtAccountRow {
   external_status: string | null;
   rules: { min_payment_amount?: number };
   metadata: Record<string, string>;
+  itemization: S['Itemization'] | null;
+  /** `YYYY-MM-DD`. */
+  validation_notice_sent_at: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -229,7 +232,7 @@ const PAYMENT_METHOD_COLUMNS = [
   'updated_at',
 ];
 const ACCOUNT_COLUMNS = [
-  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'created_at', 'updated_at'].map(
+  ...['id', 'customer_id', 'location_id', 'parent_id', 'external_id', 'external_account_number', 'billing_type', 'balance', 'current_balance', 'status', 'external_status', 'rules', 'metadata', 'itemization', 'validation_notice_sent_at', 'created_at', 'updated_at'].map(
     (column) => `account.${column}`,
   ),
   'parent.external_id as parent_external_id',

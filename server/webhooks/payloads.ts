@@ -136,6 +136,8 @@ function accountPart(row: DebtAccountRow, ctx: PayloadRows, customer: S['EventEm
     total_current_balance: Number(row.current_balance),
     status: row.status,
     external_status: row.external_status,
+    itemization: row.itemization,
+    validation_notice_sent_at: row.validation_notice_sent_at,
     // When an account was paid off is not recorded yet.
     paid_off_at: null,
     rules,

@@ -23,6 +23,7 @@ const FLOORS: string[][] = [
   ['customer-sessions'],
   ['communications'],
   ['disputes', 'documents', 'tickets'],
+  ['validation-notices'],
   ['payments'],
   ['payment-plans'],
   ['settlement-offers', 'autopay', 'external-charges', 'processor-notices'],

@@ -234,6 +234,7 @@ describe('GET /settings and PUT /settings', () => {
       reminder_days_before: 3,
       contact_email: 'ops@acme-recovery.example',
       contact_phone: null,
+      mailing_address: null,
       debt_collector_disclosure: 'This communication is from a debt collector. This is an attempt to collect a debt, and any information obtained will be used for that purpose.',
       settlement_max_discount_percentage: 80,
       settlement_max_months: 24,

@@ -17,6 +17,8 @@ export interface SmtpSink {
   received: Received[];
   /** The first message to `to` that `test` accepts, waiting for it up to `ms`. */
   waitFor(to: string, test?: (message: Received) => boolean, ms?: number): Promise<Received>;
+  /** The messages received so far to `address`. */
+  to(address: string): Received[];
   close(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startSmtpSink(): Promise<SmtpSink> {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },
+    to: (address) => received.filter((message) => message.to.includes(address)),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
@@ -87,4 +90,14 @@ export async function startSmtpSink(): Promise<SmtpSink> {
 /** The text of a message as a reader sees it: quoted-printable soft breaks joined, `=3D` back to `=`. */
 export function plainText(message: Received): string {
   return message.data.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** A message's body alone, decoded from quoted-printable (as UTF-8) when it was sent so. */
+export function bodyOf(message: Received): string {
+  const split = message.data.indexOf('\r\n\r\n');
+  const headers = message.data.slice(0, split);
+  const body = message.data.slice(split + 4);
+  if (!/content-transfer-encoding:\s*quoted-printable/i.test(headers)) return body;
+  const bytes = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
 }

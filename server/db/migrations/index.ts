@@ -32,6 +32,7 @@ import * as payloadReadIndexes from './029-payload-read-indexes';
 import * as portalResetLimits from './032-portal-reset-limits';
 import * as paymentProcessors from './040-payment-processors';
 import * as processorPaces from './055-processor-paces';
+import * as validationNotices from './060-validation-notices';
 import * as emailAddresses from './065-email-addresses';
 import * as disputesFollowAccounts from './085-disputes-follow-accounts';
 
@@ -65,6 +66,7 @@ const migrations: Record<string, Knex.Migration> = {
   '032-portal-reset-limits': portalResetLimits,
   '040-payment-processors': paymentProcessors,
   '055-processor-paces': processorPaces,
+  '060-validation-notices': validationNotices,
   '065-email-addresses': emailAddresses,
   '085-disputes-follow-accounts': disputesFollowAccounts,
 };
