@@ -16817,7 +16817,10 @@ export interface operations {
     listEmailOptOutChanges: {
         parameters: {
             query: {
-                /** @description The address whose history to read. */
+                /**
+                 * @description The address whose history to read.
+                 * @example maria.gonzalez@debt-collection.example
+                 */
                 email: string;
             };
             header?: never;

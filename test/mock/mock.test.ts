@@ -229,13 +229,16 @@ function documentedRequest(operation: Operation, extraHeaders: Record<string, st
     .map((p) => `${encodeURIComponent(p.name as string)}=${encodeURIComponent(value(p))}`)
     .join('&');
   const content = operation.requestBody?.content as Record<string, Json> | undefined;
-  const multipart = content && !content['application/json'] ? content['multipart/form-data'] : undefined;
+  // A form the operation does not require (the opt-out link's one click) is left out, as a browser's button sends none.
+  const multipart = content && !content['application/json'] && operation.requestBody?.required !== false ? content['multipart/form-data'] : undefined;
   let body: string | FormData | undefined = content && !multipart ? JSON.stringify(operation.view.exampleOf(content['application/json'])) : undefined;
   if (multipart) {
     // A form as an integrator's HTTP library sends it: the example's fields, and a file of the type the document names.
     const form = new FormData();
     const fileType = String(((multipart.encoding as Json | undefined)?.file as Json | undefined)?.contentType ?? 'application/pdf');
-    const example = { file: '', ...((operation.view.exampleOf(multipart) ?? {}) as Json) };
+    // A file part only where the form has one (an upload; not the opt-out link's one-click form).
+    const properties = (operation.view.resolve<Json>(multipart.schema).properties ?? {}) as Json;
+    const example = { ...('file' in properties ? { file: '' } : {}), ...((operation.view.exampleOf(multipart) ?? {}) as Json) };
     for (const [name, value] of Object.entries(example)) {
       if (name === 'file') form.append('file', new Blob([Buffer.from('%PDF-1.7\n%%EOF\n', 'latin1')], { type: fileType }), 'example.pdf');
       else for (const item of Array.isArray(value) ? value : [value]) form.append(name, String(item));
