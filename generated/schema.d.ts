@@ -10685,7 +10685,7 @@ export interface components {
                 transaction_key?: string;
                 /**
                  * @description Stripe's signing secret of the webhook endpoint registered at `webhook_url`.
-                 * @example whsec_3kLmNoPqRsTu9xTz
+                 * @example whsec_3kLmNoPqRsTu9xTzAbCdEfGhIjKlMnOp
                  */
                 webhook_secret?: string;
             };

@@ -136,7 +136,7 @@ export function createApp(deps: AppDeps, { readiness = Readiness.serving(deps.db
     resource(routes, deps);
   }
   // What processors send (their own signature, no bearer token): ahead of the API's chain.
-  app.post(`${API_BASE}/processor-webhooks/:id`, ...processorNoticeRoute(deps));
+  app.post(`${API_BASE}/processor-webhooks/:id`, refuseInvalidHost, ...processorNoticeRoute(deps));
   // The whole API is one layer of the app (http/chain.ts): no router of its own to walk. Walking
   // one cost 2.4 µs more per request than a bare Express route in a hot loop; this costs the same.
   app.use(
