@@ -2437,7 +2437,10 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The notice's UUID. */
+                /**
+                 * @description The notice's UUID.
+                 * @example 0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84
+                 */
                 id: string;
             };
             cookie?: never;
@@ -16043,8 +16046,8 @@ export interface operations {
                      *       "error": "The given data was invalid.",
                      *       "errorCode": "validation_failed",
                      *       "errors": {
-                     *         "itemization": [
-                     *           "of ACC-2026-004417: 182000 + 0 + 2250 - 0 = 184250 is not its current_balance 134250; update the itemization"
+                     *         "delivery": [
+                     *           "email needs the customer's E-SIGN consent to electronic notices (esign_consent, or given in the Portal) or procedure_1006_42c (12 CFR 1006.42)"
                      *         ]
                      *       }
                      *     }
@@ -19581,7 +19584,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The notice's UUID. */
+                /**
+                 * @description The notice's UUID.
+                 * @example 0b6f3c2a-8d14-4e7b-9a52-6c1e0f7d3b84
+                 */
                 id: string;
             };
             cookie?: never;
