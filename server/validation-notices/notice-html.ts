@@ -18,7 +18,7 @@ const row = (item: ItemRow, total = false) =>
 export type ResponseLinks = Partial<Record<NoticeContent['form']['choices'][number]['key'], string>>;
 
 const STYLE = `
-body{font-family:Helvetica,Arial,sans-serif;color:#111;max-width:46rem;margin:1.5rem auto;padding:0 1rem;line-height:1.45;font-size:1rem}
+body{font-family:Helvetica,Arial,sans-serif;color:#111;max-width:46rem;margin:1.5rem auto;padding:0 1rem;line-height:1.45;font-size:1rem;overflow-wrap:anywhere}
 header{display:flex;flex-wrap:wrap;justify-content:space-between;gap:1rem;margin-bottom:1.25rem}
 address{font-style:normal}
 h1{font-size:1.35rem;margin:0 0 .75rem}

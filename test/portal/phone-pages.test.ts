@@ -200,6 +200,18 @@ test('a dispute whose details hold a 300-character word is 375 px wide, and ever
   await check('/accounts/:accountId/documents');
   await page.goto(`${portalPath}/accounts/${other.id}/documents/${documentId}`);
   await check('/accounts/:accountId/documents/:documentId');
+  // The validation notice as the account page links it (a letter: the customer gave no E-SIGN consent).
+  await app.sandbox.PUT('/settings', { body: { mailing_address: '100 Congress Ave, Suite 400\nAustin, TX 78701' } });
+  const noticed = await newDebtAccount(app.sandbox, made.customer.id, {
+    balance: 30_000,
+    external_id: unique('ACC'),
+    external_account_number: unique('VN'),
+    itemization: { itemization_date: '2026-06-30', kind: 'charge_off', amount: 28_500, fees: 1_500 },
+  } as Partial<Schemas['DebtAccountCreate']>);
+  const sent = await app.sandbox.POST('/debt-accounts/{id}/validation-notice', { params: { path: { id: noticed.id } }, body: {} });
+  expect(sent.response.status).toBe(201);
+  await page.goto(`${portalPath}/accounts/${noticed.id}/validation-notice`);
+  await check('/accounts/:accountId/validation-notice');
   await page.goto(`${portalPath}/accounts/${UNKNOWN_UUID}`);
   expect(await heading()).toBe('Account not found');
   await check('message', 'account not found');
