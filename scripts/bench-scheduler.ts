@@ -40,16 +40,21 @@
  * statements unnamed, as it does the server's. During both runs the statistics of the tables the
  * due work grows are kept fresh (fresh-statistics.ts), as the due work keeps them.
  *
- * `--processor NAME` (PROCESSORS below: `sandbox`) is the processor charged, and `--rate-limit N`
+ * `--processor NAME` (PROCESSORS below: `sandbox`, `stripe`) is the processor charged, and `--rate-limit N`
  * paces it at N requests/s through the limiter every process shares (gateway/processor-pace.ts,
  * the due work waiting for its room): the requests it received are counted by second, as each is
- * sent to it, and `over_limit` is how many passed N in their second; `lost` the instalments
- * neither paid nor failed, plus any charged twice.
+ * sent to it (Stripe: by the local server itself, as each arrives, during the scheduler's run
+ * only), and `over_limit` is how many passed N in their second; `lost` the instalments neither
+ * paid nor failed, plus any charged twice (Stripe: also by the server's PaymentIntents). The
+ * limit counts requests, `per_second` instalments: the requests per instalment the processor
+ * received, and the most instalments a second the limit allows with them, are printed (a Stripe
+ * charge is two requests, create then confirm: at most 50 instalments/s at 100 requests/s).
  *
- *   npm run bench:scheduler -- --rate-limit 100 --gateway-latency-ms 300 --instalments 20000 --accounts 2000
+ *   npm run bench:scheduler -- --processor stripe --rate-limit 100 --gateway-latency-ms 300 --instalments 20000 --accounts 2000
  *
  * The last line is one JSON object of the figures: {"bench":"scheduler","processor","per_second",
- * "over_limit","lost","rate_limit","gateway_latency_ms","ratio_to_bare","bare_payloads"}.
+ * "over_limit","lost","rate_limit","requests_per_instalment","most_per_second","gateway_latency_ms",
+ * "ratio_to_bare","bare_payloads"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
