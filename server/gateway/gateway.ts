@@ -1,3 +1,6 @@
+import type { Knex } from 'knex';
+import type { Config } from '../config';
+import type { SecretBox } from '../crypto/secrets';
 /**
  * The payment gateway port: the only way money moves. A gateway keeps card and bank numbers
  * in its own vault and hands back a token; we charge, void and refund by token and by the
@@ -129,4 +132,11 @@ export interface PaymentGateway {
    */
   find(idempotencyKey: string, hints?: FindHints): Promise<ChargeOutcome | undefined>;
   outcome(reference: string): Promise<LaterOutcome>;
+}
+
+/** What the dispatch (gateways.ts) and every adapter are built from. */
+export interface GatewayDeps {
+  db: Knex;
+  config: Config;
+  secrets: SecretBox;
 }

@@ -6,13 +6,11 @@
  * the simulator (PAYMENT_GATEWAY=sandbox, demos only). One dispatch by processor name
  * (`adapterFor`): each processor's adapter is plugged in there.
  */
-import type { Knex } from 'knex';
 import type { Config } from '../config';
-import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { processorOf, type Processor } from './processor-read';
-import type { PaymentGateway } from './gateway';
+import type { GatewayDeps, PaymentGateway } from './gateway';
 import { sandboxGateway } from './sandbox-gateway';
 import { stripeGateway } from './stripe/stripe-gateway';
 import { scoped } from '../db/tenant';
@@ -20,11 +18,7 @@ import { authorizeNetGateway } from './authorize-net/authorize-net-gateway';
 import { pacedFetch, pacedGateway } from './paced-gateway';
 import { processorPace } from './processor-pace';
 
-export interface GatewayDeps {
-  db: Knex;
-  config: Config;
-  secrets: SecretBox;
-}
+export type { GatewayDeps } from './gateway';
 
 /** A gateway, or the sentence that says why there is none. */
 type Resolved = { gateway: PaymentGateway } | { missing: string };

@@ -11,8 +11,15 @@
  * saved method, no plan, no autopay, nothing scheduled). A guest who found nothing may only
  * write to us. A page a session may not use says why and where it can go instead.
  */
-import type { Visit } from './browser-sessions';
+import type { CustomerSessionRow } from '../customer-sessions/customer-session-repo';
+import type { BrowserSessionRow } from './browser-session-repo';
 import { PortalStop, type PageLink } from './page-error';
+
+/** What the rule reads of a visit (browser-sessions.ts's `Visit`): its browser session and a link's customer session. */
+interface Sessions {
+  browser: BrowserSessionRow;
+  customerSession: CustomerSessionRow | undefined;
+}
 
 export type Standing = 'link' | 'portal-account' | 'found-guest' | 'guest';
 
@@ -38,7 +45,7 @@ const ALLOWED: Record<Standing, readonly Feature[]> = {
 };
 
 /** How this browser session came in. A link's session waiting for verification is still a link's. */
-export function standingOf(visit: Pick<Visit, 'customerSession' | 'browser'>): Standing {
+export function standingOf(visit: Sessions): Standing {
   if (visit.customerSession) return 'link';
   if (visit.browser.portal_account_id && visit.browser.customer_id) return 'portal-account';
   if (visit.browser.customer_id && visit.browser.verified_at) return 'found-guest';
@@ -46,31 +53,31 @@ export function standingOf(visit: Pick<Visit, 'customerSession' | 'browser'>): S
 }
 
 /** A link asking for verification, not yet answered: every page of the customer waits for it. */
-export function needsVerification(visit: Pick<Visit, 'customerSession' | 'browser'>): boolean {
+export function needsVerification(visit: Sessions): boolean {
   return Boolean(visit.customerSession?.verification) && !visit.browser.verified_at;
 }
 
 /** The one question: may this visit use `feature` now? */
-export function may(visit: Pick<Visit, 'customerSession' | 'browser'>, feature: Feature): boolean {
+export function may(visit: Sessions, feature: Feature): boolean {
   if (needsVerification(visit)) return false;
   return ALLOWED[standingOf(visit)].includes(feature);
 }
 
 /** A guest pays once (no saved methods, no plan): anyone who may not keep anything. */
-export function isGuest(visit: Pick<Visit, 'customerSession' | 'browser'>): boolean {
+export function isGuest(visit: Sessions): boolean {
   return !may(visit, 'keep');
 }
 
 /** Signed in for the header (its "My accounts", "Contact us" and "Sign out"): a customer known and verified. */
-export function signedIn(visit: Pick<Visit, 'customerSession' | 'browser'>): boolean {
+export function signedIn(visit: Sessions): boolean {
   return may(visit, 'accounts');
 }
 
-const organizationQuery = (visit: Pick<Visit, 'browser'>) =>
+const organizationQuery = (visit: Pick<Sessions, 'browser'>) =>
   `organization=${visit.browser.organization_id}${visit.browser.environment === 'sandbox' ? '&environment=sandbox' : ''}`;
 
 /** Why a page is closed to this visit, and where it can go: a stop to throw (a redirect, or a page that says so). */
-export function refusal(visit: Pick<Visit, 'customerSession' | 'browser'>, feature: Feature, base: string, path: string, back?: PageLink): PortalStop {
+export function refusal(visit: Sessions, feature: Feature, base: string, path: string, back?: PageLink): PortalStop {
   if (needsVerification(visit)) return new PortalStop(303, 'forbidden', 'Confirm it is you', 'Please confirm it is you first.', `${base}/verify?next=${encodeURIComponent(path)}`);
   const standing = standingOf(visit);
   const query = organizationQuery(visit);
@@ -92,6 +99,6 @@ export function refusal(visit: Pick<Visit, 'customerSession' | 'browser'>, featu
 }
 
 /** Throws the refusal unless the visit may use `feature`. */
-export function requireAccess(visit: Pick<Visit, 'customerSession' | 'browser'>, feature: Feature, base: string, path: string, back?: PageLink): void {
+export function requireAccess(visit: Sessions, feature: Feature, base: string, path: string, back?: PageLink): void {
   if (!may(visit, feature)) throw refusal(visit, feature, base, path, back);
 }

@@ -13,7 +13,7 @@
  */
 import Stripe from 'stripe';
 import type { Processor } from '../processor-read';
-import type { GatewayDeps } from '../gateways';
+import type { GatewayDeps } from '../gateway';
 import {
   GatewayRefusal,
   GatewayUnanswered,
