@@ -38,6 +38,15 @@ import type { SecretBox } from '../crypto/secrets';
 export const DECLINE_CODES = ['card_declined', 'insufficient_funds', 'expired_card', 'incorrect_cvc', 'processing_error'] as const;
 export type DeclineCode = (typeof DECLINE_CODES)[number];
 
+/** Our documented message of each decline, whichever processor declined (its own text may follow). */
+export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  incorrect_cvc: "The card's security code is incorrect.",
+  processing_error: 'An error occurred while processing the card.',
+};
+
 /** NACHA return codes the sandbox produces. */
 export const ACH_RETURN_CODES = ['R01', 'R02', 'R03', 'R10'] as const;
 export type AchReturnCode = (typeof ACH_RETURN_CODES)[number];

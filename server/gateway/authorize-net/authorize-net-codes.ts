@@ -77,14 +77,6 @@ export function declineOf(responseCode: string, reasonCode: string | undefined):
   return (reasonCode && REASONS[reasonCode]) || (responseCode === RESPONSE.declined ? 'card_declined' : 'processing_error');
 }
 
-/** Our message for a decline: the processor's own text is kept, after ours. */
-export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
-  card_declined: 'The card was declined.',
-  insufficient_funds: 'The card has insufficient funds.',
-  expired_card: 'The card has expired.',
-  incorrect_cvc: "The card's security code is incorrect.",
-  processing_error: 'An error occurred while processing the card.',
-};
 
 /** Statuses of a transaction that holds money, card or eCheck, before or after settlement. */
 export const TAKEN = new Set(['authorizedPendingCapture', 'capturedPendingSettlement', 'settledSuccessfully', 'approvedReview', 'pendingFinalSettlement', 'pendingSettlement', 'returnedItem', 'chargeback', 'chargebackReversal']);

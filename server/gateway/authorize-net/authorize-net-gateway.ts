@@ -22,6 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  DECLINE_MESSAGES,
   GatewayRefusal,
   GatewayUnanswered,
   type AchReturnCode,
@@ -33,7 +34,7 @@ import {
 } from '../gateway';
 import type { ProcessorNotice } from '../processor-notices';
 import { apiClient, AuthorizeNetError, cents, dollars, expectOk, type ApiAnswer, type AuthorizeNetCredentials } from './authorize-net-api';
-import { DECLINE_MESSAGES, declineOf, DUPLICATE_REASON, HELD, invoiceNumberOf, RESPONSE, TAKEN, UNSETTLED } from './authorize-net-codes';
+import { declineOf, DUPLICATE_REASON, HELD, invoiceNumberOf, RESPONSE, TAKEN, UNSETTLED } from './authorize-net-codes';
 import { amountOf, reports, returnedItemsOf, utc, type ListedTransaction, type TransactionDetails } from './authorize-net-reports';
 
 export { invoiceNumberOf } from './authorize-net-codes';

@@ -20,7 +20,8 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { NoticeSignatureInvalid, type ProcessorNotice } from '../processor-notices';
-import { DECLINE_MESSAGES, RESPONSE } from './authorize-net-codes';
+import { RESPONSE } from './authorize-net-codes';
+import { DECLINE_MESSAGES } from '../gateway';
 
 interface Webhook {
   notificationId: string;

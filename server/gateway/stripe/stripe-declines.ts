@@ -3,16 +3,8 @@
  * documented declines (DECLINE_CODES), an ACH failure to its NACHA return code. Stripe's own code
  * is kept in the message, so support can still see it.
  */
-import type { AchReturnCode, DeclineCode } from '../gateway';
+import { DECLINE_MESSAGES, type AchReturnCode, type DeclineCode } from '../gateway';
 
-/** Our documented message of each decline (the simulator answers the same). */
-export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
-  card_declined: 'The card was declined.',
-  insufficient_funds: 'The card has insufficient funds.',
-  expired_card: 'The card has expired.',
-  incorrect_cvc: "The card's security code is incorrect.",
-  processing_error: 'An error occurred while processing the card.',
-};
 
 /** Stripe's decline codes (https://docs.stripe.com/declines/codes) that are not a plain `card_declined`. */
 const DECLINES: Record<string, DeclineCode> = {
