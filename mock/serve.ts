@@ -20,7 +20,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
-import { freePort } from '../server/net';
+import { freePort } from '../server/kernel/net';
 import { mockFront } from './front';
 
 const root = resolve(__dirname, '..');

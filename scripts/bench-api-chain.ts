@@ -31,7 +31,7 @@ import { idempotency } from '../server/idempotency/idempotency';
 import { tenantOf } from '../server/kernel/tenant';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { CUSTOMER_INCLUDES, DEFAULT_CUSTOMER_INCLUDES } from '../server/customers/customer-service';
-import { createLogger, logDestination } from '../server/logging';
+import { createLogger, logDestination } from '../server/kernel/logging';
 import { median } from './measure';
 
 const { values: options } = parseArgs({

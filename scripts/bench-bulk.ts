@@ -23,7 +23,7 @@ import pino from 'pino';
 import { createApiClient } from '../client';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { openScratchDatabase } from './scratch-database';
 import { startQueue } from '../server/jobs/queue';

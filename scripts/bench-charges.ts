@@ -33,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import pino from 'pino';
 import { createApp } from '../server/app';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { startQueue } from '../server/jobs/queue';
 import { createOrganization } from '../server/organizations/organization-repo';
@@ -44,7 +44,7 @@ import type { Tenant } from '../server/kernel/tenant';
 import { openScratchDatabase } from './scratch-database';
 import { serveForBench, type BenchServer } from './bench-server';
 import { API_BASE } from '../server/app';
-import { freePort } from '../server/net';
+import { freePort } from '../server/kernel/net';
 import { treeCpuMs } from './measure';
 
 const root = resolve(__dirname, '..');

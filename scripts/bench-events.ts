@@ -15,7 +15,7 @@ import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import { API_BASE, createApp, listen } from '../server/app';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { diskFileStore } from '../server/files/disk-file-store';
 import { startQueue } from '../server/jobs/queue';

@@ -28,7 +28,7 @@ import type { Knex } from 'knex';
 import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
 import { API_BASE, createApp, listen } from '../server/app';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { CUSTOMER_COLUMNS } from '../server/customer-store/customer-repo';
 import { openScratchDatabase } from './scratch-database';

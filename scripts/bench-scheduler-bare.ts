@@ -36,7 +36,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { groupBy } from '../server/collections';
+import { groupBy } from '../server/kernel/collections';
 import { batcher } from '../server/kernel/batcher';
 import { createBarePayloadFunctions } from './bench-scheduler-bare-payloads';
 

@@ -6,7 +6,7 @@
  * payloads' JSON text per instalment is compared by the caller.
  */
 import type { Knex } from 'knex';
-import { eventBodyText } from '../server/event-body';
+import { eventBodyText } from '../server/kernel/event-body';
 
 export const SAMPLE_ACCOUNTS = 20;
 

@@ -69,7 +69,7 @@ import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Knex } from 'knex';
 import { countStatements } from './statement-count';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import type { AppDeps } from '../server/deps';
 import type { Tenant } from '../server/kernel/tenant';

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { AppDeps } from '../server/deps';
-import { loadConfig } from '../server/config';
+import { loadConfig } from '../server/kernel/config';
 import { SecretBox } from '../server/crypto/secrets';
 import { createOrganization } from '../server/organizations/organization-repo';
 import type { Tenant } from '../server/kernel/tenant';

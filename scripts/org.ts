@@ -9,7 +9,7 @@
  * on that same database (the same DATA_DIR, or the same DATABASE_URL).
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../server/config';
+import { loadConfig, type Config } from '../server/kernel/config';
 import { migrate, openDatabase } from '../server/db/database';
 import { createOrganization, rotateToken } from '../server/organizations/organization-repo';
 

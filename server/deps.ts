@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Config } from './config';
+import type { Config } from './kernel/config';
 import type { SecretBox } from './crypto/secrets';
 import type { EventRecorder } from './events/events';
 import type { FileStore } from './files/file-store';

@@ -2,7 +2,7 @@
  * When autopay runs: on its day of each month at the hour every due payment runs (14:00 UTC,
  * when every US zone is on that date). Days 1 to 28 only, so every month has the day.
  */
-import { RUN_HOUR_UTC } from '../dates';
+import { RUN_HOUR_UTC } from '../kernel/dates';
 
 export const FIRST_DAY = 1;
 export const LAST_DAY = 28;

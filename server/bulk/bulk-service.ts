@@ -11,7 +11,7 @@ import type { Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import type { BulkItem } from './bulk-rows';
 import { BULK_JOB_OPTIONS, type BulkJob } from './bulk-import';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { nowFor } from '../kernel/clock';
 
 type Schemas = components['schemas'];

@@ -10,7 +10,7 @@ import { tenantColumns } from '../db/tenant';
 import { ADDRESSES } from '../customer-store/address-repo';
 import { CUSTOMERS } from '../customer-store/customer-repo';
 import { DEBT_ACCOUNTS } from '../debt-accounts/debt-account-repo';
-import { sortBillingTypes } from '../billing-types';
+import { sortBillingTypes } from '../kernel/billing-types';
 import { itemizationOf } from '../debt-accounts/itemization';
 import { insertOrGetLocations, LOCATIONS } from '../locations/location-repo';
 import { scoped } from '../db/tenant';

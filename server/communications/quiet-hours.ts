@@ -7,7 +7,7 @@
  * after it). Zones that share no such hour (Guam and New York) leave at the hour the agency
  * chose, on the clock of the customer's primary zone.
  */
-import { instantOf, wallTime } from '../time-zones';
+import { instantOf, wallTime } from '../kernel/time-zones';
 
 export const FIRST_HOUR = 8;
 export const LAST_HOUR = 21;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/schema';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 
 type Destination = components['schemas']['SessionDestination'];
 export type SessionTag = components['schemas']['SessionTag'];

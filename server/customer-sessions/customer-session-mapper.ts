@@ -1,7 +1,7 @@
 /** The one place where session rows become API objects. */
 import type { components } from '../../generated/schema';
 import type { components as PortalComponents } from '../../generated/portal';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { CustomerRow } from '../customer-store/customer-repo';
 import type { DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { portalUrl, shortUrl } from './customer-session-links';

@@ -13,7 +13,7 @@ import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import { addressRepo, type AddressRow } from '../customer-store/address-repo';
 import { customerToApi } from '../customer-store/customer-mapper';
 import type { CustomerRow } from '../customer-store/customer-repo';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { portalAccountsOf } from './portal-account-view';
 
 type Schemas = components['schemas'];

@@ -1,9 +1,9 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import { startEmbedded } from './embedded';
 import { migrationSource } from './migrations';
-import { within } from '../within';
+import { within } from '../kernel/within';
 import { installPreparedStatements } from './prepared-statements';
 import { parseTimestamptz } from './timestamps';
 

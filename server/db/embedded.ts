@@ -32,7 +32,7 @@ import {
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
-import { freePort, portIsFree } from '../net';
+import { freePort, portIsFree } from '../kernel/net';
 import { alive, sleep, underLock } from './dir-lock';
 import { dataDirRefusal, groupsOf } from './data-dir-access';
 

@@ -7,7 +7,7 @@ import { customerRepo } from '../customer-store/customer-repo';
 import { locationRepo } from '../locations/location-repo';
 import { debtAccountRepo, type DebtAccountRow } from './debt-account-repo';
 import { debtAccountToApi } from './debt-account-mapper';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { latestOfAccounts } from '../charge-store/charge-repo';
 import { autopaysOf } from './account-autopay';
 import { scoped } from '../db/tenant';

@@ -7,7 +7,7 @@ import type { LocationRow } from '../locations/location-repo';
 import type { DebtAccountRow, PaymentPlanRow } from './debt-account-repo';
 import type { ChargeRow, TransactionRow } from '../charge-store/charge-repo';
 import { chargeToApi, transactionToApi } from '../charge-store/charge-mapper';
-import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
+import { BILLING_TYPES, sortBillingTypes } from '../kernel/billing-types';
 import { autopayToApi, type AutopayRow } from './account-autopay';
 import { validationPeriodEndsOn } from '../kernel/validation-period';
 

@@ -16,7 +16,7 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { UUID } from '../db/tenant';
 import type { PageRequest } from '../http/pagination';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { bare, jsonOf as json, revive, type Shape } from '../db/json-rows';
 import { concurrently } from '../db/concurrently';
 import { CHARGE_COLUMNS, TRANSACTION_COLUMNS, type ChargeRow, type TransactionRow } from '../charge-store/charge-repo';

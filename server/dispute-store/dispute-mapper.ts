@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { concurrently } from '../db/concurrently';
 import { disputeRepo, type DisputeCommentRow, type DisputeFileRow, type DisputeRow } from './dispute-repo';
 import { holds, type DisputeHoldPolicy } from './dispute-holds';

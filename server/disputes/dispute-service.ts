@@ -11,7 +11,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
 import { validationPeriodEndsOn } from '../kernel/validation-period';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { customerRepo } from '../customer-store/customer-repo';
 import { addressRepo } from '../customer-store/address-repo';

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
-import { decodeEventBody } from '../event-body';
+import { decodeEventBody } from '../kernel/event-body';
 
 export const EVENTS = 'webhook_events';
 

@@ -9,7 +9,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import type { PageRequest } from '../http/pagination';
 import { loadDocument } from '../http/validator';
-import { eventBodyBytes } from '../event-body';
+import { eventBodyBytes } from '../kernel/event-body';
 import { eventLogRepo, type EventFilters, type EventRow, type StoredEventRow } from './event-log-repo';
 
 type S = components['schemas'];

@@ -14,7 +14,7 @@ import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
-import { isCalendarDate, todayUtc } from '../dates';
+import { isCalendarDate, todayUtc } from '../kernel/dates';
 import { announce } from '../events/listeners';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { SecretBox } from '../crypto/secrets';
 /**
  * The payment gateway port: the only way money moves. A gateway keeps card and bank numbers

@@ -6,7 +6,7 @@
  * the simulator (PAYMENT_GATEWAY=sandbox, demos only). One dispatch by processor name
  * (`adapterFor`): each processor's adapter is plugged in there.
  */
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { processorOf, type Processor } from './processor-read';

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { requestId } from '../logging';
+import { requestId } from '../kernel/logging';
 import { metricsEnabled, observeRequest } from '../observability/metrics';
 import { runAsWork, type Work } from '../observability/work-context';
 

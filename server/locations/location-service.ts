@@ -8,7 +8,7 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { externalIdUnique, isForeignKeyViolation, TAKEN } from '../db/tenant';
-import { mergeMetadata } from '../metadata';
+import { mergeMetadata } from '../kernel/metadata';
 import type { AppDeps } from '../deps';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';

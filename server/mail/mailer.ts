@@ -5,7 +5,7 @@
  */
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 
 export interface Mail {
   /** Default: the deployment's MAIL_FROM (messages to the organization itself). */

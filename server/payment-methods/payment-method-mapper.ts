@@ -1,7 +1,7 @@
 import type { components } from '../../generated/schema';
 import { addressToApi } from '../customer-store/customer-mapper';
 import type { AddressRow } from '../customer-store/address-repo';
-import { bankAccount, cardToken } from '../masking';
+import { bankAccount, cardToken } from '../kernel/masking';
 import { isExpired } from './card';
 import type { PaymentMethodRow } from './payment-method-repo';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
 import { scoped, tenantColumns } from '../db/tenant';
-import type { ShownPaymentMethod } from '../masking';
+import type { ShownPaymentMethod } from '../kernel/masking';
 
 export const PAYMENT_METHODS = 'payment_methods';
 export const PAYMENT_METHOD_COLUMNS = [

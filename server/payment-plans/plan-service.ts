@@ -11,7 +11,7 @@ import { ApiError } from '../kernel/errors';
 import { listPage, type Listed } from '../http/listing';
 import type { PageRequest } from '../http/pagination';
 import { isUniqueViolation } from '../db/tenant';
-import { dueAt, todayUtc } from '../dates';
+import { dueAt, todayUtc } from '../kernel/dates';
 import { debtAccountRepo, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { lockAccount } from '../payments/balances';
 import { nowFor } from '../kernel/clock';

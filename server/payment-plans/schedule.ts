@@ -3,7 +3,7 @@
  * calendar dates (`YYYY-MM-DD`) computed in UTC, never in the machine's zone, so a server in
  * any zone computes the same schedule.
  */
-import { addDays, dueAt } from '../dates';
+import { addDays, dueAt } from '../kernel/dates';
 import { instalmentCount } from '../payment-terms/payment-terms';
 
 export type Frequency = 'weekly' | 'every_other_week' | 'monthly' | 'last_of_month';

@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/schema';
 import { ApiError, type FieldErrors } from '../kernel/errors';
-import { addDays } from '../dates';
+import { addDays } from '../kernel/dates';
 import { instalmentCount, money, offersOneTime, WINDOWS, type AccountTerms, type Channel, type TermsAccount } from './payment-terms';
 
 type Frequency = components['schemas']['PaymentPlanFrequency'];

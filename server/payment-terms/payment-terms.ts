@@ -20,7 +20,7 @@
  * Intents (a payment, a plan) become field errors in payment-intent.ts.
  */
 import type { components } from '../../generated/schema';
-import { BILLING_TYPES } from '../billing-types';
+import { BILLING_TYPES } from '../kernel/billing-types';
 
 export type BillingOption = components['schemas']['BillingType'];
 type Frequency = components['schemas']['PaymentPlanFrequency'];

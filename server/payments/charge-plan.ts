@@ -10,7 +10,7 @@ import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
-import { bankAccount, cardToken } from '../masking';
+import { bankAccount, cardToken } from '../kernel/masking';
 import { paymentMethodRepo, type PaymentMethodRow } from '../payment-methods/payment-method-repo';
 import type { paymentMethodValues } from '../payment-methods/payment-method-service';
 import { customerRepo } from '../customer-store/customer-repo';

@@ -10,7 +10,7 @@
  */
 import { countChargesAnswered } from '../observability/metrics';
 import type { Knex } from 'knex';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type ErrorCode } from '../kernel/errors';
 import { GatewayRateLimited, GatewayRefusal, GatewayUnanswered, type ChargeOutcome as GatewayAnswer, type PaymentGateway } from '../gateway/gateway';

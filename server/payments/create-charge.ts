@@ -24,7 +24,7 @@ import { UUID } from '../db/tenant';
 import { moneyWrites } from './write-slots';
 import { scheduleCharge } from './scheduled-charges';
 import { nowFor } from '../kernel/clock';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import type { Channel } from '../payment-terms/payment-terms';
 import { intentErrors, laterDayOf, throwIfAny } from '../payment-terms/payment-intent';
 import type { IdempotencyScope } from '../idempotency/request-fingerprint';

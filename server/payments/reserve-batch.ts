@@ -24,11 +24,11 @@ import type { PaymentGateway } from '../gateway/gateway';
 import type { LockedFamily } from './balances';
 import type { PaymentDeps } from './payment-deps';
 import { familyKey, tenantKey } from './family-locks';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { intentErrors, throwIfAny } from '../payment-terms/payment-intent';
 import { intentOf, plan, type Origin, type Prepared } from './charge-plan';
 import type { Reserving } from './charge-reservations';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { UUID } from '../db/tenant';
 import { scopeText } from '../idempotency/request-fingerprint';
 

@@ -13,7 +13,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { scoped, tenantColumns } from '../db/tenant';
 import { termsOf } from '../payment-terms/payment-terms';
-import { dueAt, todayUtc } from '../dates';
+import { dueAt, todayUtc } from '../kernel/dates';
 import { isChargeable } from '../payment-methods/payment-method-mapper';
 import { paymentMethodRepo } from '../payment-methods/payment-method-repo';
 import type { PaymentGateway } from '../gateway/gateway';

@@ -16,7 +16,7 @@ import { paymentMethodService } from '../payment-methods/payment-method-service'
 import { planService } from '../payment-plans/plan-service';
 import { planRepo } from '../payment-plans/plan-repo';
 import type { Frequency } from '../payment-plans/schedule';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { planErrors, throwIfAny, wayErrors, type WayToPay } from '../payment-terms/payment-intent';
 import { isGuest, type Visit } from './browser-sessions';
 import type { AccountView } from './portal-accounts';

@@ -10,7 +10,7 @@ import { ApiError } from '../kernel/errors';
 import { customerRepo } from '../customer-store/customer-repo';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { portalAccountSessionToApi, portalSessionToApi } from '../customer-sessions/customer-session-mapper';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { chargeService } from '../payments/charge-service';
 import { needsVerification, visitOf, type PortalScope, type Visit } from './browser-sessions';
 import { may } from './access';

@@ -8,7 +8,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { AppDeps } from '../deps';
 import { ApiError } from '../kernel/errors';
-import { addDays, isCalendarDate, todayUtc } from '../dates';
+import { addDays, isCalendarDate, todayUtc } from '../kernel/dates';
 import type { EventName } from '../events/events';
 import { WINDOWS } from '../payment-terms/payment-terms';
 import { acceptOffer } from '../settlement-offers/offer-acceptance';

@@ -4,7 +4,7 @@
  * `SettingsUpdate`; storage (one JSON object per tenant) and the routes need nothing more.
  */
 import type { components } from '../../generated/schema';
-import { canonicalTimeZone } from '../time-zones';
+import { canonicalTimeZone } from '../kernel/time-zones';
 
 export type Settings = components['schemas']['Settings'];
 export type SettingsUpdate = components['schemas']['SettingsUpdate'];

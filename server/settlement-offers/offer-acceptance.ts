@@ -14,7 +14,7 @@ import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError, type FieldErrors } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { debtAccountRepo } from '../debt-accounts/debt-account-repo';
 import { customerRepo } from '../customer-store/customer-repo';
 import { lockAccount } from '../payments/balances';

@@ -12,7 +12,7 @@ import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { nowFor } from '../kernel/clock';
-import { todayUtc } from '../dates';
+import { todayUtc } from '../kernel/dates';
 import { validationPeriodEndsOn } from '../kernel/validation-period';
 import { debtAccountRepo, DEBT_ACCOUNT_COLUMNS, DEBT_ACCOUNTS, type DebtAccountRow } from '../debt-accounts/debt-account-repo';
 import { addressRepo } from '../customer-store/address-repo';

@@ -3,7 +3,7 @@
  * sending itself (signed with the webhook's secrets, opened once per webhook and kept while
  * the sealed value is unchanged).
  */
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { SecretBox } from '../crypto/secrets';
 import type { Logger } from 'pino';
 import { DEFER_SECONDS, isTestJob } from './delivery-jobs';

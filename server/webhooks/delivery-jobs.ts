@@ -13,7 +13,7 @@
  * jobs/queue.ts) puts a lapsed job back at once (retry delay 0), and any process fetches it.
  */
 import type PgBoss from 'pg-boss';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import { QUEUES } from '../jobs/queue';
 import type { AttemptResult } from './sender';
 

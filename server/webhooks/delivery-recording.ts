@@ -16,7 +16,7 @@
 import type PgBoss from 'pg-boss';
 import type { Knex } from 'knex';
 import type { Logger } from 'pino';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import { enqueueManyIn } from '../jobs/queue';
 import { countDeliveryAttempt } from '../observability/metrics';
 import { carried, DEFER_SECONDS, deliveryJob, isTestJob, outcomeOf, type DeliveryJob } from './delivery-jobs';

@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import type PgBoss from 'pg-boss';
-import { eventBodyText } from '../event-body';
+import { eventBodyText } from '../kernel/event-body';
 import { JOB_TABLE, JOB_WEBHOOK, QUEUES } from '../jobs/queue';
 import type { AttemptOutcome, DeliveryJob } from './delivery-jobs';
 import { DELIVERIES, WEBHOOK_EVENTS, WEBHOOKS, type EventName } from './webhook-repo';

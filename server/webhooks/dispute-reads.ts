@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { Tenant } from '../kernel/tenant';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 import { DISPUTE_COLUMNS, DISPUTES, disputeRepo, type DisputeCommentRow, type DisputeFileRow, type DisputeRow } from '../dispute-store/dispute-repo';
 
 export interface DisputeRows {

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
-import { groupBy } from '../collections';
+import { groupBy } from '../kernel/collections';
 
 type S = components['schemas'];
 

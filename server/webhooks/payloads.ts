@@ -5,8 +5,8 @@
  * Everything a payload needs is loaded beforehand into PayloadRows (payload-reads.ts).
  */
 import type { components } from '../../generated/schema';
-import { BILLING_TYPES, sortBillingTypes } from '../billing-types';
-import { bankAccount, cardToken } from '../masking';
+import { BILLING_TYPES, sortBillingTypes } from '../kernel/billing-types';
+import { bankAccount, cardToken } from '../kernel/masking';
 import { eventTime } from './event-time';
 import { builtOnce } from './built-once';
 import type { AddressRow, CustomerRow, DebtAccountRow, ImportRow, LocationRow, PaymentMethodRow, PaymentPlanRow, PayloadRows, PlanChargeRow } from './payload-reads';

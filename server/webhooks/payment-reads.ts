@@ -8,8 +8,8 @@ import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
-import { groupBy } from '../collections';
-import type { ShownPaymentMethod } from '../masking';
+import { groupBy } from '../kernel/collections';
+import type { ShownPaymentMethod } from '../kernel/masking';
 import type { OfferRow } from './settlement-reads';
 import { EXTERNAL_CHARGE_COLUMNS, EXTERNAL_CHARGES, type ExternalChargeRow } from '../external-charges/external-charge-repo';
 

@@ -1,5 +1,5 @@
 /** SQL of the webhook operations, scoped by tenant: subscriptions, the outbox and deliveries as the API sees them. */
-import { encodeEventBody } from '../event-body';
+import { encodeEventBody } from '../kernel/event-body';
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';

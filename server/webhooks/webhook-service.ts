@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import type { components } from '../../generated/schema';
-import type { Config } from '../config';
+import type { Config } from '../kernel/config';
 import type { AppDeps } from '../deps';
 import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';

@@ -1,5 +1,5 @@
 import type { Schemas } from '../../client';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, newCustomer, newDebtAccount, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';

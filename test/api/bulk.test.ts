@@ -1,6 +1,6 @@
 import type { ApiClient, Schemas } from '../../client';
 import { runBulkImport, type BulkJob } from '../../server/bulk/bulk-import';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 import { copyRows } from '../../server/db/copy-rows';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { expectFieldError, newCustomer } from '../support/fixtures';

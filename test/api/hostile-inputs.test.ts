@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { errorHandler } from '../../server/http/error-handler';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 import { expectFieldError, newCustomer, newDebtAccount } from '../support/fixtures';
 import { rawRequest, type RawAnswer } from '../support/raw-http';
 import { startTestApp, type TestApp } from '../support/test-app';

@@ -6,7 +6,7 @@ import type { ApiClient } from '../../client';
 import { CARD_YEAR, expectFieldError, newCustomer, UNKNOWN_UUID, type ErrorBody } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
-import { decodeEventBody } from '../../server/event-body';
+import { decodeEventBody } from '../../server/kernel/event-body';
 
 let app: TestApp;
 beforeAll(async () => {

@@ -12,7 +12,7 @@ const SERVER = join(__dirname, '../../server');
 /** Lowest first. A top-level file `server/x.ts` is the room `:x`. */
 const FLOORS: string[][] = [
   ['observability'],
-  ['kernel', 'crypto', ':event-body', ':dates', ':masking', ':metadata', ':billing-types', ':collections', ':net', ':logging', ':config', ':time-zones', ':within'],
+  ['kernel', 'crypto'],
   ['db'],
   ['http', 'events', 'jobs', 'mail', 'gateway', 'idempotency', 'organizations', 'files'],
   [':deps', 'operate'],
@@ -31,7 +31,6 @@ const FLOORS: string[][] = [
   ['portal', 'webhooks'],
   [':workers'],
   [':app'],
-  [':cluster'],
   [':main'],
 ];
 

@@ -4,7 +4,7 @@
  */
 import { quietUntil } from '../../server/communications/quiet-hours';
 import { areaCodeOf, timeZonesOf } from '../../server/communications/customer-time-zone';
-import { canonicalTimeZone } from '../../server/time-zones';
+import { canonicalTimeZone } from '../../server/kernel/time-zones';
 
 const at = (iso: string) => new Date(iso);
 

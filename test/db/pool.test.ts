@@ -2,7 +2,7 @@
  * DATABASE_POOL_MAX: how many connections a server process's pool may open (20 unless set,
  * 10 to 200), as the database sees them while more statements than that wait at once.
  */
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 import { connect, openDatabase, type Database } from '../../server/db/database';
 import { createTestDatabase } from '../support/test-app';
 

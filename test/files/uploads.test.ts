@@ -13,7 +13,7 @@ import { checkFile, typeOfBytes } from '../../server/files/file-types';
 import { MAX_UPLOAD_BYTES, uploadedFile } from '../../server/http/uploads';
 import { openApiValidator } from '../../server/http/validator';
 import { errorHandler } from '../../server/http/error-handler';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 import { listen } from '../../server/app';
 import { ApiError } from '../../server/kernel/errors';
 

@@ -1,4 +1,4 @@
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
 import { SANDBOX_DECLINES } from '../../server/gateway/sandbox-gateway';

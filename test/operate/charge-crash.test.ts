@@ -13,7 +13,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from '../../server/db/database';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 import { startQueue, QUEUES } from '../../server/jobs/queue';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { testAch, testCard } from '../support/fixtures';

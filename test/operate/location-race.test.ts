@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { createApiClient, type ApiClient } from '../../client';
 import { connect } from '../../server/db/database';
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { root, waitForHealth } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';

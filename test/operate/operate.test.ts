@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { embeddedEnv, root, spawnServer, waitForHealth } from '../support/processes';
 
 const tsx = join(root, 'node_modules', '.bin', 'tsx');

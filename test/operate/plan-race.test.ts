@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { connect } from '../../server/db/database';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 import { startQueue, QUEUES } from '../../server/jobs/queue';
 import { createOrganization } from '../../server/organizations/organization-repo';
 import { CARD_YEAR } from '../support/fixtures';

@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { createApiClient } from '../../client';
 import { connect } from '../../server/db/database';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 import { startQueue, QUEUES } from '../../server/jobs/queue';
 import { createOrganization } from '../../server/organizations/organization-repo';
-import { wallTime } from '../../server/time-zones';
+import { wallTime } from '../../server/kernel/time-zones';
 import { startServerProcess, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { eventually } from '../support/webhooks';

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { alive, embeddedEnv, errorLines, postmasterPid, root, spawnProcess, spawnServer, waitForHealth, type Spawned } from '../support/processes';
 
 const run = promisify(execFile);

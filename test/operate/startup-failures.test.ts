@@ -4,9 +4,9 @@
  * database that is still coming up waited for, with a line per try.
  */
 import { createServer, connect as tcpConnect, type Server } from 'node:net';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 import { connect } from '../../server/db/database';
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { errorLines, spawnServer, startServerProcess, waitForHealth, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 

@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../server/net';
+import { freePort } from '../../server/kernel/net';
 import { alive, embeddedEnv, postmasterPid, root, spawnProcess, waitForHealth, type Spawned } from '../support/processes';
 
 const run = promisify(execFile);

@@ -7,7 +7,7 @@
  */
 import { DUE_WORK_CHARGES_IN_FLIGHT } from '../../server/payment-plans/due-work';
 import { flowDue } from '../../server/payment-plans/due-flow';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 
 interface Item {
   tenant: string;

@@ -1,5 +1,5 @@
 import { afterFailure, chargeDate, instalmentCount, schedule } from '../../server/payment-plans/schedule';
-import { dueAt } from '../../server/dates';
+import { dueAt } from '../../server/kernel/dates';
 
 const dates = (frequency: Parameters<typeof chargeDate>[0], start: string, n: number) =>
   Array.from({ length: n }, (_, i) => chargeDate(frequency, start, i));

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Schemas } from '../../client';
-import { addDays } from '../../server/dates';
+import { addDays } from '../../server/kernel/dates';
 import { WINDOWS, type Channel } from '../../server/payment-terms/payment-terms';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { CARD_YEAR, customerWithAccount, newSession, testCard, unique } from '../support/fixtures';

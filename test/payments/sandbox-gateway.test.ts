@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { loadConfig } from '../../server/config';
+import { loadConfig } from '../../server/kernel/config';
 import { SecretBox } from '../../server/crypto/secrets';
 import { connect } from '../../server/db/database';
 import type { Tenant } from '../../server/kernel/tenant';

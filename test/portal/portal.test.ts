@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 import { balanceOf, customerWithAccount, newSession, unique, uniquePhone } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors, subscribeToEverything } from '../support/webhooks';
-import { decodeEventBody } from '../../server/event-body';
+import { decodeEventBody } from '../../server/kernel/event-body';
 
 const screenshots = join(resolve(__dirname, '../..'), 'screenshots');
 jest.setTimeout(90_000);

@@ -12,7 +12,7 @@ import type { TestApp } from '../support/test-app';
 import { accountOf, customerWithAccount, newSession, testCard, unique, uniquePhone } from '../support/fixtures';
 import { sandboxDayAfter } from '../support/sandbox-clock';
 import { payloadErrors } from '../support/webhooks';
-import { decodeEventBody } from '../../server/event-body';
+import { decodeEventBody } from '../../server/kernel/event-body';
 
 jest.setTimeout(90_000);
 

@@ -10,7 +10,7 @@
  */
 import type { ApiClient, Schemas } from '../../client';
 import { accountOf, newCustomer, newDebtAccount, testAch, testCard, unique } from '../support/fixtures';
-import { RUN_HOUR_UTC } from '../../server/dates';
+import { RUN_HOUR_UTC } from '../../server/kernel/dates';
 import { advanceSandbox, DAY, sandboxNow, sandboxToday } from '../support/sandbox-clock';
 import { outboxEvents, subscribedSandbox } from '../support/webhooks';
 import type { TestApp } from '../support/test-app';

@@ -9,7 +9,7 @@ import { resolve } from 'node:path';
 import { connect, migrate } from '../../server/db/database';
 import { startEmbedded } from '../../server/db/embedded';
 import { startQueue } from '../../server/jobs/queue';
-import { createLogger } from '../../server/logging';
+import { createLogger } from '../../server/kernel/logging';
 
 declare global {
   // eslint-disable-next-line no-var

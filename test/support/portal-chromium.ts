@@ -4,7 +4,7 @@
  * portal-browser.ts.)
  */
 import type { Browser, Page } from 'playwright-core';
-import type { Config } from '../../server/config';
+import type { Config } from '../../server/kernel/config';
 import { launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 import { subscribeToEverything } from './webhooks';

@@ -1,10 +1,10 @@
 /** Webhook test helpers: receivers on 127.0.0.1, a worker of the test's own, and the document's payload schemas. */
-import { decodeEventBody } from '../../server/event-body';
+import { decodeEventBody } from '../../server/kernel/event-body';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { Config } from '../../server/config';
+import type { Config } from '../../server/kernel/config';
 import { startQueue } from '../../server/jobs/queue';
 import { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from '../../server/webhooks/delivery-worker';
 import { loadDocument } from '../../server/http/validator';

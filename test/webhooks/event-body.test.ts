@@ -1,5 +1,5 @@
 import { deflateRawSync } from 'node:zlib';
-import { decodeEventBody, DICTIONARY_1, encodeEventBody, eventBodyText, LEVEL } from '../../server/event-body';
+import { decodeEventBody, DICTIONARY_1, encodeEventBody, eventBodyText, LEVEL } from '../../server/kernel/event-body';
 
 /** A payload as a recording makes them: nested records, numbers, nulls, times. */
 const payload = (n: number) => ({

@@ -6,7 +6,7 @@ import { decryptWebhookData, verifyWebhookSignature, type Schemas } from '../../
 import { CARD_YEAR, newCustomer, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { eventually, payloadErrors, startReceiver, startTestWorker, type Receiver } from '../support/webhooks';
-import { decodeEventBody } from '../../server/event-body';
+import { decodeEventBody } from '../../server/kernel/event-body';
 import type { WebhookWorker } from '../../server/webhooks/delivery-worker';
 import { loadDocument } from '../../server/http/validator';
 

@@ -8,7 +8,7 @@ import { QUEUES } from '../../server/jobs/queue';
 import { pruneOutbox, RETENTION_CRON } from '../../server/webhooks/retention';
 import { startTestApp, type TestApp } from '../support/test-app';
 import type { Workers } from '../../server/workers';
-import { encodeEventBody } from '../../server/event-body';
+import { encodeEventBody } from '../../server/kernel/event-body';
 
 let app: TestApp;
 let workers: Workers;

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { decodeEventBody, encodeEventBody } from '../../event-body';
+import { decodeEventBody, encodeEventBody } from '../../kernel/event-body';
 
 /**
  * Two things the delivery worker and the event log needed.

@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import { workFields } from './observability/work-context';
+import { workFields } from '../observability/work-context';
 
 /**
  * Paths that may hold a secret anywhere in a logged object. Request bodies are never logged,

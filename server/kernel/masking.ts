@@ -3,7 +3,7 @@
  * card as its last four digits, brand and expiry (the number itself is never kept), a bank
  * account with its numbers masked.
  */
-import type { components } from '../generated/schema';
+import type { components } from '../../generated/schema';
 
 type CardBrand = components['schemas']['CardBrand'];
 

@@ -1,5 +1,5 @@
 /** The billing options of a debt account, in one order for API answers, webhook payloads and storage. */
-import type { components } from '../generated/schema';
+import type { components } from '../../generated/schema';
 
 type BillingType = components['schemas']['BillingType'];
 
