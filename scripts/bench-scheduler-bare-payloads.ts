@@ -2,7 +2,7 @@
  * The bare-SQL baseline's event payloads (bench-scheduler-bare.ts): the documented webhook
  * payloads (openapi EventCharge, EventDebtAccount, EventPaymentPlan), built by the database from
  * the rows as they are, with jsonb_build_object and jsonb_agg, in SQL functions created once in
- * the scratch database. They follow server/webhooks/payloads.ts and payment-payloads.ts key for
+ * the scratch database. They follow server/event-payloads/payloads.ts and payment-payloads.ts key for
  * key (bench-scheduler.ts checks the key sets, recursively, against ours on every run): times as
  * `YYYY-MM-DD HH:MM:SS` UTC, `payment_date` as MM/DD/YYYY, amounts as numbers of cents and a
  * transaction's `amount` as dollars text. An event's account is built once and passed to what

@@ -1,8 +1,9 @@
 /**
  * The events port. A service says what happened, in its own transaction, and nothing more:
  * `events.record(trx, tenant, [{ name: 'customer.update', ids: [customer.id] }])`. Who listens,
- * and what a payload holds, is the business of whatever stands behind the port (the webhooks
- * module builds the payloads from its own reads and writes the outbox in that transaction).
+ * and what a payload holds, is the business of whatever stands behind the port (the webhooks'
+ * outbox asks server/event-payloads for the payloads, built from that room's own reads, and
+ * writes the event log and outbox in that transaction).
  *
  * Record an event while the records it names are in the state the payload must show: after
  * a create or an update, before a delete.

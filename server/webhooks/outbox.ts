@@ -1,6 +1,7 @@
 /**
  * The webhooks' side of the events port. For the events a service records, in its
- * transaction: the payloads are built from one batched read; then every event is written to
+ * transaction: the payloads are built from one batched read (server/event-payloads, this
+ * room's one way into that one); then every event is written to
  * the event log (GET /events, recovery), whether or not a webhook subscribes, and one delivery
  * per enabled webhook subscribed to it, with each delivery's first attempt, all committing or
  * rolling back with the change. The subscriptions are read once per transaction: events that
@@ -12,16 +13,8 @@ import type { Tenant } from '../kernel/tenant';
 import { enqueueManyIn, type Boss } from '../jobs/queue';
 import { nowFor } from '../kernel/clock';
 import { deliveryJob } from './delivery-jobs';
-import { kindOf } from './event-kinds';
-import { loadPayloadRows, noNeeds } from './payload-reads';
-import { webhookRepo, type EventName } from './webhook-repo';
-
-export interface LoggedEvent {
-  name: EventName;
-  /** The record the event is about: the id it was recorded with. */
-  objectId: string;
-  data: object;
-}
+import { eventPayloads } from '../event-payloads';
+import { webhookRepo } from './webhook-repo';
 
 export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()): EventRecorder {
   return {
@@ -29,16 +22,7 @@ export function webhookEvents(boss: Boss, clock: () => Date = () => new Date()):
       const wanted = recorded.filter((event) => event.ids.length > 0);
       if (wanted.length === 0) return;
 
-      const needs = noNeeds();
-      for (const event of wanted) for (const id of event.ids) kindOf(event.name).need(needs, id);
-      const rows = await loadPayloadRows(trx, tenant, needs);
-      const events: LoggedEvent[] = [];
-      for (const event of wanted) {
-        for (const id of event.ids) {
-          const data = kindOf(event.name).build(id, rows, tenant);
-          if (data) events.push({ name: event.name, objectId: id, data });
-        }
-      }
+      const events = await eventPayloads(trx, tenant, wanted);
       if (events.length === 0) return;
       const deliveries = await webhookRepo(trx, tenant).insertEvents(events, nowFor(clock, tenant));
       // A slow webhook's attempts go behind the others' (delivery-lanes.ts).

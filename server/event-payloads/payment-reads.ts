@@ -1,5 +1,5 @@
 /**
- * The webhooks' reads of payments: charges, their transactions, the methods they were made
+ * The event payloads' reads of payments: charges, their transactions, the methods they were made
  * with and the customers' sequence numbers, batched like payload-reads.ts (one query per
  * table) and, like it, straight from the tables, so that payments depend on the events port
  * only. Runs first in a recording: what it finds names the accounts the payloads embed.
@@ -11,7 +11,31 @@ import { scoped } from '../db/tenant';
 import { groupBy } from '../kernel/collections';
 import type { ShownPaymentMethod } from '../kernel/masking';
 import type { OfferRow } from './settlement-reads';
-import { EXTERNAL_CHARGE_COLUMNS, EXTERNAL_CHARGES, type ExternalChargeRow } from '../external-charges/external-charge-repo';
+
+const EXTERNAL_CHARGES = 'external_charges';
+
+/** An external charge as external-charge.create shows it (the API's shape, external-charge-mapper.ts). */
+export interface ExternalChargeRow {
+  id: string;
+  debt_account_id: string;
+  customer_id: string;
+  /** bigint: pg answers strings. */
+  amount: string;
+  /** A date: pg answers it as a string (the pool's type parser). */
+  paid_at: string;
+  method: components['schemas']['ExternalChargeMethod'];
+  reference: string | null;
+  note: string | null;
+  status: components['schemas']['ExternalCharge']['status'];
+  reversed_at: Date | null;
+  reversal_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const EXTERNAL_CHARGE_COLUMNS = [
+  'id', 'debt_account_id', 'customer_id', 'amount', 'paid_at', 'method', 'reference', 'note', 'status', 'reversed_at', 'reversal_reason', 'created_at', 'updated_at',
+].map((column) => `${EXTERNAL_CHARGES}.${column}`);
 
 type S = components['schemas'];
 

@@ -1,14 +1,14 @@
 /**
- * The webhooks' own read model: the SQL that loads what payloads show, batched (one query per
- * table, whatever the number of events) and each row once per recording. It reads the
- * resource tables directly rather than through the resources' repos, so that the resources
- * depend on the events port only and never the other way round. Runs on the recording
+ * The event payloads' own read model: the SQL that loads what payloads show, batched (one query
+ * per table, whatever the number of events) and each row once per recording. It reads the
+ * resource tables directly, never through a resource's store or repo, so that the resources
+ * depend on the events port only and never the other way round
+ * (test/architecture/event-payloads.test.ts). Runs on the recording
  * transaction, so a payload shows the change exactly as it commits.
  */
 import { loadActivity, type ActivityRow } from './tracking-payloads';
 import { loadDocumentTicketRows, type DocumentTicketRows } from './document-ticket-reads';
 import type { Knex } from 'knex';
-import { locationRepo } from '../locations/location-repo';
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
 import { scoped } from '../db/tenant';
@@ -280,11 +280,6 @@ interface AccountHas {
   has_documents: boolean;
 }
 
-/** The location's counter (migration 008), as the API shows it. */
-function usage(db: Knex, tenant: Tenant, ids: string[]): Promise<Map<string, number>> {
-  return locationRepo(db, tenant).accountCounts(ids);
-}
-
 async function imports(db: Knex, tenant: Tenant, ids: string[]): Promise<ImportRow[]> {
   return scoped(db, 'bulk_actions', tenant)
     .whereIn('bulk_actions.id', ids)
@@ -355,8 +350,10 @@ export async function loadPayloadRows(db: Knex, tenant: Tenant, needs: Needs): P
     customerRows.length > 0 ? await scoped(db, 'customers', tenant).whereIn('id', customerRows).select([...CUSTOMER_COLUMNS, 'number']) : [];
   const addresses: AddressRow[] =
     whole.length > 0 ? await scoped(db, 'customer_addresses', tenant).whereIn('customer_id', whole).orderBy(OLDEST_FIRST('customer_addresses')).select(ADDRESS_COLUMNS) : [];
-  const locations: LocationRow[] = locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select(LOCATION_COLUMNS) : [];
-  const locationUsage = needs.locations.size > 0 ? await usage(db, tenant, [...needs.locations]) : new Map<string, number>();
+  // With each location its counter of accounts (migration 008), as the API shows it: location payloads tell it.
+  const locations: (LocationRow & { debt_accounts_count: number | string })[] =
+    locationIds.length > 0 ? await scoped(db, 'locations', tenant).whereIn('id', locationIds).select([...LOCATION_COLUMNS, 'debt_accounts_count']) : [];
+  const locationUsage = new Map(locations.filter((row) => needs.locations.has(row.id)).map((row) => [row.id, Number(row.debt_accounts_count)]));
   const { latestPlans, planCharges } = await latestPlansOf(db, tenant, having('has_plans', accountById.keys()));
   // One read of payment methods: the whole customers', and those the plans and charges shown use.
   const methodIds = [...new Set([...latestPlans.flatMap((plan) => plan.payment_method_id ?? []), ...payments.methodIds])];

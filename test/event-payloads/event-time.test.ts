@@ -1,4 +1,4 @@
-import { eventTime, paymentDate } from '../../server/webhooks/event-time';
+import { eventTime, paymentDate } from '../../server/event-payloads/event-time';
 
 /** The formats as they were first written, from toISOString(). */
 const iso = (moment: Date) => moment.toISOString().slice(0, 19).replace('T', ' ');

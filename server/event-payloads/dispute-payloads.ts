@@ -7,19 +7,23 @@
  */
 import type { components } from '../../generated/schema';
 import type { Tenant } from '../kernel/tenant';
-import type { DisputeCommentRow, DisputeFileRow } from '../dispute-store/dispute-repo';
-import { disputeFilePath } from '../dispute-store/dispute-mapper';
+import type { DisputeCommentRow, DisputeFileRow } from './dispute-reads';
 import { customerSummary, embeddedAccount } from './payloads';
 import { eventTime } from './event-time';
 import type { PayloadRows } from './payload-reads';
-import { OPEN_STATUSES } from '../dispute-store/dispute-repo';
 
 type S = components['schemas'];
+
+/** The statuses of an open dispute, the one that holds collection (`active_dispute`, as the API reads it). */
+const OPEN_STATUSES: readonly S['DisputeStatus'][] = ['pending', 'under_review'];
+
+/** A file's download on the API (`GET /disputes/{id}/files/{fileId}`). */
+const filePath = (disputeId: string, fileId: string) => `/api/v1/disputes/${disputeId}/files/${fileId}`;
 
 const apiHost = (tenant: Tenant) => `https://${tenant.organizationId}.${tenant.environment === 'production' ? 'api' : 'sandbox'}.debt-collection.example`;
 
 function filePayload(row: DisputeFileRow, tenant: Tenant): S['EventDisputeFile'] {
-  return { id: row.id, name: row.name, url: `${apiHost(tenant)}${disputeFilePath(row.dispute_id, row.id)}`, created_at: eventTime(row.created_at) };
+  return { id: row.id, name: row.name, url: `${apiHost(tenant)}${filePath(row.dispute_id, row.id)}`, created_at: eventTime(row.created_at) };
 }
 
 function commentsPayload(rows: DisputeCommentRow[], parent: string | null): S['EventDisputeComment'][] {

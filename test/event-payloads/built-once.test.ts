@@ -6,8 +6,8 @@
  */
 import { newCustomer, testCard, unique } from '../support/fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { kindOf } from '../../server/webhooks/event-kinds';
-import { loadPayloadRows, noNeeds, type PayloadRows } from '../../server/webhooks/payload-reads';
+import { kindOf } from '../../server/event-payloads/event-kinds';
+import { loadPayloadRows, noNeeds, type PayloadRows } from '../../server/event-payloads/payload-reads';
 import type { EventName } from '../../server/events/events';
 import type { Tenant } from '../../server/kernel/tenant';
 

@@ -1,6 +1,6 @@
 /**
  * The payloads of signature-document.signed and ticket.create/update, and the `documents` of a
- * debt account's payload, from the webhooks' own reads of the documents' and tickets' tables
+ * debt account's payload, from this room's own reads of the documents' and tickets' tables
  * (batched: one query per table and recording).
  */
 import type { components } from '../../generated/schema';
