@@ -825,7 +825,7 @@ export interface components {
              */
             refunded_amount: number;
             /**
-             * @description The ACH return code (`R01`, `R02`, `R03`, `R10`) of a `returned` charge; null otherwise.
+             * @description The NACHA return code of a `returned` ACH debit, as the bank gave it (any of R01–R85, the R80s being returns of international (IAT) entries), for example `R01` insufficient funds, `R02` account closed, `R03` no account, `R04` invalid account number, `R07` authorization revoked, `R08` payment stopped, `R10` customer advises not authorized, `R16` account frozen (the sandbox produces `R01`, `R02`, `R03`, `R10`); null otherwise (a chargeback's too).
              * @example null
              */
             return_code: string | null;
@@ -1619,7 +1619,7 @@ export interface components {
              */
             number: number;
             /**
-             * @description The ACH return code of an `ach_return`; null otherwise.
+             * @description The NACHA return code of an `ach_return` (any of R01–R85, as on the charge's `return_code`); null otherwise.
              * @example null
              */
             return_code: string | null;

@@ -24,6 +24,7 @@ import { planPorts } from './payment-plans/plan-charges';
 import { settleAch, type SettlementJob } from './payments/ach-settlement';
 import { withAutopay } from './autopay/autopay-due';
 import { startChargeRecovery } from './payments/charge-recovery';
+import { startProcessorReads } from './processor-notices/processor-reads';
 
 export interface Workers {
   /** Stops taking work and lets what is in hand finish; call before stopping the queue. */
@@ -65,6 +66,7 @@ export async function startWorkers(deps: AppDeps): Promise<Workers> {
   });
   await startPlanScheduler(deps, withOfferExpiry(withAutopay(deps, planPorts(deps)), deps));
   await startChargeRecovery(deps);
+  await startProcessorReads(deps);
   const webhooks = startWebhookWorker(deps);
   // Before the server listens: every delivery it queues gets this configuration's lease.
   await webhooks.ready;

@@ -227,6 +227,11 @@ export function chargeRepo(db: Knex, tenant: Tenant) {
       await transactions().where({ charge_id: chargeId, kind }).update({ status, updated_at: db.fn.now() });
     },
 
+    /** A charge that failed after it was answered pending: its charge transactions read as a decline's (`failed`, 0). */
+    async failTransactions(chargeId: string): Promise<void> {
+      await transactions().where({ charge_id: chargeId, kind: 'charge' }).update({ status: 'failed', amount: 0, updated_at: db.fn.now() });
+    },
+
     /** Whether a transaction of the charge was recorded for the gateway request `key`. */
     async hasGatewayKey(chargeId: string, key: string): Promise<boolean> {
       return (await transactions().where({ charge_id: chargeId, gateway_key: key }).first('id')) !== undefined;

@@ -49,7 +49,42 @@ export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
 
 /** NACHA return codes the sandbox produces. */
 export const ACH_RETURN_CODES = ['R01', 'R02', 'R03', 'R10'] as const;
-export type AchReturnCode = (typeof ACH_RETURN_CODES)[number];
+
+type Digit = '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7' | '8' | '9';
+/**
+ * Any NACHA return code (`R` and two digits: R01–R85, the R80s being IAT's), as a processor
+ * reports it: kept as it was said, not narrowed to the ones we describe.
+ */
+export type AchReturnCode = `R${Digit}${Digit}`;
+export const ACH_RETURN_CODE = /^R[0-9]{2}$/;
+
+/** What the common return codes mean (NACHA Operating Rules, Appendix Four): the message of a return a processor gave no words for. */
+export const ACH_RETURN_REASONS: Partial<Record<AchReturnCode, string>> = {
+  R01: 'Insufficient funds.',
+  R02: 'Account closed.',
+  R03: 'No account / unable to locate account.',
+  R04: 'Invalid account number.',
+  R05: 'Unauthorized debit to consumer account using corporate SEC code.',
+  R06: 'Returned per ODFI request.',
+  R07: 'Authorization revoked by customer.',
+  R08: 'Payment stopped.',
+  R09: 'Uncollected funds.',
+  R10: 'Customer advises not authorized.',
+  R16: 'Account frozen.',
+  R20: 'Non-transaction account.',
+  R29: 'Corporate customer advises not authorized.',
+};
+
+/** A processor's return code as ours: a NACHA code as it was said, anything else (or none) `fallback`. */
+export function achReturnCodeOf(code: string | null | undefined, fallback: AchReturnCode = 'R01'): AchReturnCode {
+  const upper = code?.trim().toUpperCase();
+  return upper && ACH_RETURN_CODE.test(upper) ? (upper as AchReturnCode) : fallback;
+}
+
+/** The message of a return: the processor's own words, else ours for the code, else a plain sentence. */
+export function achReturnMessage(code: AchReturnCode, said?: string | null): string {
+  return said || ACH_RETURN_REASONS[code] || `The bank returned the debit (${code}).`;
+}
 
 export interface CardDetails {
   number: string;
@@ -101,10 +136,17 @@ export type ChargeOutcome =
   | { status: 'pending'; reference: string; checkAfterSeconds: number }
   | { status: 'failed'; reference: string; code: DeclineCode; message: string };
 
+/**
+ * What became of a payment answered `pending` (an ACH debit, a card held by the processor's
+ * fraud filters): still pending, settled, returned by the bank (ACH), or failed after all (a
+ * held card declined once reviewed, a card payment the processor reports failed): a decline,
+ * the money never taken.
+ */
 export type LaterOutcome =
   | { status: 'pending'; checkAfterSeconds: number }
   | { status: 'settled' }
-  | { status: 'returned'; code: AchReturnCode; message: string };
+  | { status: 'returned'; code: AchReturnCode; message: string }
+  | { status: 'failed'; code: DeclineCode; message: string };
 
 /** The gateway refused a void or refund (the payment is not in a state that allows it). */
 export class GatewayRefusal extends Error {}

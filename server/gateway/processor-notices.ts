@@ -21,7 +21,7 @@ export type ProcessorNotice =
   | (NoticeBase & { kind: 'payment.succeeded' })
   | (NoticeBase & { kind: 'payment.failed'; code: DeclineCode; message: string })
   /** An ACH debit came back after it was counted. */
-  | (NoticeBase & { kind: 'ach.returned'; code: AchReturnCode | string; message: string })
+  | (NoticeBase & { kind: 'ach.returned'; code: AchReturnCode; message: string })
   /** A cardholder disputed the payment (a chargeback): the money is taken back now. */
   | (NoticeBase & { kind: 'chargeback.opened'; disputeId: string; amount: number; reason: string })
   | (NoticeBase & { kind: 'chargeback.won'; disputeId: string; amount: number })

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { SecretBox } from '../crypto/secrets';
 import type { Tenant } from '../kernel/tenant';
-import { processorById, processorRepo, type ProcessorName, type ProcessorRow } from './processor-repo';
+import { processorById, processorRepo, processorsNamed, type ProcessorName, type ProcessorRow } from './processor-repo';
 
 export interface Processor {
   /** The configuration's id: its webhook URL's last segment, and the key of what is kept per processor account. */
@@ -51,6 +51,11 @@ export async function processorOf(deps: { db: Knex; secrets: SecretBox }, tenant
 export async function processorWithId(deps: { db: Knex; secrets: SecretBox }, id: string): Promise<Processor | undefined> {
   const row = await processorById(deps.db, id);
   return row && unsealed(row, deps.secrets);
+}
+
+/** Every saved configuration of these processors, unsealed (for the jobs that read each processor account's reports). */
+export async function processorsOf(deps: { db: Knex; secrets: SecretBox }, names: ProcessorName[]): Promise<Processor[]> {
+  return (await processorsNamed(deps.db, names)).map((row) => unsealed(row, deps.secrets));
 }
 
 /** Forgets what this process read of the tenant's processor (it was just changed). */

@@ -45,3 +45,8 @@ export function processorRepo(db: Knex, tenant: Tenant) {
 export async function processorById(db: Knex, id: string): Promise<ProcessorRow | undefined> {
   return db(PAYMENT_PROCESSORS).where({ id }).first(COLUMNS);
 }
+
+/** Every configuration of one of these processors, across organizations and environments (the scheduled reads of processors). */
+export async function processorsNamed(db: Knex, names: ProcessorName[]): Promise<ProcessorRow[]> {
+  return db(PAYMENT_PROCESSORS).whereIn('processor', names).orderBy('id').select(COLUMNS);
+}

@@ -20,6 +20,8 @@ export const QUEUES = {
   webhookRecovery: 'webhook-recovery',
   chargeRecovery: 'charge-recovery',
   validationNotice: 'validation-notice',
+  processorLateArrivals: 'processor-late-arrivals',
+  processorLaterNotices: 'processor-later-notices',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

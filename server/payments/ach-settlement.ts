@@ -14,11 +14,11 @@ import { scoped } from '../db/tenant';
 import { enqueueIn, QUEUES } from '../jobs/queue';
 import { nowFor, withClock } from '../kernel/clock';
 import { announce } from '../events/listeners';
-import { CHARGES, chargeRepo } from '../charge-store/charge-repo';
+import { CHARGES, chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
 import { gatewayFor } from '../gateway/gateways';
 import type { LaterOutcome } from '../gateway/gateway';
 import type { PaymentDeps } from './payment-deps';
-import { achOutcome } from './payment-events';
+import { achOutcome, chargeMade } from './payment-events';
 import { lockAccount, moveBalances } from './balances';
 
 export interface SettlementJob {
@@ -54,6 +54,31 @@ export async function settleAch(deps: PaymentDeps, job: SettlementJob): Promise<
 }
 
 /**
+ * A payment answered pending (a card held by the processor's fraud filters) that failed after
+ * all: it never took the money, so it reads as any declined charge (`failed` with the decline's
+ * code, its charge transactions `failed` of 0), what it counted is owed again
+ * (`debt-account.update`, `charge.failed`), and what it paid is undone as after an ACH return
+ * (`ach.returned`'s listeners: a plan's instalment reopened, a settlement undone).
+ */
+async function recordFailedLater(
+  deps: PaymentDeps,
+  trx: Knex.Transaction,
+  tenant: Tenant,
+  charge: ChargeRow,
+  parts: { debt_account_id: string; amount: number | string }[],
+  outcome: Extract<LaterOutcome, { status: 'failed' }>,
+  now: Date,
+): Promise<boolean> {
+  const charges = chargeRepo(trx, tenant);
+  const failed = await charges.update(charge.id, { status: 'failed', error: outcome.message, error_code: outcome.code, settles_at: null });
+  await charges.failTransactions(charge.id);
+  const moved = await moveBalances(trx, tenant, parts.map((part) => ({ debt_account_id: part.debt_account_id, delta: Number(part.amount) })));
+  await chargeMade(deps.events, trx, tenant, failed, moved);
+  await announce(trx, deps.events, tenant, 'ach.returned', { charge: { ...charge, error: outcome.message, return_code: null }, now });
+  return true;
+}
+
+/**
  * Records the later outcome of the ACH debit `chargeId` on `trx` if it is still pending (the
  * gateway's answer to the settlement job, or what the processor reported by itself): settled, or
  * returned (the balance given back, `transaction.returned-ach`, an instalment it paid reopened, a
@@ -75,6 +100,7 @@ export async function recordAchOutcome(deps: PaymentDeps, trx: Knex.Transaction,
     return false;
   }
   const parts = await charges.allocations(charge.id);
+  if (outcome.status === 'failed') return recordFailedLater(deps, trx, tenant, charge, parts, outcome, now);
   if (outcome.status === 'settled') {
     await charges.update(charge.id, { status: 'succeeded', settled_at: new Date() });
     await charges.setTransactionStatus(charge.id, 'charge', 'succeeded');

@@ -76,7 +76,13 @@ export async function recoverCharges(deps: PaymentDeps, afterSeconds = deps.conf
         for (let next = queue.shift(); next; next = queue.shift()) {
           seen.add(next.id);
           const tenant: Tenant = { organizationId: next.organization_id, environment: next.environment, tokenHash: '' };
-          if (await recoverCharge(deps, tenant, next.id)) done += 1;
+          // One charge the gateway cannot answer for (a refusal, an error of ours) is told and left
+          // `processing` for the next round; the others of the round are still asked.
+          try {
+            if (await recoverCharge(deps, tenant, next.id)) done += 1;
+          } catch (error) {
+            deps.logger?.warn({ err: error, chargeId: next.id }, 'a charge left processing could not be recovered this round');
+          }
         }
       }),
     );

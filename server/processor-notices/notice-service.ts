@@ -9,7 +9,7 @@ import type { Tenant } from '../kernel/tenant';
 import { ApiError } from '../kernel/errors';
 import { UUID } from '../db/tenant';
 import { chargeRepo, type ChargeRow } from '../charge-store/charge-repo';
-import { processorWithId } from '../gateway/processor-read';
+import { processorWithId, type Processor } from '../gateway/processor-read';
 import { parseNotice, type NoticeHeaders } from '../gateway/notice-parsers';
 import { NoticeSignatureInvalid, type ProcessorNotice } from '../gateway/processor-notices';
 import type { PaymentDeps } from '../payments/payment-deps';
@@ -58,9 +58,19 @@ export async function receiveNotice(deps: PaymentDeps, configurationId: string, 
     if (error instanceof NoticeSignatureInvalid) throw new ApiError('bad_request', error.message);
     throw error;
   }
+  await applyNotice(deps, processor, notice);
+}
+
+/**
+ * Applies one notice of `processor` (delivered to its webhook, or read from its reports by
+ * processor-reads.ts) unless its id was applied already; answers whether it was new. Whichever
+ * way a payment's news comes, each flow's own state checks apply it once.
+ */
+export async function applyNotice(deps: PaymentDeps, processor: Processor, notice: ProcessorNotice): Promise<boolean> {
   const seen = await deps.db(PROCESSOR_NOTICES).where({ processor_id: processor.id, notice_id: notice.noticeId }).first('notice_id');
-  if (seen) return;
+  if (seen) return false;
   const tenant: Tenant = { organizationId: processor.organizationId, environment: processor.environment, tokenHash: '' };
   const chargeId = await apply(deps, tenant, notice);
   await deps.db(PROCESSOR_NOTICES).insert({ processor_id: processor.id, notice_id: notice.noticeId, kind: notice.kind, charge_id: chargeId ?? null }).onConflict(['processor_id', 'notice_id']).ignore();
+  return true;
 }

@@ -2,7 +2,8 @@
  * What a processor reports of a payment by itself, applied as our own answer would be: a
  * `processing` charge (its answer lost, or late) finished through the one path that records
  * answers (charge-steps.ts: whoever records first is the only one), a pending ACH debit settled
- * or returned through the existing settlement flow (ach-settlement.ts).
+ * or returned through the existing settlement flow (ach-settlement.ts), a held card payment
+ * that failed after all recorded as a decline there too.
  */
 import type { Tenant } from '../kernel/tenant';
 import { nowFor, withClock } from '../kernel/clock';
@@ -33,5 +34,7 @@ export async function applyPaymentNotice(deps: PaymentDeps, tenant: Tenant, char
   }
   if (charge.status !== 'pending') return;
   if (notice.kind === 'payment.succeeded') await deps.db.transaction((trx) => recordAchOutcome(deps, trx, tenant, charge.id, { status: 'settled' }));
-  else if (notice.kind === 'ach.returned') await deps.db.transaction((trx) => recordAchOutcome(deps, trx, tenant, charge.id, { status: 'returned', code: notice.code as 'R01', message: notice.message }));
+  else if (notice.kind === 'ach.returned') await deps.db.transaction((trx) => recordAchOutcome(deps, trx, tenant, charge.id, { status: 'returned', code: notice.code, message: notice.message }));
+  // A held card payment declined after all: a decline, the money it counted owed again.
+  else if (charge.payment_method_type !== 'ach') await deps.db.transaction((trx) => recordAchOutcome(deps, trx, tenant, charge.id, { status: 'failed', code: notice.code, message: notice.message }));
 }

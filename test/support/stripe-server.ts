@@ -9,7 +9,8 @@
  * their documented codes, and leaves ACH debits `processing` until a test settles or fails them.
  *
  * Switchable failures: an answer lost after the request was carried out, a storm of 429s, the
- * service down (503) for a while. It records every request (method, path, parameters,
+ * service down (503) for a while, a card payment left `processing` until a test finishes it. It
+ * records every request (method, path, parameters,
  * Idempotency-Key) for tests to assert on, and makes and signs the webhook events Stripe would
  * send (payment_intent.*, charge.dispute.*).
  */
@@ -86,6 +87,10 @@ export interface StripeServer {
   /** An ACH debit still `processing` succeeds, or fails with Stripe's failure code (`insufficient_funds`…): the event Stripe would send. */
   settleAch(intentId: string): Json;
   failAch(intentId: string, failureCode: string): Json;
+  /** The next `times` card confirms leave their PaymentIntent `processing` (the network answers later). */
+  holdCards(times?: number): void;
+  /** A card payment still `processing` is declined with Stripe's `declineCode`: the `payment_intent.payment_failed` event Stripe would send. */
+  failCard(intentId: string, declineCode: string): Json;
   /** A cardholder disputes a succeeded payment: the dispute, and its `charge.dispute.created` event. */
   dispute(intentId: string, reason?: string): { dispute: Json; event: Json };
   closeDispute(disputeId: string, status: 'won' | 'lost'): Json;
@@ -145,6 +150,7 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
   let limited = 0;
   let retryAfter = 0;
   let isDown = false;
+  let holdCards = 0;
   const held = new Set<ServerResponse>();
 
   function chargeOf(intent: Json, status: string, failure?: { code: string; message: string }): Json {
@@ -185,6 +191,13 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
       if (!params.mandate_data) throw invalid('A mandate is required to confirm a us_bank_account PaymentIntent.', 'parameter_missing', 'mandate_data');
       const charge = chargeOf(intent, 'pending');
       Object.assign(intent, { status: 'processing', latest_charge: charge.id, processing: null, last_payment_error: null });
+      return intent;
+    }
+    if (holdCards > 0) {
+      // The card network has not answered yet: the payment stays `processing` until a test finishes it.
+      holdCards -= 1;
+      const charge = chargeOf(intent, 'pending');
+      Object.assign(intent, { status: 'processing', latest_charge: charge.id, processing: { type: 'card' }, last_payment_error: null });
       return intent;
     }
     const decline = STRIPE_TEST_DECLINES[method._number ?? ''];
@@ -476,6 +489,15 @@ export async function startStripeServer(options: StripeServerOptions = {}): Prom
       Object.assign(intent, { status: 'succeeded', amount_received: intent.amount });
       Object.assign(charges.get(intent.latest_charge)!, { status: 'succeeded', captured: true, amount_captured: intent.amount });
       return event('payment_intent.succeeded', intent);
+    },
+    holdCards: (times = 1) => void (holdCards = times),
+    failCard(intentId, declineCode) {
+      const intent = intents.get(intentId)!;
+      const message = 'Your card was declined.';
+      const error = { type: 'card_error', code: 'card_declined', decline_code: declineCode, message, charge: intent.latest_charge };
+      Object.assign(intent, { status: 'requires_payment_method', processing: null, last_payment_error: error });
+      Object.assign(charges.get(intent.latest_charge)!, { status: 'failed', failure_code: 'card_declined', failure_message: message });
+      return event('payment_intent.payment_failed', intent);
     },
     failAch(intentId, failureCode) {
       const intent = intents.get(intentId)!;

@@ -22,10 +22,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  achReturnCodeOf,
+  achReturnMessage,
   DECLINE_MESSAGES,
   GatewayRefusal,
   GatewayUnanswered,
-  type AchReturnCode,
   type BankAccountDetails,
   type CardDetails,
   type ChargeOutcome,
@@ -93,6 +94,8 @@ const asked = new Map<string, number>();
 const CLOCK_SLACK_MS = 10 * 60_000;
 /** How soon a card held by the fraud filters, or an unsettled eCheck, is asked about again. */
 const RECHECK_SECONDS = 86_400;
+/** Statuses of a payment answered pending (held for review) that ended without taking the money. */
+const FAILED_LATER = new Set(['declined', 'voided', 'expired', 'failedReview', 'generalError', 'communicationError']);
 
 type Kind = 'card' | 'ach';
 const tokenOf = (kind: Kind, profileId: string, paymentProfileId: string) => `anet_${kind}_${profileId}_${paymentProfileId}`;
@@ -296,11 +299,17 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
       const details = await report.details(reference);
       const [returned] = returnedItemsOf(details);
       if (returned || details.transactionStatus === 'returnedItem') {
-        // The port's type names the sandbox's codes; the processor answers any NACHA code, kept as it said it.
-        return { status: 'returned', code: (returned?.code ?? 'R01') as AchReturnCode, message: returned?.description ?? 'The debit was returned.' };
+        // Any NACHA code, kept as the processor said it.
+        const code = achReturnCodeOf(returned?.code);
+        return { status: 'returned', code, message: achReturnMessage(code, returned?.description) };
       }
       if (details.transactionStatus === 'settledSuccessfully') return { status: 'settled' };
       if (UNSETTLED.has(details.transactionStatus)) return { status: 'pending', checkAfterSeconds: RECHECK_SECONDS };
+      // Held by the fraud filters, then declined by the review (or voided, expired, failed): it never took the money.
+      if (FAILED_LATER.has(details.transactionStatus)) {
+        const code = details.transactionStatus === 'declined' ? declineOf(String(details.responseCode ?? RESPONSE.declined), details.responseReasonCode?.toString()) : 'card_declined';
+        return { status: 'failed', code, message: `${DECLINE_MESSAGES[code]} (${details.responseReasonDescription ?? details.transactionStatus})` };
+      }
       throw new GatewayRefusal(`A payment that is ${details.transactionStatus} at Authorize.net has no later outcome.`);
     },
 
@@ -341,7 +350,8 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
         const amount = cents(each.settleAmount ?? 0);
         if (each.transactionStatus === 'returnedItem' || each.hasReturnedItems) {
           const [returned] = returnedItemsOf(await report.details(each.transId));
-          notices.push({ ...base, noticeId: `anet_returned_${each.transId}`, kind: 'ach.returned', code: returned?.code ?? 'R01', message: returned?.description ?? 'The debit was returned.' });
+          const code = achReturnCodeOf(returned?.code);
+          notices.push({ ...base, noticeId: `anet_returned_${each.transId}`, kind: 'ach.returned', code, message: achReturnMessage(code, returned?.description) });
         }
         if (each.transactionStatus === 'chargeback' || each.transactionStatus === 'chargebackReversal') {
           const disputeId = `anet_chargeback_${each.transId}`;

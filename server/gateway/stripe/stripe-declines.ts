@@ -33,7 +33,7 @@ export function declineOf(stripeCode: string | null | undefined): { code: Declin
 }
 
 /** Stripe's ACH failure codes (us_bank_account) as NACHA return codes. */
-const RETURNS: Record<string, { code: AchReturnCode | 'R04' | 'R16'; message: string }> = {
+const RETURNS: Record<string, { code: AchReturnCode; message: string }> = {
   insufficient_funds: { code: 'R01', message: 'Insufficient funds.' },
   account_closed: { code: 'R02', message: 'Account closed.' },
   no_account: { code: 'R03', message: 'No account / unable to locate account.' },
@@ -46,6 +46,6 @@ const RETURNS: Record<string, { code: AchReturnCode | 'R04' | 'R16'; message: st
 /** The return of an ACH debit that Stripe reports failed with `failureCode`; one it does not name reads as R01 with Stripe's code in the message. */
 export function achReturnOf(failureCode: string | null | undefined, failureMessage?: string | null): { code: AchReturnCode; message: string } {
   const known = failureCode ? RETURNS[failureCode] : undefined;
-  if (known) return known as { code: AchReturnCode; message: string };
+  if (known) return known;
   return { code: 'R01', message: `The bank returned the debit${failureCode ? ` (${failureCode})` : ''}${failureMessage ? `: ${failureMessage}` : '.'}` };
 }

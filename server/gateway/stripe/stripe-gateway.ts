@@ -216,8 +216,11 @@ export function stripeGateway(deps: GatewayDeps, processor: Processor, send?: { 
       if (intent.status === 'succeeded') return { status: 'settled' };
       if (intent.status === 'processing') return { status: 'pending', checkAfterSeconds: ACH_CHECK_AFTER_SECONDS };
       const charge = typeof intent.latest_charge === 'object' ? intent.latest_charge : null;
-      const code = charge?.failure_code ?? intent.last_payment_error?.code;
-      return { status: 'returned', ...achReturnOf(code, charge?.failure_message ?? intent.last_payment_error?.message) };
+      const error = intent.last_payment_error;
+      // A card payment that failed after all (declined once the network answered): a decline, nothing taken.
+      if (!isAch(intent)) return { status: 'failed', ...declineOf(error?.decline_code ?? error?.code ?? charge?.failure_code) };
+      const code = charge?.failure_code ?? error?.code;
+      return { status: 'returned', ...achReturnOf(code, charge?.failure_message ?? error?.message) };
     },
   };
 }
