@@ -6,8 +6,10 @@
  * of the service: the statements it sent per 1,000 rows (counted at the driver, on this
  * process's knex connections; the progress polls left out) and where its time went, by phase:
  * the POST, the job's statements by kind (their time from sent to answered, summed), the
- * recording of the events (payloads read and built, the event log and outbox written), and the
- * rest (the job's JavaScript, pg-boss's pick-up).
+ * recording of the events (payloads read and built, the event log and outbox written: its
+ * statements, the event log's insert among them, and the rest, this process's work), and the
+ * rest (the job's JavaScript, pg-boss's pick-up). Last, what bounds the ratio: the events'
+ * recording alone, the import without it, and the event log's insert alone, each against COPY.
  *
  *   npm run bench:bulk [-- --rounds 5 --rows 1000]
  */
@@ -92,6 +94,9 @@ async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: strin
 /** A statement's kind: its verb and table, or its first words. */
 function statementKind(sql: string): string {
   const text = sql.replace(/\s+/g, ' ').trim();
+  // A write inside a WITH (the event log and outbox, webhook-repo.ts): named by its first write.
+  const written = /^with \w+ as \( ?(insert into|update|delete from) "?([\w.]+)"?/i.exec(text);
+  if (written) return `${written[1]!.split(' ')[0]!.toLowerCase()} ${written[2]} (with)`;
   const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(text);
   return table ? `${table[1]!.split(' ')[0]!.toLowerCase()} ${table[2]}` : text.slice(0, 60);
 }
@@ -110,25 +115,38 @@ async function main(): Promise<void> {
   // Statements by kind while a round runs (the polls' own texts left out), and the events' recording.
   let counting = false;
   let capturingPoll = false;
+  // Declared before the statements' timer below, which reads them (set by the recorder further down).
+  let recording = 0;
+  let recordingSqlMs = 0;
+  let eventLogMs = 0;
   const polls = new Set<string>();
   const kinds = new Map<string, { count: number; ms: number }>();
   timeStatements((sql, took) => {
     if (capturingPoll) polls.add(sql);
     if (!counting || polls.has(sql)) return;
     const kind = statementKind(sql);
+    if (recording > 0) {
+      recordingSqlMs += took;
+      if (kind.startsWith('insert webhook_events')) eventLogMs += took;
+    }
     const entry = kinds.get(kind) ?? { count: 0, ms: 0 };
     entry.count += 1;
     entry.ms += took;
     kinds.set(kind, entry);
   });
+  // The events' recording: in all, its statements (the payloads' reads and the event log's
+  // insert) from sent to answered, and that insert alone; the rest is this process's work
+  // (payloads built, serialized and compressed) and its waits.
   let recordingMs = 0;
   const events = webhookEvents(boss);
   const timedEvents: typeof events = {
     async record(trx, tenant, recorded) {
       const started = performance.now();
+      recording += 1;
       try {
         return await events.record(trx, tenant, recorded);
       } finally {
+        recording -= 1;
         recordingMs += performance.now() - started;
       }
     },
@@ -143,13 +161,15 @@ async function main(): Promise<void> {
     const service: number[] = [];
     const answered: number[] = [];
     const copies: number[] = [];
-    const perRound: { statements: number; recording: number; kinds: Map<string, { count: number; ms: number }> }[] = [];
+    const perRound: { statements: number; recording: number; recordingSql: number; eventLog: number; kinds: Map<string, { count: number; ms: number }> }[] = [];
     for (let round = 0; round <= Number(options.rounds); round++) {
       const organization = await createOrganization(db, `Bench ${round}`);
       const api = createApiClient({ baseUrl, token: organization.production_token });
       const body = items(`S${round}`);
       kinds.clear();
       recordingMs = 0;
+      recordingSqlMs = 0;
+      eventLogMs = 0;
       counting = true;
       const started = performance.now();
       const { data } = await api.POST('/bulk', { body });
@@ -176,10 +196,16 @@ async function main(): Promise<void> {
       service.push(elapsed);
       answered.push(accepted);
       copies.push(copied);
-      perRound.push({ statements: [...kinds.values()].reduce((sum, kind) => sum + kind.count, 0), recording: recordingMs, kinds: new Map(kinds) });
+      perRound.push({
+        statements: [...kinds.values()].reduce((sum, kind) => sum + kind.count, 0),
+        recording: recordingMs,
+        recordingSql: recordingSqlMs,
+        eventLog: eventLogMs,
+        kinds: new Map(kinds),
+      });
       const phases = [...kinds.entries()].sort((a, b) => b[1].ms - a[1].ms);
       console.log(
-        `round ${round}: ${elapsed.toFixed(0)} ms (POST answered ${accepted.toFixed(0)}), COPY ${copied.toFixed(0)} ms; ${((perRound.at(-1)!.statements * 1000) / ROWS).toFixed(0)} statements per 1,000 rows; events recorded in ${recordingMs.toFixed(0)} ms`,
+        `round ${round}: ${elapsed.toFixed(0)} ms (POST answered ${accepted.toFixed(0)}), COPY ${copied.toFixed(0)} ms; ${((perRound.at(-1)!.statements * 1000) / ROWS).toFixed(0)} statements per 1,000 rows; events recorded in ${recordingMs.toFixed(0)} ms (their statements ${recordingSqlMs.toFixed(0)}, of which the event log's insert ${eventLogMs.toFixed(0)})`,
       );
       for (const [kind, { count, ms }] of phases.slice(0, 12)) console.log(`    ${count.toString().padStart(5)} × ${ms.toFixed(1).padStart(8)} ms  ${kind}`);
     }
@@ -192,7 +218,14 @@ async function main(): Promise<void> {
     console.log(`plain COPY of the rows    ${c.toFixed(0).padStart(6)} ms   (min ${Math.min(...copies).toFixed(0)}, max ${Math.max(...copies).toFixed(0)})`);
     console.log(`ratio service / COPY      ${(s / c).toFixed(2).padStart(6)}`);
     console.log(`statements per 1,000 rows ${median(perRound.map((round) => (round.statements * 1000) / ROWS)).toFixed(0).padStart(6)}   (the polls left out)`);
-    console.log(`events recorded in        ${median(perRound.map((round) => round.recording)).toFixed(0).padStart(6)} ms (payloads read and built, event log and outbox written)`);
+    const recorded = median(perRound.map((round) => round.recording));
+    const recordedSql = median(perRound.map((round) => round.recordingSql));
+    const eventLog = median(perRound.map((round) => round.eventLog));
+    console.log(`events recorded in        ${recorded.toFixed(0).padStart(6)} ms (payloads read and built, event log and outbox written)`);
+    console.log(`  their statements        ${recordedSql.toFixed(0).padStart(6)} ms (payloads' reads and the event log's insert, sent to answered), of which the insert ${eventLog.toFixed(0)} ms`);
+    console.log(`  the rest                ${(recorded - recordedSql).toFixed(0).padStart(6)} ms (this process: payloads built, serialized and compressed, and its waits)`);
+    // What bounds the ratio: the events alone against COPY, and the import without them.
+    console.log(`bound: the events alone   ${(recorded / c).toFixed(2).padStart(6)} × COPY; the import without them ${((s - recorded) / c).toFixed(2)} × COPY; the event log's insert alone ${(eventLog / c).toFixed(2)} × COPY`);
   } finally {
     await new Promise((done) => (server ? server.close(done) : done(undefined)));
     await workers?.stop();
