@@ -462,6 +462,10 @@ async function main(): Promise<void> {
     }
     const full = targets[1]!.results;
     console.log(`full service / bare, req/s of each round: ${roundRatios(full, (r) => r.requests).map((ratio) => ratio.toFixed(2)).join(' ')}`);
+    // Bare's CPU per request over the full service's, each round's own: the req/s ratio a server
+    // bound by its own CPU would keep, which is where a saturated machine takes the req/s ratio.
+    const cpuRatios = full.map((result, round) => bare[round]!.cpuPerRequest / result.cpuPerRequest);
+    console.log(`full service / bare, CPU ratio (bare's CPU per request over the full service's) of each round: ${cpuRatios.map((ratio) => ratio.toFixed(2)).join(' ')}; median ${median(cpuRatios).toFixed(2)}`);
     // What a slow round had that the others had not: its CPU per request against the machine's
     // (another process's load shows in the machine's column alone), and its GC pauses.
     console.log('  each round, full service | bare: CPU µs/req, machine µs/req, GC ms per 1,000 req');
