@@ -4,11 +4,17 @@
  * running the same two statements (customer, addresses; built by the service's repos), in the
  * same run, on the same database. Three middle variants show where the cost goes: bare + auth
  * and the rate limit; bare + express-openapi-validator; and bare + both, which is what the
- * rules alone cost before any code of ours. Each server is loaded in turn by autocannon in a
- * separate process, one round after another, every other round in reverse order (A B C, C B A,
- * …) so that no variant always runs first or last. Medians are printed; a ratio against the
- * bare handler is the median of each round's own ratio, so that the machine's speed drifting
- * from one round to the next (it does, on a shared VM) moves both sides of a ratio alike.
+ * rules alone cost before any code of ours. Each server is loaded in turn by autocannon, run
+ * through its API in one child process for the whole bench (no process started between two
+ * loads). A round is a palindrome of loads of half the round's time each (A E B C D D C B E A,
+ * the bare handler A beside the full service E): each variant's two halves have the same mean
+ * time, so a machine growing busier or quieter through the round (another's work starting or
+ * ending) weighs on every variant alike, and the two the goal compares run a few seconds
+ * apart. Medians are printed; a ratio against the bare handler is the median of each round's
+ * own ratio, so that the machine's speed drifting from one round to the next (it does, on a
+ * shared VM) moves both sides of a ratio alike. The job queue, needed only to create the
+ * customer, is stopped before the loads: its timers (maintenance every 10 s, the statistics
+ * check) fell on whichever variant was under load.
  * Authentication is the service's own in every variant that has it: with the quota this bench
  * sets (a billion a minute), its one token takes leases of its points (http/token-leases.ts),
  * as any production token far from its limit does, so about one statement per 256 requests.
@@ -24,17 +30,18 @@
  * collector this bench runs that takes and drops the spans), loaded in alternating rounds; it
  * prints each side's req/s and the ratio on/off (the goal: at least 0.95).
  *
- *   npm run bench:api [-- --seconds 5 --rounds 5 --connections 10 --processes 1]
+ *   npm run bench:api [-- --seconds 5 --rounds 5 --connections 10 --processes 1]   (--seconds: each variant's time in a round)
  *   npm run bench:api -- --watching [--seconds 5 --rounds 5 --connections 10]
  */
 import { diskFileStore } from '../server/files/disk-file-store';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { availableParallelism, loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import { webhookEvents } from '../server/webhooks/outbox';
@@ -58,7 +65,6 @@ import { freePort } from '../server/kernel/net';
 import { PerformanceObserver } from 'node:perf_hooks';
 
 const root = resolve(__dirname, '..');
-const run = promisify(execFile);
 const { values: options } = parseArgs({
   options: {
     seconds: { type: 'string', default: '5' },
@@ -114,6 +120,8 @@ interface Result {
   gcPerThousand: number;
   /** Requests answered in all. */
   total: number;
+  /** How long the load ran. */
+  seconds: number;
 }
 
 /** CPU time a process has used so far, in µs (Linux /proc/<pid>/stat, 100 ticks a second; NaN elsewhere). */
@@ -142,7 +150,47 @@ function machineBusy(): number {
   }
 }
 
-async function load(url: string, token: string): Promise<Result> {
+/**
+ * autocannon's API in one child process for the whole run, each load asked for over IPC: no
+ * process started (and no node booted, about 0.3 s of CPU on a quiet machine, more on a busy
+ * one) between two loads, so loads can be short and follow one another closely.
+ */
+const GENERATOR = `const run = require('autocannon');
+process.on('message', (settings) => run(settings, (error, result) => process.send(error
+  ? { error: String(error && error.stack || error) }
+  : { total: result.requests.total, seconds: result.duration, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors })));
+process.on('disconnect', () => process.exit(0));`;
+
+interface Generated {
+  total: number;
+  seconds: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  error?: string;
+}
+
+let generator: ChildProcess | undefined;
+function generate(settings: object): Promise<Generated> {
+  generator ??= spawn(process.execPath, ['-e', GENERATOR], { cwd: root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = generator;
+  return new Promise((resolveLoad, reject) => {
+    const exited = (code: number | null) => reject(new Error(`the load generator exited with ${code}`));
+    child.once('exit', exited);
+    child.once('message', (message: Generated) => {
+      child.off('exit', exited);
+      if (message.error) reject(new Error(message.error));
+      else resolveLoad(message);
+    });
+    child.send(settings);
+  });
+}
+function stopGenerator(): void {
+  if (generator?.connected) generator.disconnect();
+  generator = undefined;
+}
+
+async function load(url: string, token: string, seconds = Number(options.seconds)): Promise<Result> {
   // Every in-process server shares this heap: without a collection here, a load paid for the
   // garbage the one before it left (GC pauses of 0.3 to 4.7 s per 1,000 requests in the same
   // run, the slow rounds of either side), which swung each round's ratio. npm run bench:api
@@ -151,22 +199,36 @@ async function load(url: string, token: string): Promise<Result> {
   const cpu = process.cpuUsage();
   const busy = machineBusy();
   const gcBefore = gcMs;
-  const { stdout } = await run(
-    join(root, 'node_modules', '.bin', 'autocannon'),
-    ['--json', '-c', options.connections!, '-d', options.seconds!, '-H', `Authorization=Bearer ${token}`, url],
-    { maxBuffer: 64 * 1024 * 1024 },
-  );
+  const report = await generate({ url, connections: Number(options.connections), duration: seconds, headers: { authorization: `Bearer ${token}` } });
   const used = process.cpuUsage(cpu);
   const machine = machineBusy() - busy;
-  const report = JSON.parse(stdout) as { requests: { average: number; total: number }; latency: { p99: number }; non2xx: number; errors: number };
   if (report.non2xx > 0 || report.errors > 0) throw new Error(`${url}: ${report.non2xx} non-2xx answers, ${report.errors} errors`);
   return {
-    requests: report.requests.average,
-    p99: report.latency.p99,
-    cpuPerRequest: (used.user + used.system) / report.requests.total,
-    machinePerRequest: machine / report.requests.total,
-    gcPerThousand: ((gcMs - gcBefore) * 1000) / report.requests.total,
-    total: report.requests.total,
+    requests: report.total / report.seconds,
+    p99: report.p99,
+    cpuPerRequest: (used.user + used.system) / report.total,
+    machinePerRequest: machine / report.total,
+    gcPerThousand: ((gcMs - gcBefore) * 1000) / report.total,
+    total: report.total,
+    seconds: report.seconds,
+  };
+}
+
+/**
+ * Two loads of one variant as one: req/s over both (requests over seconds), the other figures
+ * per request over both, p99 the mean of the two.
+ */
+function together(a: Result, b: Result): Result {
+  const total = a.total + b.total;
+  const weighted = (measure: (result: Result) => number) => (measure(a) * a.total + measure(b) * b.total) / total;
+  return {
+    requests: total / (a.seconds + b.seconds),
+    p99: (a.p99 + b.p99) / 2,
+    cpuPerRequest: weighted((r) => r.cpuPerRequest),
+    machinePerRequest: weighted((r) => r.machinePerRequest),
+    gcPerThousand: weighted((r) => r.gcPerThousand),
+    total,
+    seconds: a.seconds + b.seconds,
   };
 }
 
@@ -344,13 +406,19 @@ async function main(): Promise<void> {
       new Set(['metadata', 'addresses']),
     );
     // The full service as deployed: request logs included (written to /dev/null).
+    // The queue was needed to create the customer, not to answer GET /customers/{id}: stopped
+    // now, its timers (maintenance every 10 s, the statistics check) no longer land on whichever
+    // variant happens to be under load (they are the same for all, and not per request).
+    await stopQueue();
+    stopQueue = async () => {};
     const config = { ...loadConfig({ PORT: '0' }), rateLimitPerMinute: 1_000_000_000 };
+    // The bare handler and the full service side by side, so that their loads follow each other.
     const variants: [string, Express][] = [
       ['bare Express + pg', handlerApp(db, tenant)],
+      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) })],
       ['+ auth + rate limit', handlerApp(db, tenant, { auth: true })],
       ['+ validation only', handlerApp(db, tenant, { validate: true })],
       ['+ auth + validation', handlerApp(db, tenant, { auth: true, validate: true })],
-      ['full service', createApp({ config, db, logger, secrets: new SecretBox(randomBytes(32)), boss, clock: () => new Date(), events: webhookEvents(boss), files: diskFileStore(config.dataDir) })],
     ];
     const targets: { label: string; url: string; results: Result[] }[] = [];
     for (const [label, app] of variants) {
@@ -358,15 +426,26 @@ async function main(): Promise<void> {
       servers.push(served);
       targets.push({ label, url: `${served.base}/customers/${customer.id}`, results: [] });
     }
-    for (const target of targets) await load(target.url, organization.production_token); // warm-up
+    const half = Number(options.seconds) / 2;
+    for (const target of targets) await load(target.url, organization.production_token, half); // warm-up
+    // A round is a palindrome of half-length loads (A B C D E E D C B A): every variant's two
+    // halves have the same mean time, so a machine growing busier or quieter through the round
+    // (other work starting or ending) weighs on every variant alike; the bare handler and the
+    // full service are neighbours, so their ratio compares loads a few seconds apart.
     for (let round = 0; round < Number(options.rounds); round++) {
-      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) target.results.push(await load(target.url, organization.production_token));
+      const first: Result[] = [];
+      for (const target of targets) first.push(await load(target.url, organization.production_token, half));
+      const second: Result[] = [];
+      for (const target of [...targets].reverse()) second.unshift(await load(target.url, organization.production_token, half));
+      targets.forEach((target, i) => target.results.push(together(first[i]!, second[i]!)));
     }
     const bare = targets[0]!.results;
     /** Each round's ratio of this variant to the bare handler. */
     const roundRatios = (results: Result[], measure: (result: Result) => number) => results.map((result, round) => measure(result) / measure(bare[round]!));
     const pairedRatio = (results: Result[], measure: (result: Result) => number) => median(roundRatios(results, measure));
-    console.log(`GET /customers/{id}: ${options.rounds} rounds of ${options.seconds}s, ${options.connections} connections, medians (a ratio: the median of each round's ratio)`);
+    console.log(
+      `GET /customers/{id}: ${options.rounds} rounds, each variant ${options.seconds}s a round in two loads (A B C D E E D C B A), ${options.connections} connections, medians (a ratio: the median of each round's ratio); load average ${loadavg().map((load) => load.toFixed(2)).join(', ')} on ${availableParallelism()} CPUs`,
+    );
     // CPU µs per request is this process's (the servers'), not PostgreSQL's nor the load's; on
     // a busy machine it varies less than req/s and shows where the time goes.
     // The machine's column adds PostgreSQL, the load generator and the kernel: on 2 cores the
@@ -381,8 +460,12 @@ async function main(): Promise<void> {
         `${target.label.padEnd(22)} ${requests.toFixed(0).padStart(7)} ${p99.toFixed(1).padStart(8)} ${pairedRatio(target.results, (r) => r.requests).toFixed(2).padStart(15)} ${pairedRatio(target.results, (r) => r.p99).toFixed(2).padStart(13)} ${cpu.toFixed(0).padStart(12)} ${machine.toFixed(0).padStart(16)}`,
       );
     }
-    const full = targets[targets.length - 1]!.results;
+    const full = targets[1]!.results;
     console.log(`full service / bare, req/s of each round: ${roundRatios(full, (r) => r.requests).map((ratio) => ratio.toFixed(2)).join(' ')}`);
+    // Bare's CPU per request over the full service's, each round's own: the req/s ratio a server
+    // bound by its own CPU would keep, which is where a saturated machine takes the req/s ratio.
+    const cpuRatios = full.map((result, round) => bare[round]!.cpuPerRequest / result.cpuPerRequest);
+    console.log(`full service / bare, CPU ratio (bare's CPU per request over the full service's) of each round: ${cpuRatios.map((ratio) => ratio.toFixed(2)).join(' ')}; median ${median(cpuRatios).toFixed(2)}`);
     // What a slow round had that the others had not: its CPU per request against the machine's
     // (another process's load shows in the machine's column alone), and its GC pauses.
     console.log('  each round, full service | bare: CPU µs/req, machine µs/req, GC ms per 1,000 req');
@@ -396,6 +479,7 @@ async function main(): Promise<void> {
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {
     // As the server stops: requests a load left in flight answered, then the pools.
+    stopGenerator();
     await Promise.all(servers.map((served) => served.stop()));
     await stopQueue();
     await scratch.close();
@@ -417,6 +501,7 @@ async function watchingOnly(): Promise<void> {
     );
     await watching(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token);
   } finally {
+    stopGenerator();
     await boss.stop({ graceful: false, wait: true });
     await scratch.close();
   }

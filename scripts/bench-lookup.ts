@@ -14,6 +14,8 @@
  *
  * Per flow it also prints the statements one lookup sent, counted where they leave for the
  * database (every knex connection of this process: authentication's included when it made one).
+ * The summary puts beside each flow's p50/p99 the primary-key read's and GET /customers/{id}'s
+ * of the same run, with the load average: the tail a lookup cannot beat on that machine.
  * With `--keep NAME` the database is kept (under .data/NAME when embedded) and the next run with
  * the same NAME and --customers reuses its rows instead of seeding them again.
  *
@@ -23,6 +25,7 @@
 import { diskFileStore } from '../server/files/disk-file-store';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { Knex } from 'knex';
 import pino from 'pino';
@@ -249,7 +252,7 @@ async function main(): Promise<void> {
       await byPrimaryKey(target.id);
     }
 
-    console.log(`\n${LOOKUPS} lookups per flow of random customers owning an account, one at a time, interleaved with the baselines; ms`);
+    console.log(`\n${LOOKUPS} lookups per flow of random customers owning an account, one at a time, interleaved with the baselines; ms (load average ${loadavg().map((load) => load.toFixed(2)).join(', ')})`);
     console.log('  lookup       = GET /debt-accounts/lookup over HTTP (default include: customer, location, locations, metadata)');
     console.log('  lookup cust. = the same with include=customer (no location, so no Location.debt_accounts_count)');
     console.log('  lookup fn    = the lookup service called in-process: the same queries, no HTTP, auth or validation');
@@ -259,7 +262,7 @@ async function main(): Promise<void> {
     console.log('  stmts        = statements sent to the database per call (mean, and the most in one call), counted at the driver');
     console.log(`  ${'flow'.padEnd(36)} ${'what'.padEnd(14)}     p50     p95     p99     max   p50 / PK SQL   stmts (max)`);
     const flows = Object.keys(LOOKUP_FLOWS);
-    const summary: { flow: string; p50: number; p99: number; matches: number; statements: number; mostStatements: number }[] = [];
+    const summary: { flow: string; p50: number; p99: number; matches: number; statements: number; mostStatements: number; pk: { p50: number; p99: number }; customer: { p50: number; p99: number } }[] = [];
     const WHATS = ['lookup', 'lookup cust.', 'lookup fn', 'GET account', 'GET customer', 'PK SQL'] as const;
     for (const flow of flows) {
       const targets = await sample(db, organization.organization_id, LOOKUPS);
@@ -297,7 +300,16 @@ async function main(): Promise<void> {
       }
       const s = stats(times.get('lookup')!);
       const counts = sent.get('lookup')!;
-      summary.push({ flow, p50: s.p50, p99: s.p99, matches: matches / targets.length, statements: counts.reduce((sum, n) => sum + n, 0) / counts.length, mostStatements: Math.max(...counts) });
+      summary.push({
+        flow,
+        p50: s.p50,
+        p99: s.p99,
+        matches: matches / targets.length,
+        statements: counts.reduce((sum, n) => sum + n, 0) / counts.length,
+        mostStatements: Math.max(...counts),
+        pk,
+        customer: stats(times.get('GET customer')!),
+      });
     }
     console.log('\n  customers matched per lookup (mean): ' + summary.map((row) => `${row.flow} ${row.matches.toFixed(2)}`).join(', '));
 
@@ -339,11 +351,16 @@ async function main(): Promise<void> {
       }
     }
 
-    console.log('\nSummary');
+    // Beside each flow, the bound the machine set in the same run: a primary-key read through
+    // the same pool, and GET /customers/{id} over the same HTTP path. A lookup's p99 cannot be
+    // under the machine's own tail; when the PK read's p99 is itself near 10 ms, the goal is
+    // not measurable on that machine at that time (the load average is printed with it).
+    console.log(`\nSummary (load average ${loadavg().map((load) => load.toFixed(2)).join(', ')} on ${availableParallelism()} CPUs)`);
     for (const row of summary) {
       const met = row.p99 < 10 && row.mostStatements <= 2;
       console.log(
-        `  ${row.flow.padEnd(36)} p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms, ${row.statements.toFixed(2)} statements per lookup (at most ${row.mostStatements}): ${met ? 'meets' : 'does NOT meet'} p99 < 10 ms and ≤ 2 statements`,
+        `  ${row.flow.padEnd(36)} p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms, ${row.statements.toFixed(2)} statements per lookup (at most ${row.mostStatements}): ${met ? 'meets' : 'does NOT meet'} p99 < 10 ms and ≤ 2 statements` +
+          ` | same run: PK SQL p50 ${fmt(row.pk.p50)} p99 ${fmt(row.pk.p99)} ms, GET customer p50 ${fmt(row.customer.p50)} p99 ${fmt(row.customer.p99)} ms`,
       );
     }
     if (slow.length > 0) console.log(`  queries over 1 ms besides the matching ones:\n    ${slow.join('\n    ')}`);
