@@ -101,7 +101,8 @@ test('the operating reference shows the probes and the metrics, and the API refe
   await sidebar.getByText('Health', { exact: true }).click();
   await sidebar.getByText('Whether the process answers', { exact: true }).click();
   await operatePage.getByRole('heading', { name: 'Whether the process answers' }).waitFor();
-  await sidebar.getByText('Metrics', { exact: true }).click();
+  // 'Metrics' is twice in the menu: the description's section, then the tag.
+  await sidebar.getByText('Metrics', { exact: true }).last().click();
   await sidebar.getByText('Prometheus metrics', { exact: true }).click();
   await operatePage.getByRole('heading', { name: 'Prometheus metrics' }).waitFor();
   mkdirSync(screenshots, { recursive: true });
