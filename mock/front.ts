@@ -6,7 +6,9 @@
  * the Portal's CSRF check, and the sandbox's declining test cards; whatever passes goes on to
  * Prism for the documented example (or, with `Prefer: dynamic=true`, a generated answer).
  */
+import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { join } from 'node:path';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import pino from 'pino';
 import { ApiError } from '../server/kernel/errors';
@@ -21,6 +23,9 @@ type Json = Record<string, unknown>;
 
 /** The operations that charge a card at once, where the sandbox's declining cards decline. */
 const CHARGING = new Set(['createCharge', 'createPortalPayment']);
+
+/** The operating interface (openapi/operate.yaml, bundled): the probes and /metrics. */
+const loadOperateDocument = (): Document => JSON.parse(readFileSync(join(__dirname, '..', 'generated', 'operate.json'), 'utf8')) as Document;
 
 /** The mock serves every path at its root, as Prism does: the document with `/` as its one server. */
 function atRoot(document: Document): Document {
@@ -129,8 +134,8 @@ const json = express.json({ limit: '10mb', type: () => true });
 const readBody: RequestHandler = (req, res, next) =>
   ['POST', 'PUT', 'PATCH'].includes(req.method) && /^\s*application\/json\s*(?:;|$)/i.test(req.get('content-type') ?? '') ? json(req, res, next) : next();
 
-/** The front of one mock: `document` is which of the two it serves, `prism` where Prism listens. */
-export function mockFront(document: 'api' | 'portal', prism: URL): Express {
+/** The front of one mock: `document` is which of the three it serves, `prism` where Prism listens. */
+export function mockFront(document: 'api' | 'portal' | 'operate', prism: URL): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
@@ -139,6 +144,10 @@ export function mockFront(document: 'api' | 'portal', prism: URL): Express {
   if (document === 'api') {
     const declines = sandboxDeclines(loadDocument());
     app.use(anyBearerToken, ...openApiValidator(atRoot(loadDocument()), { responses: false }), declines);
+  } else if (document === 'operate') {
+    // The probes and /metrics at the root, as the server serves them on its port; no token
+    // asked for (the server asks /metrics for METRICS_TOKEN only when it is set).
+    app.use(...openApiValidator(atRoot(loadOperateDocument()), { responses: false }), unmatched);
   } else {
     // Both bases of the Portal document at the root, as Prism serves them: the Portal's pages
     // and API first, then the short links, each validated as the service validates it.

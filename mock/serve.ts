@@ -9,9 +9,11 @@
  * steered by the document's `x-json-schema-faker` settings (no invented properties, recent
  * dates).
  *
- *   npm run mock                 the API on 127.0.0.1:4010, the Portal on 127.0.0.1:4011
- *   MOCK_PORT=4020 npm run mock  the API on 4020, the Portal on 4021
+ *   npm run mock                 the API on 127.0.0.1:4010, the Portal on 127.0.0.1:4011,
+ *                                the operating interface (/livez, /readyz, /health, /metrics) on 127.0.0.1:4012
+ *   MOCK_PORT=4020 npm run mock  the API on 4020, the Portal on 4021, the operating interface on 4022
  *   PORTAL_MOCK_PORT=5000        the Portal's port, when the next one is taken
+ *   OPERATE_MOCK_PORT=5001       the operating interface's port, likewise
  *
  * The Portal mock serves both of the Portal document's bases at its root: the Portal's pages
  * (`/s/{token}/accounts`) and the short links (`/{code}`). Prism itself listens on a free port
@@ -27,8 +29,8 @@ const root = resolve(__dirname, '..');
 export const MOCK_HOST = '127.0.0.1';
 export const DEFAULT_MOCK_PORT = 4010;
 
-/** The two documents the mock serves: the integrators' API and the Portal. */
-export const MOCK_DOCUMENTS = { api: 'openapi.json', portal: 'portal.json' } as const;
+/** The three documents the mock serves: the integrators' API, the Portal and the operating interface. */
+export const MOCK_DOCUMENTS = { api: 'openapi.json', portal: 'portal.json', operate: 'operate.json' } as const;
 export type MockDocument = keyof typeof MOCK_DOCUMENTS;
 
 export interface RunningMock {
@@ -104,9 +106,11 @@ function startPrism(port: number, document: MockDocument, timeoutMs: number): Pr
 if (require.main === module) {
   const port = Number(process.env.MOCK_PORT ?? DEFAULT_MOCK_PORT);
   const portalPort = Number(process.env.PORTAL_MOCK_PORT ?? port + 1);
+  const operatePort = Number(process.env.OPERATE_MOCK_PORT ?? port + 2);
   const started = [
     startMock(port, { document: 'api' }).then((mock) => ({ mock, what: 'the Debt Collection Service API' })),
     startMock(portalPort, { document: 'portal' }).then((mock) => ({ mock, what: 'the Portal (pages and short links)' })),
+    startMock(operatePort, { document: 'operate' }).then((mock) => ({ mock, what: 'the operating interface (/livez, /readyz, /health, /metrics)' })),
   ];
   Promise.all(started)
     .then((mocks) => {
@@ -122,7 +126,7 @@ if (require.main === module) {
     })
     .catch(async (error: Error) => {
       console.error(error.message);
-      // The other one may have started: stop it before leaving.
+      // The others may have started: stop them before leaving.
       const settled = await Promise.allSettled(started);
       await Promise.all(settled.map((result) => (result.status === 'fulfilled' ? result.value.mock.stop() : undefined)));
       process.exit(1);

@@ -38,10 +38,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
-import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
 import express, { type Express } from 'express';
 import type { Knex } from 'knex';
 import { webhookEvents } from '../server/webhooks/outbox';
@@ -60,6 +60,7 @@ import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
+import { cpuByComponent } from './cpu-profile';
 import { createLogger, logDestination } from '../server/kernel/logging';
 import { freePort } from '../server/kernel/net';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -233,7 +234,7 @@ function together(a: Result, b: Result): Result {
 }
 
 /** `npm start` with WEB_CONCURRENCY=processes on the scratch database; resolves once /health answers. */
-async function startServers(databaseUrl: string, processes: number, extra: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; port: number }> {
+async function startServers(databaseUrl: string, processes: number, extra: NodeJS.ProcessEnv = {}, nodeOptions: string[] = []): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const env = {
     ...process.env,
@@ -246,7 +247,7 @@ async function startServers(databaseUrl: string, processes: number, extra: NodeJ
     ...extra,
   };
   // Logs go to /dev/null, as the in-process service's do.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'server/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'inherit'] });
   for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`the server with WEB_CONCURRENCY=${processes} exited with ${child.exitCode}`);
     try {
@@ -375,6 +376,30 @@ async function watching(databaseUrl: string, path: string, token: string): Promi
       `watching_ratio ${line(targets[targets.length - 1]!.results)} (goal >= 0.95; every request traced), sampled 1 in 10: ${line(targets[2]!.results)}, metrics alone: ${line(targets[1]!.results)}; ` +
         `${scrapes} scrapes of /metrics answered, ${failedScrapes} not; ${sink.received()} trace exports received by the collector`,
     );
+    // What the cost is made of: the first and the last variant once more, each under the CPU
+    // profiler for one load, their CPU per request shared out by package.
+    const unwatched = await profiled(databaseUrl, variants[0]![1], path, token);
+    const watched = await profiled(databaseUrl, variants[variants.length - 1]![1], path, token);
+    // Watching's own packages one by one; everything else (the service, its libraries, Node,
+    // the system calls) in one row, since a load under the profiler on a busy machine moves it
+    // more than watching does; garbage collection apart, as spans add garbage.
+    const watching = (name: string) => name.startsWith('@opentelemetry/') || name === 'prom-client';
+    const rows = new Map<string, { off: number; on: number }>();
+    for (const [side, profile] of [['off', unwatched], ['on', watched]] as const) {
+      for (const [name, micros] of profile.perRequest) {
+        const row = watching(name) || name === 'garbage collection' ? name : 'everything else';
+        const entry = rows.get(row) ?? { off: 0, on: 0 };
+        entry[side] += micros;
+        rows.set(row, entry);
+      }
+    }
+    const own = [...rows].filter(([name]) => watching(name)).reduce((sum, [, { on }]) => sum + on, 0);
+    console.log(`\nwhere the server's CPU went, µs per request, one load of each under node --cpu-prof (slower than above, both alike): off ${unwatched.total.toFixed(0)}, every request traced ${watched.total.toFixed(0)}`);
+    console.log('component                                   off       on');
+    for (const [name, { off: before, on: after }] of [...rows].sort((a, b) => b[1].on - b[1].off - (a[1].on - a[1].off))) {
+      console.log(`${name.padEnd(40)} ${before.toFixed(0).padStart(6)} ${after.toFixed(0).padStart(8)}`);
+    }
+    console.log(`watching's own packages (OpenTelemetry, prom-client): ${own.toFixed(0)} µs per request, ${((own / watched.total) * 100).toFixed(0)}% of the traced server's CPU`);
   } finally {
     await Promise.all(
       children.map((child) => new Promise((done) => {
@@ -483,6 +508,36 @@ async function main(): Promise<void> {
     await Promise.all(servers.map((served) => served.stop()));
     await stopQueue();
     await scratch.close();
+  }
+}
+
+/**
+ * The service started with `env` under the CPU profiler, loaded once after a warm-up, then
+ * stopped: its CPU per request by component (scripts/cpu-profile.ts), over the load alone.
+ */
+async function profiled(databaseUrl: string, env: NodeJS.ProcessEnv, path: string, token: string): Promise<{ total: number; perRequest: Map<string, number> }> {
+  const directory = mkdtempSync(join(tmpdir(), 'bench-api-profile-'));
+  try {
+    const { child, port } = await startServers(databaseUrl, 1, env, ['--cpu-prof', '--cpu-prof-dir', directory]);
+    const url = `http://127.0.0.1:${port}${path}`;
+    await load(url, token); // warm-up
+    const started = Date.now();
+    const result = await load(url, token);
+    const loaded = Date.now();
+    await new Promise((done) => {
+      child.once('exit', done);
+      child.kill('SIGTERM');
+    });
+    // The profile ends as the process exits: the load was the `loaded - started` ms that ended
+    // this long before.
+    const stopping = (Date.now() - loaded) * 1000;
+    const file = readdirSync(directory).find((name) => name.includes(`.${child.pid}.0.`));
+    if (!file) throw new Error(`no CPU profile of the main thread in ${directory}`);
+    const byComponent = cpuByComponent(join(directory, file), { fromEnd: stopping + (loaded - started) * 1000, toEnd: stopping });
+    const perRequest = new Map([...byComponent].map(([name, micros]) => [name, micros / result.total]));
+    return { total: [...perRequest.values()].reduce((sum, each) => sum + each, 0), perRequest };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
   }
 }
 

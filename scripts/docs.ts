@@ -1,6 +1,7 @@
 /**
- * Writes the HTML references of the two documents (git-ignored): the API into docs/index.html,
- * the Portal (what a customer's browser calls) into docs/portal.html. Each is one file, with
+ * Writes the HTML references of the three documents (git-ignored): the API into docs/index.html,
+ * the Portal (what a customer's browser calls) into docs/portal.html, the operating interface
+ * (probes and metrics, what an operator's tools call) into docs/operate.html. Each is one file, with
  * Redoc's scripts inlined, that opens in a browser with no network and asks no other host for
  * anything (test/docs/docs.test.ts). Usage reports are off in redocly.yaml (`telemetry: off`);
  * the one thing Redoc cannot be told to stop is its attribution logo, fetched from Redocly's
@@ -14,6 +15,7 @@ const root = resolve(__dirname, '..');
 const REFERENCES = [
   { document: 'openapi.json', output: 'index.html', title: 'Debt Collection Service API' },
   { document: 'portal.json', output: 'portal.html', title: 'Debt Collection Service Portal' },
+  { document: 'operate.json', output: 'operate.html', title: 'Debt Collection Service Operations' },
 ];
 
 const LOGO_URLS = ['https://cdn.redoc.ly/redoc/logo-mini-full.svg', 'https://cdn.redoc.ly/redoc/logo-mini.svg'];

@@ -42,10 +42,25 @@ const httpDuration = new Histogram({
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
+/**
+ * The histogram's series by `method route status_class`, each looked up once: prom-client's
+ * observe with labels hashes them (keys sorted, joined) on every call. Bounded as the labels
+ * are: methods × route templates × five classes.
+ */
+const durationSeries = new Map<string, { observe(seconds: number): void }>();
+
 /** One request answered: `route` is a template (or `unmatched`), never the path itself. */
 export function observeRequest(method: string, route: string, status: number, seconds: number): void {
   if (!enabled) return;
-  httpDuration.observe({ method: METHODS.has(method) ? method : 'OTHER', route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
+  const known = METHODS.has(method) ? method : 'OTHER';
+  const statusClass = `${Math.floor(status / 100)}xx`;
+  const key = `${known} ${route} ${statusClass}`;
+  let series = durationSeries.get(key);
+  if (!series) {
+    series = httpDuration.labels({ method: known, route, status_class: statusClass });
+    durationSeries.set(key, series);
+  }
+  series.observe(seconds);
 }
 
 const chargesAnswered = new Counter({

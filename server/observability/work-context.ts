@@ -2,9 +2,11 @@
  * What a piece of work is, carried through its async calls (AsyncLocalStorage): the request's
  * id or the job's, and once known the organization and environment it is for. Every log line
  * written inside it carries these (the logger's mixin, logging.ts), with the trace id when
- * traces are on (the pino instrumentation adds trace_id and span_id).
+ * traces are on: trace_id, span_id and trace_flags, the names the pino instrumentation writes
+ * (added here unless that instrumentation is loaded, telemetry.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { trace } from '@opentelemetry/api';
 
 export interface Work {
   /** A request's id (X-Request-Id) … */
@@ -37,11 +39,26 @@ export function workIsFor(organizationId: string, environment: string): void {
   }
 }
 
-/** The fields of the work in hand for a log line (pino's mixin); nothing outside any work. */
+let traceFields = false;
+
+/** Whether log lines carry the span in hand's ids (set once, as traces start). */
+export function traceFieldsInLogLines(on: boolean): void {
+  traceFields = on;
+}
+
+/** The fields of the work in hand for a log line (pino's mixin), and of the span in hand. */
 export function workFields(): Record<string, string> {
-  const work = storage.getStore();
-  if (!work) return {};
   const fields: Record<string, string> = {};
+  if (traceFields) {
+    const span = trace.getActiveSpan()?.spanContext();
+    if (span && trace.isSpanContextValid(span)) {
+      fields.trace_id = span.traceId;
+      fields.span_id = span.spanId;
+      fields.trace_flags = `0${span.traceFlags.toString(16)}`;
+    }
+  }
+  const work = storage.getStore();
+  if (!work) return fields;
   if (work.requestId) fields.request_id = work.requestId;
   if (work.jobId) fields.job_id = work.jobId;
   if (work.queue) fields.queue = work.queue;

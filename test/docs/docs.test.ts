@@ -1,6 +1,6 @@
 /**
  * The HTML references ask no other host for anything: `npm run docs` is built, and each of
- * its two files (the API's and the Portal's) is opened in Chromium with every request
+ * its three files (the API's, the Portal's and the operating interface's) is opened in Chromium with every request
  * intercepted and clicked through as a reader would (a tag, an operation, a webhook, the
  * search); any request that is not the file itself or a data: URI fails the test (it is also
  * refused, so nothing leaves the machine).
@@ -15,11 +15,13 @@ import { launchBrowser } from '../support/browser';
 const root = resolve(__dirname, '../..');
 const file = pathToFileURL(join(root, 'docs', 'index.html')).href;
 const portalFile = pathToFileURL(join(root, 'docs', 'portal.html')).href;
+const operateFile = pathToFileURL(join(root, 'docs', 'operate.html')).href;
 const screenshots = join(root, 'screenshots');
 
 let browser: Browser;
 let page: Page;
 let portalPage: Page;
+let operatePage: Page;
 const elsewhere: string[] = [];
 const local: string[] = [];
 
@@ -46,7 +48,9 @@ beforeAll(async () => {
   browser = await launchBrowser();
   page = await openOffline(file, /Debt Collection Service API/);
   portalPage = await openOffline(portalFile, /Debt Collection Service Portal/);
-}, 120_000);
+  operatePage = await openOffline(operateFile, /Debt Collection Service Operations/);
+  // Three references built (the API's alone takes most of a minute on a loaded 2-core machine), then opened.
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -55,6 +59,7 @@ afterAll(async () => {
 test('opening the pages asks for the files alone', async () => {
   expect(local).toContain(file);
   expect(local).toContain(portalFile);
+  expect(local).toContain(operateFile);
   expect(elsewhere).toEqual([]);
 });
 
@@ -88,5 +93,21 @@ test('the Portal reference shows the Portal entry and the short link, and the AP
   await portalPage.screenshot({ path: join(screenshots, 'docs-portal.png') });
   const apiSidebar = page.locator('[data-component-name="Menu/MenuItem"]');
   expect(await apiSidebar.getByText('Portal entry', { exact: true }).count()).toBe(0);
+  expect(elsewhere).toEqual([]);
+});
+
+test('the operating reference shows the probes and the metrics, and the API reference neither', async () => {
+  const sidebar = operatePage.locator('[data-component-name="Menu/MenuItem"]');
+  await sidebar.getByText('Health', { exact: true }).click();
+  await sidebar.getByText('Whether the process answers', { exact: true }).click();
+  await operatePage.getByRole('heading', { name: 'Whether the process answers' }).waitFor();
+  // 'Metrics' is twice in the menu: the description's section, then the tag.
+  await sidebar.getByText('Metrics', { exact: true }).last().click();
+  await sidebar.getByText('Prometheus metrics', { exact: true }).click();
+  await operatePage.getByRole('heading', { name: 'Prometheus metrics' }).waitFor();
+  mkdirSync(screenshots, { recursive: true });
+  await operatePage.screenshot({ path: join(screenshots, 'docs-operate.png') });
+  const apiSidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+  expect(await apiSidebar.getByText('Prometheus metrics', { exact: true }).count()).toBe(0);
   expect(elsewhere).toEqual([]);
 });

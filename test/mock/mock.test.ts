@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { freePort } from '../../server/kernel/net';
 import { createApiClient, type ApiClient } from '../../client';
 import { startMock, type RunningMock } from '../../mock/serve';
@@ -14,24 +16,26 @@ function documentedExample(path: string, method: string, status: string, view: D
   return view.exampleOf((response.content as Record<string, Json>)['application/json']);
 }
 
-/** The API's mock and the Portal's, each serving its own document as `npm run mock` does. */
+/** The API's mock, the Portal's and the operating interface's, each serving its own document as `npm run mock` does. */
 let mock: RunningMock;
 let portalMock: RunningMock;
+let operateMock: RunningMock;
 let api: ApiClient;
 const CUSTOMER = '9b2f6c1e-8d4a-4f7e-9a53-2c1d0e6b7a41';
 const CSRF_TOKEN = (portalDocument.resolve<Json>((portalDocument.document.components as Json & { headers: Json }).headers.CsrfToken).schema as Json).example as string;
 
 beforeAll(async () => {
-  [mock, portalMock] = await Promise.all([
+  [mock, portalMock, operateMock] = await Promise.all([
     // Generous: Prism and the validators start slowly on a loaded 2-core machine.
     freePort().then((port) => startMock(port, { document: 'api', timeoutMs: 200_000 })),
     freePort().then((port) => startMock(port, { document: 'portal', timeoutMs: 200_000 })),
+    freePort().then((port) => startMock(port, { document: 'operate', timeoutMs: 200_000 })),
   ]);
   api = createApiClient({ baseUrl: mock.url, token: 'mock-token' });
 }, 240_000);
 
 afterAll(async () => {
-  await Promise.all([mock?.stop(), portalMock?.stop()]);
+  await Promise.all([mock?.stop(), portalMock?.stop(), operateMock?.stop()]);
 });
 
 /** The mock that serves an operation's document. */
@@ -111,6 +115,35 @@ describe('the Prism mock answers one operation of every tag with its documented 
     const { data, response } = await api.GET('/webhooks');
     expect(response.status).toBe(200);
     expect(data).toEqual(documentedExample('/webhooks', 'get', '200'));
+  });
+});
+
+describe('the operating interface\'s mock answers the probes and the metrics at its root, without a token', () => {
+  const operate = JSON.parse(readFileSync(join(__dirname, '..', '..', 'generated', 'operate.json'), 'utf8')) as Json;
+  /** The example the operating document gives for one operation's 200. */
+  const operateExample = (path: string, type: string) =>
+    ((((((operate.paths as Json)[path] as Json).get as Json).responses as Json)['200'] as Json).content as Record<string, Json>)[type]!.example;
+
+  test('GET /livez answers its documented 200', async () => {
+    const response = await fetch(`${operateMock.url}/livez`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual(operateExample('/livez', 'application/json'));
+  });
+
+  test('GET /metrics answers Prometheus text, the documented example', async () => {
+    const response = await fetch(`${operateMock.url}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await response.text()).toBe(operateExample('/metrics', 'text/plain'));
+  });
+
+  test('a method no probe has is 405, a path none has is 404, in the spec\'s shape', async () => {
+    const post = await fetch(`${operateMock.url}/readyz`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(await post.json()).toMatchObject({ errorCode: expect.any(String) });
+    const nothing = await fetch(`${operateMock.url}/statusz`);
+    expect(nothing.status).toBe(404);
+    expect(await nothing.json()).toMatchObject({ errorCode: 'not_found' });
   });
 });
 
