@@ -63,6 +63,7 @@
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { treeCpuMs } from './measure';
@@ -535,8 +536,13 @@ async function main(): Promise<void> {
     started = Date.now();
     const work = processWork();
     const dbCpu = databaseCpuSeconds();
+    // The local processor server counts arrivals on this process's event loop: a stall of it
+    // stamps requests sent before it late, bunched into one second (printed below).
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     await startPlanScheduler(deps, planPorts(deps, processorGateways));
     await whilePending(db, ours.organizationId);
+    loopDelay.disable();
     const schedulerMs = Date.now() - started;
     const schedulerEnded = Date.now();
     receiving = false;
@@ -581,6 +587,10 @@ async function main(): Promise<void> {
     console.log(
       `the processor received ${counts.reduce((a, b) => a + b, 0)} requests over ${seconds.length} seconds: per whole second median ${whole[Math.floor(whole.length / 2)] ?? '-'}, ` +
         `least ${whole[0] ?? '-'}, most ${whole.at(-1) ?? '-'}${RATE_LIMIT === undefined ? '' : `; ${overLimit} over the limit of ${RATE_LIMIT}/s`}`,
+    );
+    console.log(
+      `this process's event loop during the run: delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms` +
+        `${processor.received ? ' (the local server stamps arrivals on this loop: a stall of N ms can bunch about N / 1000 × the rate of requests sent before it into one second, which no pace on the sending side can prevent)' : ''}`,
     );
     if (pace) {
       const { statements, granted, late } = pace.stats();
