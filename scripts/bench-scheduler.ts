@@ -46,21 +46,24 @@
  * sent to it (Stripe: by the local server itself, as each arrives, during the scheduler's run
  * only), and `over_limit` is how many passed N in their second; `lost` the instalments neither
  * paid nor failed, plus any charged twice (Stripe: also by the server's PaymentIntents). The
- * limit counts requests, `per_second` instalments: the requests per instalment the processor
- * received, and the most instalments a second the limit allows with them, are printed (a Stripe
- * charge is two requests, create then confirm: at most 50 instalments/s at 100 requests/s).
+ * limit counts requests, `per_second` instalments (a charge each): the requests per charge the
+ * processor received (`requests_per_charge`), the most charges a second the limit allows with
+ * them (`bound_per_second`: a Stripe charge is two requests, create then confirm, so at most 50
+ * a second at 100 requests/s), and the requests the pace sends in one second at most
+ * (`pace_slots_per_second`: none in a second's last GUARD_MS, 96 at 100/s) are printed.
  *
  *   npm run bench:scheduler -- --processor stripe --rate-limit 100 --gateway-latency-ms 300 --instalments 20000 --accounts 2000
  *
  * The last line is one JSON object of the figures: {"bench":"scheduler","processor","per_second",
- * "over_limit","lost","rate_limit","requests_per_instalment","most_per_second","gateway_latency_ms",
- * "ratio_to_bare","bare_payloads"}.
+ * "over_limit","lost","rate_limit","requests_per_charge","bound_per_second","pace_slots_per_second",
+ * "gateway_latency_ms","ratio_to_bare","bare_payloads"}.
  *
  * DATABASE_URL: an existing server (a scratch database is created on it and dropped after);
  * without it, an embedded PostgreSQL of its own under .data/.
  */
 import { diskFileStore } from '../server/files/disk-file-store';
 import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { treeCpuMs } from './measure';
@@ -80,7 +83,7 @@ import type { PaymentGateway } from '../server/gateway/gateway';
 import { paceOf, pacedGateway } from '../server/gateway/paced-gateway';
 import { paymentProcessorService } from '../server/payment-processors/processor-service';
 import { startStripeServer, type StripeServer } from '../test/support/stripe-server';
-import { processorPace, type ProcessorPace } from '../server/gateway/processor-pace';
+import { GUARD_MS, processorPace, type ProcessorPace } from '../server/gateway/processor-pace';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
 import { listenForSettlements } from '../server/settlement-offers/offer-listeners';
@@ -533,8 +536,13 @@ async function main(): Promise<void> {
     started = Date.now();
     const work = processWork();
     const dbCpu = databaseCpuSeconds();
+    // The local processor server counts arrivals on this process's event loop: a stall of it
+    // stamps requests sent before it late, bunched into one second (printed below).
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     await startPlanScheduler(deps, planPorts(deps, processorGateways));
     await whilePending(db, ours.organizationId);
+    loopDelay.disable();
     const schedulerMs = Date.now() - started;
     const schedulerEnded = Date.now();
     receiving = false;
@@ -580,6 +588,10 @@ async function main(): Promise<void> {
       `the processor received ${counts.reduce((a, b) => a + b, 0)} requests over ${seconds.length} seconds: per whole second median ${whole[Math.floor(whole.length / 2)] ?? '-'}, ` +
         `least ${whole[0] ?? '-'}, most ${whole.at(-1) ?? '-'}${RATE_LIMIT === undefined ? '' : `; ${overLimit} over the limit of ${RATE_LIMIT}/s`}`,
     );
+    console.log(
+      `this process's event loop during the run: delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms` +
+        `${processor.received ? ' (the local server stamps arrivals on this loop: a stall of N ms can bunch about N / 1000 × the rate of requests sent before it into one second, which no pace on the sending side can prevent)' : ''}`,
+    );
     if (pace) {
       const { statements, granted, late } = pace.stats();
       console.log(`the pace (PostgreSQL): ${statements} statements for ${granted} slots (${(statements / Math.max(1, granted)).toFixed(2)} per slot), ${late} slots given up by a caller woken too late for its second`);
@@ -587,13 +599,19 @@ async function main(): Promise<void> {
 
     const schedulerRate = (due / schedulerMs) * 1000;
     console.log(`scheduler: ${due} instalments over ${ACCOUNTS} accounts in ${(schedulerMs / 1000).toFixed(1)} s: ${schedulerRate.toFixed(0)} instalments/s (every plan completed, one attempt and one charge each)`);
-    // per_second counts instalments; the limit counts requests: at R requests per instalment, N/s allows at most N / R instalments/s.
-    const requestsPerInstalment = counts.reduce((a, b) => a + b, 0) / Math.max(1, due);
-    const mostPerSecond = RATE_LIMIT === undefined ? null : Math.floor(RATE_LIMIT / requestsPerInstalment);
-    if (mostPerSecond !== null) {
+    // per_second counts instalments (one charge each); the limit counts requests: at R requests
+    // per charge, as the processor saw them, N requests/s allow at most N / R charges/s.
+    const requestsPerCharge = counts.reduce((a, b) => a + b, 0) / Math.max(1, due);
+    const boundPerSecond = RATE_LIMIT === undefined ? null : Math.floor(RATE_LIMIT / requestsPerCharge);
+    // The slots the pace hands out in one second: none in its last GUARD_MS (room to arrive within it).
+    const paceSlots = RATE_LIMIT === undefined ? null : Math.ceil((1_000_000 - GUARD_MS * 1000) / Math.ceil(1_000_000 / RATE_LIMIT));
+    if (boundPerSecond !== null) {
       console.log(
-        `the limit counts requests, per_second instalments: ${requestsPerInstalment.toFixed(2)} requests per instalment at the processor, so at ${RATE_LIMIT} requests/s at most ${mostPerSecond} instalments/s` +
-          `${mostPerSecond < 95 ? ' (not met: the goal of 95 instalments/s needs at most ' + (RATE_LIMIT! / 95).toFixed(2) + ' requests per instalment at this limit)' : ''}`,
+        `the limit counts requests, per_second charges: the processor saw ${requestsPerCharge.toFixed(2)} requests per charge` +
+          `${PROCESSOR === 'stripe' ? ' (a Stripe charge is a PaymentIntent created, then confirmed: two requests, so that a lost answer can never take money unrecorded)' : ''}, ` +
+          `so ${RATE_LIMIT} requests/s carry at most ${boundPerSecond} charges/s` +
+          `${boundPerSecond < 95 ? ` (a goal of 95/s is beyond that bound by design: it needs at most ${(RATE_LIMIT! / 95).toFixed(2)} requests per charge at this limit)` : ''}; ` +
+          `the pace sends at most ${paceSlots} requests in a second (none in its last ${GUARD_MS} ms, so that each arrives within it), so ${Math.floor(paceSlots! / requestsPerCharge)} charges/s in practice`,
       );
     }
     console.log(
@@ -638,8 +656,9 @@ async function main(): Promise<void> {
       over_limit: overLimit,
       lost,
       rate_limit: RATE_LIMIT ?? null,
-      requests_per_instalment: Math.round(requestsPerInstalment * 100) / 100,
-      most_per_second: mostPerSecond,
+      requests_per_charge: Math.round(requestsPerCharge * 100) / 100,
+      bound_per_second: boundPerSecond,
+      pace_slots_per_second: paceSlots,
       gateway_latency_ms: LATENCY_MS,
       ratio_to_bare: ratio,
       bare_payloads: BARE_PAYLOADS,

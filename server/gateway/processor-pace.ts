@@ -8,8 +8,10 @@
  * What it promises, on the database's clock:
  * - slots are at least 1/rate apart, so in ANY one-second window no more than `perSecond` are
  *   granted, whichever processes took them;
- * - a slot is used only within its own second (a caller woken too late, by a busy event loop,
- *   gives it up and takes another), so no second ever sees more than `perSecond` requests sent;
+ * - a slot is used only early enough in its own second to arrive within it (SEND_MARGIN_MS
+ *   before its end; a caller woken later, by a busy event loop, gives it up and takes another),
+ *   so no second the processor counts by arrival sees more than `perSecond` requests, as long
+ *   as a request reaches it within SEND_MARGIN_MS of being sent;
  * - slots are reserved at most HORIZON_MS ahead: a process that dies wastes at most that much.
  *
  * Cost: one statement (a row lock of microseconds) per batch of up to a tenth of a second's
@@ -27,10 +29,22 @@ import type { Knex } from 'knex';
 
 /** Slots reserved at most this far ahead of the database's now. */
 export const HORIZON_MS = 1000;
-/** No slot in the last GUARD_MS of a second: each has that much room at least to be sent within its own second. */
-export const GUARD_MS = 5;
-/** A request is sent at least this long before its second ends, beyond the clock's uncertainty. */
-const SAFETY_MS = 1;
+/**
+ * A request is sent at least this long before its second ends (beyond the clock's
+ * uncertainty), so that it ARRIVES within that second as the processor counts it: between the
+ * slot and the processor's door lie the HTTP client, the connection, the network and, on a
+ * busy event loop, a few turns of it. With 1 ms of room (as before), a request sent in the last
+ * milliseconds of its second was counted in the next one, on top of that second's own: the
+ * local Stripe server, stamping each request as it arrived, counted 101 to 109 in some seconds
+ * at 100/s while no second was ever granted more than 100.
+ */
+export const SEND_MARGIN_MS = 30;
+/**
+ * No slot in the last GUARD_MS of a second: each has SEND_MARGIN_MS of room to arrive within its
+ * own second, and GUARD_MS - SEND_MARGIN_MS for its caller to be woken late (a busy event loop)
+ * and still use it. At 100/s the slots of a second are .000 to .950: 96 a second at most.
+ */
+export const GUARD_MS = 40;
 /** Beyond this uncertainty of the clocks' offset (a round trip of more than half a second) a slot is used as it comes: no window could be sure. */
 const MOST_UNCERTAIN_MS = 250;
 /**
@@ -276,9 +290,9 @@ class Pace implements ProcessorPace {
     const uncertainty = clock.error + ((paceNow() - clock.at) / 1000) * DRIFT_MS_PER_S;
     const slotMs = slotUs / 1000;
     const secondEndMs = (Math.floor(slotUs / 1_000_000) + 1) * 1000;
-    // Never before the slot (nor so early that it could fall in the second before), never after its second ends.
+    // Never before the slot (nor so early that it could fall in the second before), never so late that it could arrive after its second ends.
     const from = this.local(slotMs) + uncertainty;
-    const until = this.local(secondEndMs) - uncertainty - SAFETY_MS;
+    const until = this.local(secondEndMs) - uncertainty - SEND_MARGIN_MS;
     const fire = () => {
       const now = paceNow();
       if (now < from) {

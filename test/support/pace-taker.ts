@@ -3,7 +3,9 @@
  * it is let, for the multi-process pace test: it connects, prints READY, waits for the start file
  * (`PACE_GO_FILE`: `{"startAt","endAt"}` in this machine's clock, ms) and, with
  * `PACE_CONCURRENCY` callers, takes slots from `startAt` until `endAt`; then prints the time each
- * slot was granted as one line, `GRANTED [ms, …]`, and ends.
+ * slot was granted as one line, `GRANTED [ms, …]`, and ends. With `PACE_SEND_URL`, each caller
+ * POSTs to it as soon as its slot is granted (and waits for the answer), as a processor's
+ * client does.
  *
  *   DATABASE_URL=… PACE_KEY=… PACE_RATE=20 PACE_CONCURRENCY=4 PACE_GO_FILE=… node --import tsx test/support/pace-taker.ts
  */
@@ -23,6 +25,7 @@ async function main(): Promise<void> {
     const goFile = env('PACE_GO_FILE');
     while (!existsSync(goFile)) await sleep(10);
     const { startAt, endAt } = JSON.parse(readFileSync(goFile, 'utf8')) as { startAt: number; endAt: number };
+    const sendTo = process.env.PACE_SEND_URL;
     await sleep(Math.max(0, startAt - paceNow()));
     const granted: number[] = [];
     await Promise.all(
@@ -32,6 +35,8 @@ async function main(): Promise<void> {
           const at = paceNow();
           // A slot granted after the end is not counted (the test counts the interval's).
           if (at < endAt) granted.push(at);
+          // Sent as a processor's request would be, at once (the test's server counts its arrival).
+          if (sendTo) await (await fetch(sendTo, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ at }) })).arrayBuffer();
         }
       }),
     );

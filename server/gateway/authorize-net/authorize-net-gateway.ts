@@ -307,7 +307,15 @@ export function authorizeNetGateway(credentials: AuthorizeNetCredentials, option
       if (UNSETTLED.has(details.transactionStatus)) return { status: 'pending', checkAfterSeconds: RECHECK_SECONDS };
       // Held by the fraud filters, then declined by the review (or voided, expired, failed): it never took the money.
       if (FAILED_LATER.has(details.transactionStatus)) {
-        const code = details.transactionStatus === 'declined' ? declineOf(String(details.responseCode ?? RESPONSE.declined), details.responseReasonCode?.toString()) : 'card_declined';
+        const status = details.transactionStatus;
+        const response = String(details.responseCode ?? RESPONSE.declined);
+        // Declined by the review itself (the held answer's code, 4, stays on it): a plain decline.
+        const code =
+          status === 'declined' && response !== RESPONSE.heldForReview
+            ? declineOf(response, details.responseReasonCode?.toString())
+            : status === 'generalError' || status === 'communicationError'
+              ? 'processing_error'
+              : 'card_declined';
         return { status: 'failed', code, message: `${DECLINE_MESSAGES[code]} (${details.responseReasonDescription ?? details.transactionStatus})` };
       }
       throw new GatewayRefusal(`A payment that is ${details.transactionStatus} at Authorize.net has no later outcome.`);
