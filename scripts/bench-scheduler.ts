@@ -82,7 +82,7 @@ import { gatewayFor } from '../server/gateway/gateways';
 import type { PaymentGateway } from '../server/gateway/gateway';
 import { paceOf, pacedGateway } from '../server/gateway/paced-gateway';
 import { paymentProcessorService } from '../server/payment-processors/processor-service';
-import { startStripeServer, type StripeServer } from '../test/support/stripe-server';
+import { fork, type ChildProcess } from 'node:child_process';
 import { GUARD_MS, processorPace, type ProcessorPace } from '../server/gateway/processor-pace';
 import { startPlanScheduler } from '../server/payment-plans/plan-scheduler';
 import { listenToPayments } from '../server/payment-plans/plan-listeners';
@@ -138,9 +138,9 @@ interface BenchProcessor {
   /** Starts what the processor needs (a local server of its API): how to stop it, and the environment that points the server's configuration at it. */
   start?(): Promise<{ stop: () => Promise<void>; env: Record<string, string> }>;
   /** The requests the processor itself received between `from` and `until` (ms), by second of their arrival (a local server's count); else they are counted per call of the port. */
-  received?(from: number, until: number): Map<number, number>;
+  received?(from: number, until: number): Promise<Map<number, number>>;
   /** The processor's own record against ours (`succeeded`: our charges recorded paid): payments it took twice for one of our charges, and those it took that we did not record. */
-  reconcile?(succeeded: Set<string>): { doubled: number; unrecorded: number };
+  reconcile?(succeeded: Set<string>): Promise<{ doubled: number; unrecorded: number }>;
 }
 
 /**
@@ -154,14 +154,35 @@ interface BenchProcessor {
  */
 function stripeProcessor(): BenchProcessor {
   const secretKey = `sk_test_bench${randomBytes(12).toString('hex')}`;
-  let server: StripeServer | undefined;
+  let server: ChildProcess | undefined;
   const saved = new Set<string>();
+  /** One answer of the server's process (scripts/stripe-server-process.ts) to `ask`. */
+  const asked = <T>(ask: object, type: string) =>
+    new Promise<T>((done) => {
+      const answer = (message: { type: string }) => {
+        if (message.type !== type) return;
+        server!.off('message', answer);
+        done(message as T);
+      };
+      server!.on('message', answer);
+      server!.send(ask);
+    });
   return {
     slots: 'per-request',
     async start() {
-      server = await startStripeServer({ latencyMs: LATENCY_MS });
-      server.acceptKey(secretKey);
-      return { stop: () => server!.close(), env: { STRIPE_API_URL: server.url } };
+      // In a process of its own: a processor stamps arrivals on its own clock, never on the
+      // sender's busy event loop (which, stalled, would bunch requests sent in time into one second).
+      server = fork(resolve(__dirname, 'stripe-server-process.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const ready = asked<{ url: string }>({ latencyMs: LATENCY_MS, secretKey }, 'ready');
+      const { url } = await ready;
+      return {
+        stop: async () => {
+          const exited = new Promise((done) => server!.once('exit', done));
+          server!.send({ type: 'close' });
+          await exited;
+        },
+        env: { STRIPE_API_URL: url },
+      };
     },
     async gateway(deps, tenant) {
       if (!saved.has(tenant.organizationId)) {
@@ -174,17 +195,14 @@ function stripeProcessor(): BenchProcessor {
       }
       return (await gatewayFor(deps, tenant))!;
     },
-    received(from, until) {
-      const bySecond = new Map<number, number>();
-      for (const { at } of server!.requests) if (at >= from && at <= until) bySecond.set(Math.floor(at / 1000), (bySecond.get(Math.floor(at / 1000)) ?? 0) + 1);
-      return bySecond;
+    async received(from, until) {
+      const { bySecond } = await asked<{ bySecond: [number, number][] }>({ type: 'received', from, until }, 'received');
+      return new Map(bySecond);
     },
-    reconcile(succeeded) {
+    async reconcile(succeeded) {
+      const { intents } = await asked<{ intents: { charge_id?: string; status: string }[] }>({ type: 'intents' }, 'intents');
       const taken = new Map<string, number>();
-      for (const intent of server!.intents()) {
-        const id = intent.metadata?.charge_id as string | undefined;
-        if (id && intent.status === 'succeeded') taken.set(id, (taken.get(id) ?? 0) + 1);
-      }
+      for (const { charge_id: id, status } of intents) if (id && status === 'succeeded') taken.set(id, (taken.get(id) ?? 0) + 1);
       let doubled = 0;
       let unrecorded = 0;
       for (const [id, n] of taken) {
@@ -536,8 +554,7 @@ async function main(): Promise<void> {
     started = Date.now();
     const work = processWork();
     const dbCpu = databaseCpuSeconds();
-    // The local processor server counts arrivals on this process's event loop: a stall of it
-    // stamps requests sent before it late, bunched into one second (printed below).
+    // How late this process's own timers ran (the pace's callers wake on them; printed below).
     const loopDelay = monitorEventLoopDelay({ resolution: 10 });
     loopDelay.enable();
     await startPlanScheduler(deps, planPorts(deps, processorGateways));
@@ -567,7 +584,7 @@ async function main(): Promise<void> {
     const paid = new Set<string>(
       (await db.raw(`SELECT id FROM charges WHERE organization_id = ? AND source = 'payment_plan' AND status = 'succeeded'`, [ours.organizationId])).rows.map((row: { id: string }) => row.id),
     );
-    const atProcessor = processor.reconcile?.(paid) ?? { doubled: 0, unrecorded: 0 };
+    const atProcessor = (await processor.reconcile?.(paid)) ?? { doubled: 0, unrecorded: 0 };
     if (processor.reconcile) console.log(`the processor's own payments against ours: ${atProcessor.doubled} taken twice for one charge, ${atProcessor.unrecorded} taken and not recorded paid`);
     const lost = unrecorded + doubled + atProcessor.doubled + atProcessor.unrecorded;
     if (charged !== due || attempts !== due || completed !== ACCOUNTS || lost > 0) {
@@ -578,7 +595,7 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
     // The scheduler's run only (not the seeding's tokenization).
-    const byProcessor = processor.received?.(started, schedulerEnded) ?? received;
+    const byProcessor = (await processor.received?.(started, schedulerEnded)) ?? received;
     const seconds = [...byProcessor.keys()].sort((a, b) => a - b);
     const counts = seconds.map((second) => byProcessor.get(second)!);
     const overLimit = RATE_LIMIT === undefined ? null : counts.reduce((over, n) => over + Math.max(0, n - Math.floor(RATE_LIMIT)), 0);
@@ -590,7 +607,7 @@ async function main(): Promise<void> {
     );
     console.log(
       `this process's event loop during the run: delay p99 ${(loopDelay.percentile(99) / 1e6).toFixed(0)} ms, max ${(loopDelay.max / 1e6).toFixed(0)} ms` +
-        `${processor.received ? ' (the local server stamps arrivals on this loop: a stall of N ms can bunch about N / 1000 × the rate of requests sent before it into one second, which no pace on the sending side can prevent)' : ''}`,
+        `${processor.received ? ' (the local server counts arrivals in a process of its own)' : ''}`,
     );
     if (pace) {
       const { statements, granted, late } = pace.stats();
