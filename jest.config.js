@@ -45,6 +45,7 @@ module.exports = {
       // their own beside the in-process files.
       displayName: 'operate',
       testMatch: ['<rootDir>/test/operate/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/operate-timeout.ts'],
     },
   ],
 };
