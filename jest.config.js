@@ -9,6 +9,9 @@ const project = {
   // Both projects in one runner, in two lanes side by side (test/support/lanes-runner.js):
   // jest would run the files of one runner after the other's.
   runner: '<rootDir>/test/support/lanes-runner.js',
+  // Libraries that every file loads (stripe, lodash, ajv, the OpenAPI validator…) loaded once per
+  // worker, not once per file: test/support/shared-modules-runtime.js says which, and why only those.
+  runtime: '<rootDir>/test/support/shared-modules-runtime.js',
 };
 
 /** @type {import('jest').Config} */
@@ -42,6 +45,7 @@ module.exports = {
       // their own beside the in-process files.
       displayName: 'operate',
       testMatch: ['<rootDir>/test/operate/**/*.test.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/operate-timeout.ts'],
     },
   ],
 };

@@ -72,6 +72,12 @@ export interface Config {
   chargeRecoveryAfterSeconds: number;
   /** Charges the due-work job has in flight at once in one process. */
   dueWorkChargesInFlight: number;
+  /**
+   * scrypt's cost (log2 of N) for the Portal's new password hashes: OWASP's 17 (128 MiB, about a
+   * second of CPU), never read from the environment. Tests lower it (test/support/test-app.ts):
+   * each hash stores its own parameters, so a sign-in checks it at the cost it was made with.
+   */
+  passwordScryptLog2N: number;
   /** Test only: the simulator makes a charge of exactly this many cents and loses its answer. */
   testSandboxLoseAnswerCents: number | undefined;
   /** Test only: the process pauses (and says so on stderr) or dies at these steps of a charge (of these amounts, when given). */
@@ -227,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gatewayAnswerWaitMs: integer(env, 'GATEWAY_ANSWER_WAIT_MS', 10_000, 1, 600_000),
     chargeRecoveryAfterSeconds: integer(env, 'CHARGE_RECOVERY_AFTER_SECONDS', 120, 0, 86_400),
     dueWorkChargesInFlight: integer(env, 'DUE_WORK_CHARGES_IN_FLIGHT', 64, 1, 1024),
+    passwordScryptLog2N: 17,
     testSandboxLoseAnswerCents: env.TEST_SANDBOX_LOSE_ANSWER_CENTS ? integer(env, 'TEST_SANDBOX_LOSE_ANSWER_CENTS', 0, 1, 1_000_000_000) : undefined,
     testChargeSteps: chargeSteps(env),
   };

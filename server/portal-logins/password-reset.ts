@@ -47,7 +47,7 @@ export async function resetPassword(deps: AppDeps, token: string, password: stri
   if (!state.ok) return state;
   const problem = passwordProblem(password ?? '');
   if (problem) return { ok: false, reason: 'invalid', errors: { password: [problem] } };
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await hashPassword(password, deps.config.passwordScryptLog2N);
   return useLink(deps, token, 'reset', async (trx, { tenant, account, now }) => {
     await portalAccountRepo(trx, tenant).update(account.id, { password_hash: passwordHash, confirmed_at: account.confirmed_at ?? now, updated_at: now });
     await signInLock(trx, tenant, emailDigest(deps.secrets, tenant, account.email)).clear();

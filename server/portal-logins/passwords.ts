@@ -13,7 +13,8 @@ import { join } from 'node:path';
 export const MIN_PASSWORD_LENGTH = 12;
 export const MAX_PASSWORD_LENGTH = 128;
 
-const LOG2_N = 17;
+/** OWASP's cost, the default of `config.passwordScryptLog2N` (tests pass a lower one). */
+export const LOG2_N = 17;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
@@ -44,10 +45,10 @@ function derive(password: string, salt: Buffer, log2n: number, r: number, p: num
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, log2n = LOG2_N): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, LOG2_N, R, P);
-  return ['scrypt', LOG2_N, R, P, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await derive(password, salt, log2n, R, P);
+  return ['scrypt', log2n, R, P, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 export async function passwordMatches(password: string, stored: string): Promise<boolean> {
@@ -58,10 +59,11 @@ export async function passwordMatches(password: string, stored: string): Promise
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
-/** A hash of no one's password: an unknown e-mail is checked against it, so it costs what a known one does. */
-let dummy: Promise<string> | undefined;
-export async function passwordMatchesNobody(password: string): Promise<false> {
-  dummy ??= hashPassword(randomBytes(18).toString('base64'));
+/** A hash of no one's password (one per cost): an unknown e-mail is checked against it, so it costs what a known one does. */
+const dummies = new Map<number, Promise<string>>();
+export async function passwordMatchesNobody(password: string, log2n = LOG2_N): Promise<false> {
+  let dummy = dummies.get(log2n);
+  if (!dummy) dummies.set(log2n, (dummy = hashPassword(randomBytes(18).toString('base64'), log2n)));
   await passwordMatches(password, await dummy);
   return false;
 }

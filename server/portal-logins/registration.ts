@@ -39,7 +39,7 @@ export async function register(deps: AppDeps, tenant: Tenant, customerId: string
     return { ok: false, errors: { form: ['You already have a Portal account. Sign in, or use "Forgot password" if you do not remember it.'] } };
   }
   // Slow by design (scrypt): done before the transaction, which then holds no connection waiting.
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, deps.config.passwordScryptLog2N);
   try {
     const account = await deps.db.transaction(async (trx) => {
       const row = await portalAccountRepo(trx, tenant).insert({ customer_id: customerId, email, password_hash: passwordHash, created_at: now });

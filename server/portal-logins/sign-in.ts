@@ -29,7 +29,7 @@ export async function signIn(deps: AppDeps, tenant: Tenant, input: { email: stri
   const locked = await lock.lockedUntil(now);
   if (locked) return { kind: 'locked', until: locked, account };
   const password = String(input.password ?? '');
-  const right = account ? await passwordMatches(password, account.password_hash) : await passwordMatchesNobody(password);
+  const right = account ? await passwordMatches(password, account.password_hash) : await passwordMatchesNobody(password, deps.config.passwordScryptLog2N);
   if (!right || !account) {
     const until = await lock.fail(now);
     return until ? { kind: 'locked', until, account } : { kind: 'refused', account };

@@ -5,6 +5,8 @@
  * and its removal, and one-step checkout. Events are read from the outbox and checked against
  * the document; e-mails from the communications log.
  */
+import { loadConfig } from '../../server/kernel/config';
+import { hashPassword, passwordMatches } from '../../server/portal-logins/passwords';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, unique, uniquePhone } from '../support/fixtures';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -56,6 +58,17 @@ async function signInAs(email: string, password: string) {
   await guest.get(`/sign-in?${organizationQuery(app)}`);
   return { guest, answer: await guest.post('/sign-in', { email, password }) };
 }
+
+test("production hashes a password with scrypt at OWASP's cost (N=2^17, r=8, p=1); these tests' cheaper hashes still check", async () => {
+  expect(loadConfig({}).passwordScryptLog2N).toBe(17);
+  const stored = await hashPassword(PASSWORD, loadConfig({}).passwordScryptLog2N);
+  expect(stored).toMatch(/^scrypt\$17\$8\$1\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/);
+  expect(await passwordMatches(PASSWORD, stored)).toBe(true);
+  expect(await passwordMatches(`${PASSWORD}!`, stored)).toBe(false);
+  const cheap = await hashPassword(PASSWORD, app.config.passwordScryptLog2N);
+  expect(cheap).toMatch(/^scrypt\$12\$8\$1\$/);
+  expect(await passwordMatches(PASSWORD, cheap)).toBe(true);
+});
 
 describe('Create an account', () => {
   test('verification first (a wrong answer is the lookup\'s "no match"), then the password at its edges; one account per customer', async () => {

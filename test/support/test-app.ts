@@ -95,8 +95,11 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
 export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const db = connect(database.url);
-  // A high limit by default, so that only the rate-limit tests meet it.
-  const config: Config = { ...loadConfig({ PORT: '0' }), databaseUrl: database.url, logLevel: 'debug', rateLimitPerMinute: 100_000, ...overrides };
+  // A high limit by default, so that only the rate-limit tests meet it. Portal passwords hashed
+  // at scrypt's N=2^12 (about 20 ms of CPU) instead of production's 2^17 (about a second, and
+  // 128 MiB): each hash keeps its own parameters, and portal-accounts.test.ts asserts
+  // production's cost.
+  const config: Config = { ...loadConfig({ PORT: '0' }), databaseUrl: database.url, logLevel: 'debug', rateLimitPerMinute: 100_000, passwordScryptLog2N: 12, ...overrides };
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {

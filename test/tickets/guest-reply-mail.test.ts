@@ -7,16 +7,16 @@
  */
 import { startTestApp, type TestApp } from '../support/test-app';
 import { customerWithAccount, unique, uniquePhone } from '../support/fixtures';
-import { startSmtpSink, plainText, type SmtpSink } from '../support/smtp-sink';
+import { plainText, startSmtpServer, type SmtpServer } from '../support/smtp';
 import { organizationQuery, portalGuest, textOf } from '../portal-logins/portal-guest';
 
 jest.setTimeout(180_000);
 
-let sink: SmtpSink;
+let sink: SmtpServer;
 let app: TestApp;
 
 beforeAll(async () => {
-  sink = await startSmtpSink();
+  sink = await startSmtpServer();
   app = await startTestApp({ smtpUrl: sink.url });
   // 12:00 in Austin on a Monday: outside quiet hours, so the reply leaves at once.
   app.clock.set(new Date('2026-12-07T18:00:00Z'));
@@ -46,7 +46,7 @@ test("a found guest's question: the agent's reply is e-mailed (a link, not the t
   const answer = 'Yes: it is the validation notice we must send you.';
   expect((await app.sandbox.POST('/tickets/{id}/messages', { params: { path: { id: ticketId } }, body: { body: answer } })).response.status).toBe(201);
 
-  const mail = await sink.waitFor(email, (message) => /replied to your message/.test(message.data));
+  const mail = await sink.waitFor(email, (message) => /replied to your message/.test(plainText(message)));
   const text = plainText(mail);
   expect(text).not.toContain(answer);
   expect(text).toContain('To stop receiving these e-mails, open:');

@@ -10,7 +10,7 @@ import type { components } from '../../generated/schema';
 import { expectFieldError, newCustomer, newDebtAccount, newSession, unique } from '../support/fixtures';
 import { openPortal } from '../support/portal-browser';
 import { pdfPages, pdfText } from '../support/pdf-text';
-import { bodyOf, startSmtpSink, type SmtpSink } from '../support/smtp-sink';
+import { bodyOf, startSmtpServer, type SmtpServer } from '../support/smtp';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { eventually } from '../support/webhooks';
 
@@ -22,9 +22,9 @@ const ENDS_ON = '2027-01-29';
 
 let app: TestApp;
 let api: ApiClient;
-let smtp: SmtpSink;
+let smtp: SmtpServer;
 beforeAll(async () => {
-  smtp = await startSmtpSink();
+  smtp = await startSmtpServer();
   app = await startTestApp({ smtpUrl: smtp.url });
   app.clock.set(SENT);
   api = app.api;
