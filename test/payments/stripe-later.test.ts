@@ -5,8 +5,9 @@
  */
 import type { ApiClient } from '../../client';
 import { accountOf, newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
-import { startStripeServer, type StripeServer } from '../support/stripe-server';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { StripeServer } from '../support/stripe-server';
+import type { TestApp } from '../support/test-app';
+import { startStripeApp } from '../support/stripe-app';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
 import { recoverCharge, recoverCharges } from '../../server/payments/charge-recovery';
 import { gatewayFor } from '../../server/gateway/gateways';
@@ -22,16 +23,8 @@ let webhookUrl: string;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  stripe = await startStripeServer();
-  stripe.acceptKey(SECRET_KEY);
-  app = await startTestApp({ stripeApiUrl: stripe.url, processorTimeoutMs: 2000, webhookAllowInsecureUrls: true });
-  app.config.publicUrl = app.origin;
-  api = app.sandbox;
-  tenant = { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' };
+  ({ stripe, app, api, tenant, webhookUrl } = await startStripeApp({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET }));
   await subscribeToEverything(api);
-  const { data, response, error } = await api.PUT('/payment-processor', { body: { processor: 'stripe', credentials: { secret_key: SECRET_KEY, webhook_secret: WEBHOOK_SECRET } } });
-  if (response.status !== 200) throw new Error(JSON.stringify(error));
-  webhookUrl = data!.data.webhook_url!;
 });
 afterAll(async () => {
   await app?.stop();

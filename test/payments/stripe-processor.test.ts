@@ -6,9 +6,10 @@
  */
 import type { ApiClient } from '../../client';
 import { accountOf, expectFieldError, newCustomer, newDebtAccount, testAch, testCard, unique, type ErrorBody } from '../support/fixtures';
-import { startStripeServer, type RecordedRequest, type StripeServer } from '../support/stripe-server';
+import type { RecordedRequest, StripeServer } from '../support/stripe-server';
 import { signedAuthorizeNetWebhook, startAuthorizeNetServer } from '../support/authorize-net-server';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { startStripeApp } from '../support/stripe-app';
 import { advanceSandbox, sandboxToday } from '../support/sandbox-clock';
 import { recoverCharge, recoverCharges } from '../../server/payments/charge-recovery';
 import type { Tenant } from '../../server/kernel/tenant';
@@ -23,15 +24,7 @@ let webhookUrl: string;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  stripe = await startStripeServer();
-  stripe.acceptKey(SECRET_KEY);
-  app = await startTestApp({ stripeApiUrl: stripe.url, processorTimeoutMs: 2000, webhookAllowInsecureUrls: true });
-  app.config.publicUrl = app.origin;
-  api = app.sandbox;
-  tenant = { organizationId: app.organization.organization_id, environment: 'sandbox', tokenHash: '' };
-  const { data, response, error } = await api.PUT('/payment-processor', { body: { processor: 'stripe', credentials: { secret_key: SECRET_KEY, webhook_secret: WEBHOOK_SECRET } } });
-  if (response.status !== 200) throw new Error(JSON.stringify(error));
-  webhookUrl = data!.data.webhook_url!;
+  ({ stripe, app, api, tenant, webhookUrl } = await startStripeApp({ secretKey: SECRET_KEY, webhookSecret: WEBHOOK_SECRET }));
 });
 afterAll(async () => {
   await app?.stop();
