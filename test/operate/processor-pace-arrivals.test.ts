@@ -6,12 +6,12 @@
  * used only early enough in its second to arrive within it (processor-pace.ts SEND_MARGIN_MS),
  * so a request sent at the end of one second is never counted on top of the next one's.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnProcess, type Spawned } from '../support/processes';
+import { exitsOf, spawnProcess, writeWhole, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { paceNow } from '../../server/gateway/processor-pace';
 
@@ -48,9 +48,8 @@ test(`${PROCESSES} processes sending a request per slot at ${RATE}/s for ${SECON
   for (let i = 0; i < PROCESSES; i++) children.push(spawnProcess(process.execPath, ['--import', 'tsx', 'test/support/pace-taker.ts'], env));
   await Promise.all(children.map((child) => child.waitFor('READY', 90_000)));
   const startAt = Math.ceil(paceNow() / 1000) * 1000 + 1000;
-  writeFileSync(goFile, JSON.stringify({ startAt, endAt: startAt + SECONDS * 1000 }));
-  const codes = await Promise.all(children.map((child) => child.exited));
-  expect(codes).toEqual(Array(PROCESSES).fill(0));
+  writeWhole(goFile, JSON.stringify({ startAt, endAt: startAt + SECONDS * 1000 }));
+  expect(await exitsOf(children)).toEqual(Array(PROCESSES).fill({ code: 0 }));
 
   const perSecond = new Map<number, number>();
   for (const at of arrivals) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);

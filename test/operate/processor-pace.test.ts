@@ -5,10 +5,10 @@
  * than 20, and the processes together were granted about 20 a second (the limit is shared, not
  * 20 each, and not far below it).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnProcess, type Spawned } from '../support/processes';
+import { exitsOf, spawnProcess, writeWhole, type Spawned } from '../support/processes';
 import { createTestDatabase } from '../support/test-app';
 import { paceNow } from '../../server/gateway/processor-pace';
 
@@ -35,9 +35,8 @@ test(`${PROCESSES} processes taking slots of one pace at ${RATE}/s for ${SECONDS
   await Promise.all(children.map((child) => child.waitFor('READY', 90_000)));
   // All start together, on a second's boundary, so that every counted second is a whole one.
   const startAt = Math.ceil(paceNow() / 1000) * 1000 + 1000;
-  writeFileSync(goFile, JSON.stringify({ startAt, endAt: startAt + SECONDS * 1000 }));
-  const codes = await Promise.all(children.map((child) => child.exited));
-  expect(codes).toEqual(Array(PROCESSES).fill(0));
+  writeWhole(goFile, JSON.stringify({ startAt, endAt: startAt + SECONDS * 1000 }));
+  expect(await exitsOf(children)).toEqual(Array(PROCESSES).fill({ code: 0 }));
 
   const grants = children.map((child) => JSON.parse(/^GRANTED (.*)$/m.exec(child.output())![1]!) as number[]);
   // Every process was granted some: the rate is shared, not taken by one.

@@ -3,7 +3,7 @@
  * output, its health, and whether a process is still there.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createApiClient, type ApiClient } from '../../client';
 import { alive } from '../../server/db/dir-lock';
@@ -135,4 +135,20 @@ export function errorLines(output: string): string[] {
         return true;
       }
     });
+}
+
+/**
+ * Writes `text` at `path` whole or not at all (a file beside it, renamed): another process that
+ * waits for the file never reads it half written. A plain write creates the file empty first, and
+ * on a busy machine a process polling for it can read it in between.
+ */
+export function writeWhole(path: string, text: string): void {
+  writeFileSync(`${path}.part`, text);
+  renameSync(`${path}.part`, path);
+}
+
+/** The processes' exit codes, each with its output when it is not 0 (what a failing test shows). */
+export async function exitsOf(children: Spawned[]): Promise<{ code: number | null; output?: string }[]> {
+  const codes = await Promise.all(children.map((child) => child.exited));
+  return codes.map((code, i) => (code === 0 ? { code } : { code, output: children[i]!.output() }));
 }
