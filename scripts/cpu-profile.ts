@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 
 interface Profile {
-  nodes: { id: number; callFrame: { functionName: string; url: string } }[];
+  nodes: { id: number; callFrame: { functionName: string; url: string }; children?: number[] }[];
   startTime: number;
   endTime: number;
   samples: number[];
@@ -24,13 +24,29 @@ function componentOf(functionName: string, url: string): string {
   return 'the service';
 }
 
+/** Components that are code of somebody's: a package, or the service. */
+const isCode = (component: string) => component === 'the service' || !/^(native|node \(|garbage collection|idle|\()/.test(component);
+
 /**
  * The CPU time of each component in µs, between `fromEnd` and `toEnd` µs before the profile's
- * end (the load's window), idle time left out.
+ * end (the load's window), idle time left out. With `byCaller`, the time in Node's own modules
+ * and in native code (JSON.stringify, a socket's write, a hash) goes to the package or the
+ * service that called it, the nearest on the sample's stack: what a package costs, not only
+ * its own lines. Garbage collection, and the work Node starts from its event loop with no code
+ * of anybody's above it, keep their own rows.
  */
-export function cpuByComponent(file: string, { fromEnd, toEnd }: { fromEnd: number; toEnd: number }): Map<string, number> {
+export function cpuByComponent(file: string, { fromEnd, toEnd }: { fromEnd: number; toEnd: number }, byCaller = false): Map<string, number> {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
-  const components = new Map(profile.nodes.map((node) => [node.id, componentOf(node.callFrame.functionName, node.callFrame.url)]));
+  const own = new Map(profile.nodes.map((node) => [node.id, componentOf(node.callFrame.functionName, node.callFrame.url)]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const callerOf = (id: number): string => {
+    const component = own.get(id)!;
+    if (component === 'garbage collection' || component === 'idle' || isCode(component)) return component;
+    for (let at = parents.get(id); at !== undefined; at = parents.get(at)) if (isCode(own.get(at)!)) return own.get(at)!;
+    return component;
+  };
+  const components = byCaller ? new Map(profile.nodes.map((node) => [node.id, callerOf(node.id)])) : own;
   const totals = new Map<string, number>();
   let at = profile.startTime;
   for (let index = 0; index < profile.samples.length; index++) {
