@@ -9,7 +9,9 @@
  * recording of the events (payloads read and built, the event log and outbox written: its
  * statements, the event log's insert among them, and the rest, this process's work), and the
  * rest (the job's JavaScript, pg-boss's pick-up). Last, what bounds the ratio: the events'
- * recording alone, the import without it, and the event log's insert alone, each against COPY.
+ * recording alone, the import without it, and the event log's insert alone, each against COPY;
+ * and the floor: what the import must write besides the rows (its events, its own input),
+ * written again by COPY, beside the rows' COPY.
  *
  *   npm run bench:bulk [-- --rounds 5 --rows 1000]
  */
@@ -20,7 +22,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import pino from 'pino';
 import { createApiClient } from '../client';
 import { webhookEvents } from '../server/webhooks/outbox';
@@ -90,6 +92,34 @@ async function copyBaseline(pool: pg.Pool, organizationId: string, prefix: strin
   }
 }
 
+/**
+ * What the import must write besides the rows, written again by a plain COPY: the rows of
+ * `table` that this round's import wrote for the organization (the same values, as stored),
+ * into a table shaped and indexed as `table` (`LIKE … INCLUDING ALL`), emptied first. For the
+ * event log (every change is an event) and the bulk rows (the job's durable input, what lets an
+ * import killed half way go on). Answers the COPY's time and the number of rows.
+ */
+async function copyAgain(pool: pg.Pool, table: string, columns: string[], organizationId: string): Promise<{ ms: number; rows: number }> {
+  const client = await pool.connect();
+  try {
+    const floor = `bench_floor_${table}`;
+    await client.query(`CREATE TABLE IF NOT EXISTS ${floor} (LIKE ${table} INCLUDING ALL)`);
+    await client.query(`TRUNCATE ${floor}`);
+    const chunks: Buffer[] = [];
+    await pipeline(client.query(copyTo(`COPY (SELECT ${columns.join(', ')} FROM ${table} WHERE organization_id = '${organizationId}') TO STDOUT`)), async function* (source: AsyncIterable<Buffer>) {
+      for await (const chunk of source) chunks.push(chunk);
+    });
+    const text = Buffer.concat(chunks);
+    const rows = text.toString('utf8').split('\n').length - 1;
+    const started = performance.now();
+    await client.query('BEGIN');
+    await pipeline(Readable.from([text]), client.query(copyFrom(`COPY ${floor} (${columns.join(', ')}) FROM STDIN`)));
+    await client.query('COMMIT');
+    return { ms: performance.now() - started, rows };
+  } finally {
+    client.release();
+  }
+}
 
 /** A statement's kind: its verb and table, or its first words. */
 function statementKind(sql: string): string {
@@ -161,6 +191,9 @@ async function main(): Promise<void> {
     const service: number[] = [];
     const answered: number[] = [];
     const copies: number[] = [];
+    const eventCopies: number[] = [];
+    const inputCopies: number[] = [];
+    let eventCount = 0;
     const perRound: { statements: number; recording: number; recordingSql: number; eventLog: number; kinds: Map<string, { count: number; ms: number }> }[] = [];
     for (let round = 0; round <= Number(options.rounds); round++) {
       const organization = await createOrganization(db, `Bench ${round}`);
@@ -192,7 +225,12 @@ async function main(): Promise<void> {
         capturingPoll = false;
       }
       const copied = await copyBaseline(pool, organization.organization_id, `C${round}`);
+      const eventsCopied = await copyAgain(pool, 'webhook_events', ['id', 'organization_id', 'environment', 'name', 'object_id', 'sequence', 'occurred_at', 'body'], organization.organization_id);
+      const inputCopied = await copyAgain(pool, 'bulk_rows', ['bulk_action_id', 'position', 'organization_id', 'environment', 'payload', 'status', 'errors', 'processed_at'], organization.organization_id);
       if (round === 0) continue; // warm-up
+      eventCopies.push(eventsCopied.ms);
+      inputCopies.push(inputCopied.ms);
+      eventCount = eventsCopied.rows;
       service.push(elapsed);
       answered.push(accepted);
       copies.push(copied);
@@ -226,6 +264,11 @@ async function main(): Promise<void> {
     console.log(`  the rest                ${(recorded - recordedSql).toFixed(0).padStart(6)} ms (this process: payloads built, serialized and compressed, and its waits)`);
     // What bounds the ratio: the events alone against COPY, and the import without them.
     console.log(`bound: the events alone   ${(recorded / c).toFixed(2).padStart(6)} × COPY; the import without them ${((s - recorded) / c).toFixed(2)} × COPY; the event log's insert alone ${(eventLog / c).toFixed(2)} × COPY`);
+    // The least any import can take that keeps its input (so that one killed half way goes on)
+    // and records its events: the rows, the events and the input, each by COPY, nothing else.
+    const events = median(eventCopies);
+    const input = median(inputCopies);
+    console.log(`floor: the rows, their ${eventCount} events and the import's input, each by COPY   ${((c + events + input) / c).toFixed(2)} × COPY of the rows (the events ${(events / c).toFixed(2)}, the input ${(input / c).toFixed(2)}; goal <= 1.5)`);
   } finally {
     await new Promise((done) => (server ? server.close(done) : done(undefined)));
     await workers?.stop();
