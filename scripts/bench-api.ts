@@ -511,6 +511,13 @@ async function main(): Promise<void> {
         `  round ${round + 1}: ${(result.requests / base.requests).toFixed(2)}  ${result.cpuPerRequest.toFixed(0)} | ${base.cpuPerRequest.toFixed(0)}  ${result.machinePerRequest.toFixed(0)} | ${base.machinePerRequest.toFixed(0)}  ${result.gcPerThousand.toFixed(1)} | ${base.gcPerThousand.toFixed(1)}`,
       );
     });
+    // The bound: bare with the rules every request must pass (our authentication and rate
+    // limit, express-openapi-validator on the request and the response), before any code of
+    // ours. The full service does all of that and more, so it cannot pass this ratio.
+    const rules = targets.find((target) => target.label === '+ auth + validation')!.results;
+    console.log(
+      `bound: bare + auth + validation (the rules alone, no code of ours) ${pairedRatio(rules, (r) => r.requests).toFixed(2)} of bare's req/s (CPU ratio ${median(rules.map((result, round) => bare[round]!.cpuPerRequest / result.cpuPerRequest)).toFixed(2)}); the full service ${pairedRatio(full, (r) => r.requests).toFixed(2)}; goal >= 0.85`,
+    );
     const processes = Number(options.processes);
     if (processes > 1) await scaling(scratch.url, `${API_BASE}/customers/${customer.id}`, organization.production_token, processes);
   } finally {
