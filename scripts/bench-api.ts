@@ -61,7 +61,7 @@ import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
 import { median } from './measure';
-import { cpuByComponent } from './cpu-profile';
+import { cpuByComponent, GARBAGE_COLLECTION, NATIVE, NODE_OWN } from './cpu-profile';
 import { createLogger, logDestination } from '../server/kernel/logging';
 import { freePort } from '../server/kernel/net';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -388,7 +388,7 @@ async function watching(databaseUrl: string, path: string, token: string): Promi
     // loop (sockets, timers, the async hooks' bookkeeping) and garbage collection apart.
     const watching = (name: string) => name.startsWith('@opentelemetry/') || name === 'prom-client';
     const rowOf = (name: string) =>
-      watching(name) || name === 'garbage collection' ? name : name.startsWith('node (') || name.startsWith('native') ? "Node's own, from its event loop" : 'the service and its other libraries';
+      watching(name) || name === GARBAGE_COLLECTION ? name : name === NODE_OWN || name === NATIVE ? "Node's own, from its event loop" : 'the service and its other libraries';
     const rows = new Map<string, { off: number; on: number }>();
     for (const [side, profile] of [['off', unwatched], ['on', watched]] as const) {
       for (const [name, micros] of profile.perRequest) {

@@ -15,17 +15,24 @@ interface Profile {
   timeDeltas: number[];
 }
 
+/** The components that are no package's: besides them, a component is a package's name. */
+export const GARBAGE_COLLECTION = 'garbage collection';
+export const NATIVE = 'native (system calls, the engine)';
+export const NODE_OWN = 'node (its own modules)';
+export const THE_SERVICE = 'the service';
+const IDLE = 'idle';
+
 /** The package a function belongs to: `@opentelemetry/sdk-trace`, `pg`, `node:` internals, the garbage collector, `the service`. */
 function componentOf(functionName: string, url: string): string {
-  if (!url) return functionName === '(garbage collector)' ? 'garbage collection' : functionName === '(idle)' ? 'idle' : 'native (system calls, the engine)';
+  if (!url) return functionName === '(garbage collector)' ? GARBAGE_COLLECTION : functionName === '(idle)' ? IDLE : NATIVE;
   const vendored = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (vendored) return vendored[1]!;
-  if (url.startsWith('node:')) return 'node (its own modules)';
-  return 'the service';
+  if (url.startsWith('node:')) return NODE_OWN;
+  return THE_SERVICE;
 }
 
 /** Components that are code of somebody's: a package, or the service. */
-const isCode = (component: string) => component === 'the service' || !/^(native|node \(|garbage collection|idle|\()/.test(component);
+const isCode = (component: string) => component !== GARBAGE_COLLECTION && component !== IDLE && component !== NATIVE && component !== NODE_OWN;
 
 /**
  * The CPU time of each component in µs, between `fromEnd` and `toEnd` µs before the profile's
@@ -42,7 +49,7 @@ export function cpuByComponent(file: string, { fromEnd, toEnd }: { fromEnd: numb
   for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
   const callerOf = (id: number): string => {
     const component = own.get(id)!;
-    if (component === 'garbage collection' || component === 'idle' || isCode(component)) return component;
+    if (component === GARBAGE_COLLECTION || component === IDLE || isCode(component)) return component;
     for (let at = parents.get(id); at !== undefined; at = parents.get(at)) if (isCode(own.get(at)!)) return own.get(at)!;
     return component;
   };
@@ -53,7 +60,7 @@ export function cpuByComponent(file: string, { fromEnd, toEnd }: { fromEnd: numb
     at += profile.timeDeltas[index]!;
     if (at < profile.endTime - fromEnd || at > profile.endTime - toEnd) continue;
     const component = components.get(profile.samples[index]!)!;
-    if (component === 'idle') continue;
+    if (component === IDLE) continue;
     totals.set(component, (totals.get(component) ?? 0) + (profile.timeDeltas[index] ?? 0));
   }
   return totals;
