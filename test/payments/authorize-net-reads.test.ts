@@ -6,7 +6,7 @@
  * once, however often it is read), and a card held for review that is declined later.
  */
 import type { ApiClient } from '../../client';
-import { accountOf, newCustomer, newDebtAccount, testAch, testCard, unique } from '../support/fixtures';
+import { accountOf, customerWithAccount, testAch, testCard } from '../support/fixtures';
 import { startAuthorizeNetServer, type AuthorizeNetServer } from '../support/authorize-net-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { outboxEvents, subscribeToEverything } from '../support/webhooks';
@@ -40,10 +40,7 @@ afterAll(async () => {
   await anet?.close();
 });
 
-async function account(balance = 10_000) {
-  const customer = await newCustomer(api, { external_id: unique('CUST') });
-  return newDebtAccount(api, customer.id, { external_id: unique('ACC'), balance });
-}
+const account = async (balance = 10_000) => (await customerWithAccount(api, {}, { balance })).account;
 const charge = (body: Record<string, unknown>) => api.POST('/charges', { body: body as never });
 const chargeOf = async (id: string) => (await api.GET('/charges/{id}', { params: { path: { id } } })).data!.data;
 const transactionsOf = async (accountId: string) =>

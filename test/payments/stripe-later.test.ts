@@ -4,7 +4,7 @@
  * `processing` by Stripe that its signed `payment_intent.payment_failed` event declines, once.
  */
 import type { ApiClient } from '../../client';
-import { accountOf, newCustomer, newDebtAccount, testCard, unique } from '../support/fixtures';
+import { accountOf, customerWithAccount, testCard } from '../support/fixtures';
 import type { StripeServer } from '../support/stripe-server';
 import type { TestApp } from '../support/test-app';
 import { startStripeApp } from '../support/stripe-app';
@@ -31,10 +31,7 @@ afterAll(async () => {
   await stripe?.close();
 });
 
-async function account(balance = 10_000) {
-  const customer = await newCustomer(api, { external_id: unique('CUST') });
-  return newDebtAccount(api, customer.id, { external_id: unique('ACC'), balance });
-}
+const account = async (balance = 10_000) => (await customerWithAccount(api, {}, { balance })).account;
 const charge = (body: Record<string, unknown>) => api.POST('/charges', { body: body as never });
 const chargeOf = async (id: string) => (await api.GET('/charges/{id}', { params: { path: { id } } })).data!.data;
 const transactionsOf = async (accountId: string) => (await api.GET('/transactions', { params: { query: { debt_account_id: accountId } } })).data!.data.map((t) => [t.type, t.status, t.amount]);

@@ -5,7 +5,7 @@
  * scenario asserts what the API answers and which requests Stripe received.
  */
 import type { ApiClient } from '../../client';
-import { accountOf, expectFieldError, newCustomer, newDebtAccount, testAch, testCard, unique, type ErrorBody } from '../support/fixtures';
+import { accountOf, customerWithAccount, expectFieldError, newCustomer, newDebtAccount, testAch, testCard, unique, type ErrorBody } from '../support/fixtures';
 import type { RecordedRequest, StripeServer } from '../support/stripe-server';
 import { signedAuthorizeNetWebhook, startAuthorizeNetServer } from '../support/authorize-net-server';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -35,10 +35,7 @@ afterAll(async () => {
 const callsSince = (from: number) => stripe.requests.slice(from).map((each) => ({ call: `${each.method} ${each.path.replace(/(pi|pm|cus)_[A-Za-z0-9]+/g, '$1_*')}`, key: each.idempotencyKey }));
 const lastOf = (path: RegExp, from = 0): RecordedRequest => stripe.requests.slice(from).filter((each) => path.test(each.path)).at(-1)!;
 
-async function account(balance = 10_000) {
-  const customer = await newCustomer(api, { external_id: unique('CUST') });
-  return { customer, account: await newDebtAccount(api, customer.id, { external_id: unique('ACC'), balance }) };
-}
+const account = (balance = 10_000) => customerWithAccount(api, {}, { balance });
 
 async function savedMethod(customerId: string, body: Record<string, unknown>): Promise<string> {
   const { data, response, error } = await api.POST('/customers/{id}/payment-methods', { params: { path: { id: customerId } }, body: body as never });
