@@ -127,7 +127,11 @@ function statementKind(sql: string): string {
   // A write inside a WITH (the event log and outbox, webhook-repo.ts): named by its first write.
   const written = /^with \w+ as \( ?(insert into|update|delete from) "?([\w.]+)"?/i.exec(text);
   if (written) return `${written[1]!.split(' ')[0]!.toLowerCase()} ${written[2]} (with)`;
-  const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(text);
+  // A select is named by its own FROM, not by one inside a sub-select of its columns (an
+  // EXISTS (SELECT 1 FROM payment_plans …) among an account read's columns): those are left out.
+  let outer = text;
+  for (let inner = outer.replace(/\([^()]*\)/g, '()'); inner !== outer; inner = outer.replace(/\([^()]*\)/g, '()')) outer = inner;
+  const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(/^select /i.test(text) ? outer : text);
   return table ? `${table[1]!.split(' ')[0]!.toLowerCase()} ${table[2]}` : text.slice(0, 60);
 }
 
