@@ -16,6 +16,9 @@
  * database (every knex connection of this process: authentication's included when it made one).
  * The summary puts beside each flow's p50/p99 the primary-key read's and GET /customers/{id}'s
  * of the same run, with the load average: the tail a lookup cannot beat on that machine.
+ * Beside each flow it lists the lookups at or above its p99, each with the garbage collection
+ * pauses that fell inside it (one heap for the server and the client): what the tail is made of.
+ * The job queue is stopped before the timing (nothing is enqueued to answer a lookup).
  * With `--keep NAME` the database is kept (under .data/NAME when embedded) and the next run with
  * the same NAME and --customers reuses its rows instead of seeding them again.
  *
@@ -27,6 +30,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { PerformanceObserver } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
@@ -168,6 +172,21 @@ function stats(values: number[]): { p50: number; p95: number; p99: number; max: 
 }
 const fmt = (value: number) => value.toFixed(2).padStart(7);
 
+/** This process's garbage collection pauses so far, in ms (the server and the client share it). */
+let gcMs = 0;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) gcMs += entry.duration;
+}).observe({ entryTypes: ['gc'] });
+
+/**
+ * What the tail is made of: the lookups at or above the p99, each with the garbage collection
+ * pauses that fell inside it (this process's: the server's and the client's, one heap).
+ */
+function tailOf(times: number[], pauses: number[], p99: number): string {
+  const tail = times.map((time, index) => ({ time, pause: pauses[index]! })).filter(({ time }) => time >= p99).sort((a, b) => b.time - a.time);
+  return `at or above p99: ${tail.map(({ time, pause }) => `${time.toFixed(1)} ms (GC ${pause.toFixed(1)})`).join(', ')}`;
+}
+
 async function timed<T>(label: string, work: () => Promise<T>): Promise<T> {
   const start = process.hrtime.bigint();
   const result = await work();
@@ -252,6 +271,12 @@ async function main(): Promise<void> {
       await byPrimaryKey(target.id);
     }
 
+    // The job queue is not part of a lookup (nothing is enqueued to answer one): stopped before
+    // the timing, as bench:api does, so that its timers (maintenance every few seconds, the
+    // statistics check) do not land on a few of the timed requests and make the tail theirs.
+    await stopQueue();
+    stopQueue = async () => {};
+
     console.log(`\n${LOOKUPS} lookups per flow of random customers owning an account, one at a time, interleaved with the baselines; ms (load average ${loadavg().map((load) => load.toFixed(2)).join(', ')})`);
     console.log('  lookup       = GET /debt-accounts/lookup over HTTP (default include: customer, location, locations, metadata)');
     console.log('  lookup cust. = the same with include=customer (no location, so no Location.debt_accounts_count)');
@@ -262,17 +287,21 @@ async function main(): Promise<void> {
     console.log('  stmts        = statements sent to the database per call (mean, and the most in one call), counted at the driver');
     console.log(`  ${'flow'.padEnd(36)} ${'what'.padEnd(14)}     p50     p95     p99     max   p50 / PK SQL   stmts (max)`);
     const flows = Object.keys(LOOKUP_FLOWS);
-    const summary: { flow: string; p50: number; p99: number; matches: number; statements: number; mostStatements: number; pk: { p50: number; p99: number }; customer: { p50: number; p99: number } }[] = [];
+    const summary: { flow: string; p50: number; p99: number; matches: number; statements: number; mostStatements: number; pk: { p50: number; p99: number }; customer: { p50: number; p99: number }; tail: string }[] = [];
     const WHATS = ['lookup', 'lookup cust.', 'lookup fn', 'GET account', 'GET customer', 'PK SQL'] as const;
     for (const flow of flows) {
       const targets = await sample(db, organization.organization_id, LOOKUPS);
       const times = new Map<string, number[]>(WHATS.map((what) => [what, []]));
       const sent = new Map<string, number[]>(WHATS.map((what) => [what, []]));
+      // Each call's garbage collection pauses, in ms: what the slowest calls are made of.
+      const paused = new Map<string, number[]>(WHATS.map((what) => [what, []]));
       const measure = async <T>(what: (typeof WHATS)[number], work: () => Promise<T>): Promise<T> => {
         const before = statements;
+        const gcBefore = gcMs;
         const start = process.hrtime.bigint();
         const result = await work();
         times.get(what)!.push(ms(start));
+        paused.get(what)!.push(gcMs - gcBefore);
         sent.get(what)!.push(statements - before);
         return result;
       };
@@ -309,6 +338,7 @@ async function main(): Promise<void> {
         mostStatements: Math.max(...counts),
         pk,
         customer: stats(times.get('GET customer')!),
+        tail: tailOf(times.get('lookup')!, paused.get('lookup')!, s.p99),
       });
     }
     console.log('\n  customers matched per lookup (mean): ' + summary.map((row) => `${row.flow} ${row.matches.toFixed(2)}`).join(', '));
@@ -360,7 +390,8 @@ async function main(): Promise<void> {
       const met = row.p99 < 10 && row.mostStatements <= 2;
       console.log(
         `  ${row.flow.padEnd(36)} p50 ${fmt(row.p50)} ms, p99 ${fmt(row.p99)} ms, ${row.statements.toFixed(2)} statements per lookup (at most ${row.mostStatements}): ${met ? 'meets' : 'does NOT meet'} p99 < 10 ms and ≤ 2 statements` +
-          ` | same run: PK SQL p50 ${fmt(row.pk.p50)} p99 ${fmt(row.pk.p99)} ms, GET customer p50 ${fmt(row.customer.p50)} p99 ${fmt(row.customer.p99)} ms`,
+          ` | same run: PK SQL p50 ${fmt(row.pk.p50)} p99 ${fmt(row.pk.p99)} ms, GET customer p50 ${fmt(row.customer.p50)} p99 ${fmt(row.customer.p99)} ms` +
+          ` | ${row.tail}`,
       );
     }
     if (slow.length > 0) console.log(`  queries over 1 ms besides the matching ones:\n    ${slow.join('\n    ')}`);
