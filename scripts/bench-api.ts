@@ -60,11 +60,10 @@ import { authenticateAndLimit } from '../server/http/access';
 import { openApiValidator } from '../server/http/validator';
 import { customerToApi } from '../server/customer-store/customer-mapper';
 import { createOrganization } from '../server/organizations/organization-repo';
-import { median } from './measure';
+import { gcPausedMs, median } from './measure';
 import { cpuByComponent, GARBAGE_COLLECTION, NATIVE, NODE_OWN } from './cpu-profile';
 import { createLogger, logDestination } from '../server/kernel/logging';
 import { freePort } from '../server/kernel/net';
-import { PerformanceObserver } from 'node:perf_hooks';
 
 const root = resolve(__dirname, '..');
 const { values: options } = parseArgs({
@@ -136,11 +135,8 @@ function processCpu(pid: number): number {
   }
 }
 
-/** Garbage collection pauses of this process so far, in ms (every in-process server's). */
-let gcMs = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcMs += entry.duration;
-}).observe({ entryTypes: ['gc'] });
+// Garbage collection is counted from the start (scripts/measure.ts): every load's pauses.
+gcPausedMs();
 
 /** Busy CPU time of the whole machine so far, in µs (Linux /proc/stat; NaN elsewhere). */
 function machineBusy(): number {
@@ -200,7 +196,7 @@ async function load(url: string, token: string, seconds = Number(options.seconds
   (globalThis as { gc?: () => void }).gc?.();
   const cpu = process.cpuUsage();
   const busy = machineBusy();
-  const gcBefore = gcMs;
+  const gcBefore = gcPausedMs();
   const report = await generate({ url, connections: Number(options.connections), duration: seconds, headers: { authorization: `Bearer ${token}` } });
   const used = process.cpuUsage(cpu);
   const machine = machineBusy() - busy;
@@ -210,7 +206,7 @@ async function load(url: string, token: string, seconds = Number(options.seconds
     p99: report.p99,
     cpuPerRequest: (used.user + used.system) / report.total,
     machinePerRequest: machine / report.total,
-    gcPerThousand: ((gcMs - gcBefore) * 1000) / report.total,
+    gcPerThousand: ((gcPausedMs() - gcBefore) * 1000) / report.total,
     total: report.total,
     seconds: report.seconds,
   };

@@ -30,7 +30,6 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { PerformanceObserver } from 'node:perf_hooks';
 import type { Knex } from 'knex';
 import pino from 'pino';
 import { webhookEvents } from '../server/webhooks/outbox';
@@ -46,6 +45,7 @@ import { debtAccountService } from '../server/debt-accounts/debt-account-service
 import type { Tenant } from '../server/kernel/tenant';
 import { createOrganization, rotateToken, type CreatedOrganization } from '../server/organizations/organization-repo';
 import { countStatements } from './statement-count';
+import { gcPausedMs } from './measure';
 import { encodeQueryValue } from '../server/http/pagination';
 
 const { values: options } = parseArgs({
@@ -172,11 +172,8 @@ function stats(values: number[]): { p50: number; p95: number; p99: number; max: 
 }
 const fmt = (value: number) => value.toFixed(2).padStart(7);
 
-/** This process's garbage collection pauses so far, in ms (the server and the client share it). */
-let gcMs = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcMs += entry.duration;
-}).observe({ entryTypes: ['gc'] });
+// Garbage collection is counted from the start (scripts/measure.ts): the server's and the client's, one heap.
+gcPausedMs();
 
 /**
  * What the tail is made of: the lookups at or above the p99, each with the garbage collection
@@ -297,11 +294,11 @@ async function main(): Promise<void> {
       const paused = new Map<string, number[]>(WHATS.map((what) => [what, []]));
       const measure = async <T>(what: (typeof WHATS)[number], work: () => Promise<T>): Promise<T> => {
         const before = statements;
-        const gcBefore = gcMs;
+        const gcBefore = gcPausedMs();
         const start = process.hrtime.bigint();
         const result = await work();
         times.get(what)!.push(ms(start));
-        paused.get(what)!.push(gcMs - gcBefore);
+        paused.get(what)!.push(gcPausedMs() - gcBefore);
         sent.get(what)!.push(statements - before);
         return result;
       };

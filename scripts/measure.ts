@@ -1,7 +1,25 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 
 /** The middle value (the upper one of an even count): what the benchmarks quote. */
 export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+let gcMs: number | undefined;
+
+/**
+ * This process's garbage collection pauses so far, in ms: every in-process server's and the
+ * load's, one heap. Counted from the first call on; a difference of two calls is what fell
+ * between them.
+ */
+export function gcPausedMs(): number {
+  if (gcMs === undefined) {
+    gcMs = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) gcMs! += entry.duration;
+    }).observe({ entryTypes: ['gc'] });
+  }
+  return gcMs;
+}
 
 /** Clock ticks per second of /proc's times (Linux's USER_HZ). */
 const TICKS = 100;
