@@ -121,6 +121,12 @@ async function copyAgain(pool: pg.Pool, table: string, columns: string[], organi
   }
 }
 
+/** The text with every parenthesised part emptied, innermost first: `a (b (c)) d` is `a () d`. */
+function withoutParentheses(text: string): string {
+  for (let emptied = text.replace(/\([^()]*\)/g, '()'); emptied !== text; emptied = text.replace(/\([^()]*\)/g, '()')) text = emptied;
+  return text;
+}
+
 /** A statement's kind: its verb and table, or its first words. */
 function statementKind(sql: string): string {
   const text = sql.replace(/\s+/g, ' ').trim();
@@ -129,9 +135,7 @@ function statementKind(sql: string): string {
   if (written) return `${written[1]!.split(' ')[0]!.toLowerCase()} ${written[2]} (with)`;
   // A select is named by its own FROM, not by one inside a sub-select of its columns (an
   // EXISTS (SELECT 1 FROM payment_plans …) among an account read's columns): those are left out.
-  let outer = text;
-  for (let inner = outer.replace(/\([^()]*\)/g, '()'); inner !== outer; inner = outer.replace(/\([^()]*\)/g, '()')) outer = inner;
-  const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(/^select /i.test(text) ? outer : text);
+  const table = /^(?:with .*?\) )?(insert into|update|delete from|copy|select .*? from) "?([\w.]+)"?/i.exec(/^select /i.test(text) ? withoutParentheses(text) : text);
   return table ? `${table[1]!.split(' ')[0]!.toLowerCase()} ${table[2]}` : text.slice(0, 60);
 }
 
